@@ -1,0 +1,83 @@
+// Starts what this process's ROLE asks for: the HTTP api, the crawler workers, or both (the embedded
+// default). Used by the entry points and by tests, which boot real services on port 0.
+import type { Config } from '../shared/config.ts'
+import { openDatabase } from '../shared/db/index.ts'
+import type { Logger } from '../shared/log.ts'
+import { openInfra } from '../shared/queue/index.ts'
+import { createApp, type AppOptions } from './app.ts'
+import { rememberPeer } from './http/client-ip.ts'
+import { createViewerSockets, type ViewerSocketData } from './viewer/service.ts'
+import { createServices, type Services } from './services.ts'
+
+export interface Running {
+  services: Services
+  /** Where the api listens, when this process runs it. */
+  url: string | null
+  port: number | null
+  /** The embedded default's local identity provider and its development user, when one was started. */
+  localSignIn: { issuer: string; user: string; password: string } | null
+  stop(): Promise<void>
+}
+
+export async function boot(config: Config, log: Logger): Promise<Running> {
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log })
+  let infra
+  try {
+    infra = await openInfra(config, log)
+  } catch (e) {
+    await db.close()
+    throw e
+  }
+  const services = createServices(config, db, infra, log)
+  const stops: Array<() => Promise<void>> = []
+
+  let server: Bun.Server<ViewerSocketData> | null = null
+  let localSignIn: Running['localSignIn'] = null
+  if (config.ROLE !== 'crawler') {
+    const appOptions: AppOptions = {}
+    // The embedded default signs people in at a real local OpenID provider; deployments with a
+    // database of their own name their provider in OIDC_ISSUER (or have no sign-in).
+    if (!config.OIDC_ISSUER && !config.DATABASE_URL) {
+      const { startEmbeddedSignIn } = await import('./signin/local-idp.ts')
+      const embedded = await startEmbeddedSignIn(config)
+      stops.push(() => embedded.idp.stop())
+      appOptions.oidc = embedded.oidc
+      localSignIn = { issuer: embedded.idp.issuer, user: embedded.user, password: embedded.password }
+    }
+    const app = createApp(services, appOptions)
+    // Live-viewer sockets are upgraded here: Elysia's .ws() works only with app.listen.
+    const viewer = createViewerSockets({ config, pubsub: infra.pubsub, kv: infra.kv, log })
+    server = Bun.serve({
+      hostname: config.HOST,
+      port: config.PORT,
+      fetch: (req, srv) => {
+        rememberPeer(req, srv.requestIP(req)?.address)
+        const ws = viewer.upgrade(req, srv)
+        return ws === 'upgraded' ? undefined : ws ?? app.handle(req)
+      },
+      websocket: viewer.websocket,
+      idleTimeout: 120,
+    })
+    stops.push(async () => server?.stop(true))
+  }
+
+  if (config.ROLE !== 'api') {
+    // Browsers live only in the crawler: loaded here, never by the api role.
+    const { startCrawler } = await import('../crawler/run.ts')
+    const crawler = await startCrawler({ config, db, infra, log })
+    stops.push(() => crawler.stop())
+  }
+
+  return {
+    services,
+    url: server ? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${server.port}` : null,
+    port: server?.port ?? null,
+    localSignIn,
+    async stop() {
+      // Stop taking work first (api, then workers hand back jobs), then close the stores.
+      for (const s of stops) await s().catch((e) => log.warn('stop step failed', { error: (e as Error).message }))
+      await infra.close().catch(() => {})
+      await db.close().catch(() => {})
+    },
+  }
+}

@@ -1,0 +1,36 @@
+// The dashboard's only script, served inline with a CSP nonce. It polls the dashboard routes for scans
+// still running and calls the settings actions with the session's anti-CSRF token (same origin only).
+export const DASHBOARD_SCRIPT = `(() => {
+const csrf = document.querySelector('meta[name="csrf-token"]').content;
+const post = (path) => fetch(path, { method: 'POST', headers: { 'x-csrf-token': csrf }, credentials: 'same-origin' })
+  .then(async (r) => { const body = await r.json().catch(() => ({})); if (!r.ok) throw new Error(body.message || r.status); return body; });
+const showKey = (plaintext) => {
+  document.getElementById('new-key-value').textContent = plaintext;
+  document.getElementById('new-key').hidden = false;
+};
+const on = (sel, fn) => document.querySelectorAll(sel).forEach((el) => el.addEventListener('click', () => fn(el)));
+on('#create-key', () => post('/dashboard/api/keys').then((k) => { showKey(k.plaintext); }).catch((e) => alert(e.message)));
+on('.regenerate', (el) => { if (confirm('Regenerate this key? The old one stops working at once.'))
+  post('/dashboard/api/keys/' + el.dataset.key + '/regenerate').then((k) => { el.closest('tr').remove(); showKey(k.plaintext); }).catch((e) => alert(e.message)); });
+on('.revoke-key', (el) => { if (confirm('Revoke this key? It stops working at once.'))
+  post('/dashboard/api/keys/' + el.dataset.key + '/revoke').then(() => el.closest('tr').remove()).catch((e) => alert(e.message)); });
+on('.revoke-agent', (el) => { if (confirm('Revoke this agent? Its token stops working at once.'))
+  post('/dashboard/api/agents/' + el.dataset.agent + '/revoke').then(() => el.closest('tr').remove()).catch((e) => alert(e.message)); });
+on('#copy-key', () => navigator.clipboard.writeText(document.getElementById('new-key-value').textContent)
+  .then(() => { document.getElementById('copied').textContent = 'Copied'; }, () => { document.getElementById('copied').textContent = 'Select and copy it by hand'; }));
+const poll = () => {
+  const live = [...document.querySelectorAll('tr[data-scan], tr[data-audit]')].filter((tr) => tr.dataset.status === 'queued' || tr.dataset.status === 'running');
+  if (!live.length) return;
+  Promise.all(live.map((tr) => {
+    const path = tr.dataset.scan ? '/api/scans/' + tr.dataset.scan : '/api/audits/' + tr.dataset.audit;
+    return fetch(path, { credentials: 'same-origin' }).then((r) => r.ok ? r.json() : null).then((s) => {
+      if (!s) return;
+      tr.dataset.status = s.status;
+      tr.querySelector('.status').textContent = s.status;
+      if (s.report) tr.querySelector('.score').textContent = s.report.score + ' ' + s.report.grade;
+      if (s.progress) tr.querySelector('.pages').textContent = s.progress.pagesScanned + ' of ' + s.progress.pagesDiscovered;
+    }).catch(() => {});
+  })).finally(() => setTimeout(poll, 2000));
+};
+setTimeout(poll, 2000);
+})();`

@@ -1,0 +1,51 @@
+// Host and Origin rules applied before any route, against DNS rebinding and for the apex -> www redirect.
+import type { Config } from '../../shared/config.ts'
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]']
+
+export interface HostRules {
+  /** A response that ends the request (403 or 308), or null to go on. */
+  check(req: Request): Response | null
+}
+
+function hostnameOf(hostHeader: string): string {
+  // Host is "name[:port]" or "[v6][:port]".
+  const m = /^(\[[^\]]+\]|[^:]+)(?::\d{1,5})?$/.exec(hostHeader.trim().toLowerCase())
+  return m ? m[1]!.replace(/\.$/, '') : ''
+}
+
+const forbidden = (message: string) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }), {
+    status: 403,
+    headers: { 'content-type': 'application/json' },
+  })
+
+export function hostRules(config: Config): HostRules {
+  const base = new URL(config.baseUrl)
+  const wwwHost = base.hostname.startsWith('www.') ? base.hostname : null
+  const apex = wwwHost ? wwwHost.slice(4) : null
+  const allowed = new Set([base.hostname, ...LOOPBACK_NAMES, ...config.allowedHosts.map(hostnameOf)])
+  if (apex) allowed.add(apex)
+
+  return {
+    check(req) {
+      const url = new URL(req.url)
+      const host = hostnameOf(req.headers.get('host') ?? url.host)
+      if (!allowed.has(host)) return forbidden(`Host ${JSON.stringify(host)} is not served here`)
+      if (apex && host === apex) {
+        return new Response(null, { status: 308, headers: { location: `${base.origin}${url.pathname}${url.search}` } })
+      }
+      // Bearer-token API: any web origin may call it (CORS *), but the header must be a real origin.
+      const origin = req.headers.get('origin')
+      if (origin !== null) {
+        let ok = false
+        try {
+          const o = new URL(origin)
+          ok = (o.protocol === 'http:' || o.protocol === 'https:') && o.origin === origin.replace(/\/$/, '')
+        } catch {}
+        if (!ok) return forbidden('Origin header is not a valid origin')
+      }
+      return null
+    },
+  }
+}

@@ -1,0 +1,51 @@
+// Server-rendered pages of the dashboard, sign-in and consent screens: escaping, the shared layout and
+// the headers every such page carries (never CORS; never framed; never cached; scripts by nonce only).
+import { randomBytes } from 'node:crypto'
+
+export const esc = (s: unknown) =>
+  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+
+export const newNonce = () => randomBytes(16).toString('base64')
+
+/** Headers for any response of a page or a dashboard route: no framing, no caching, no sniffing. */
+export function pageHeaders(nonce: string | null, extra: Record<string, string> = {}): Record<string, string> {
+  const script = nonce ? `script-src 'nonce-${nonce}'` : `script-src 'none'`
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-frame-options': 'DENY',
+    // No form-action: Chromium applies it to the redirect after the consent form, which goes to the
+    // client's own redirect URI (another origin, or a custom scheme like cursor://).
+    'content-security-policy': `default-src 'none'; ${script}; style-src 'nonce-${nonce ?? 'none'}'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'x-content-type-options': 'nosniff',
+    // same-origin, not no-referrer: with no-referrer browsers send "Origin: null" on the page's own POSTs,
+    // which the Origin check must refuse.
+    'referrer-policy': 'same-origin',
+    ...extra,
+  }
+}
+
+const STYLE = `
+body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
+header{background:#1b1f24;color:#fff;padding:.8rem 1.5rem;display:flex;gap:1.5rem;align-items:center}
+header a{color:#cfd6df;text-decoration:none}header strong{color:#fff;margin-right:auto}
+main{max-width:60rem;margin:1.5rem auto;padding:0 1.5rem}
+.card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1.2rem 1.5rem;margin-bottom:1.2rem}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #eceff2}
+button{font:inherit;padding:.45rem 1rem;border-radius:6px;border:1px solid #8a94a0;background:#fff;cursor:pointer}
+button.primary{background:#1f6feb;border-color:#1f6feb;color:#fff}button.danger{color:#b42318;border-color:#b42318}
+code,.secret{font-family:ui-monospace,monospace;background:#eef1f4;padding:.1rem .35rem;border-radius:4px;word-break:break-all}
+.muted{color:#5b6673}.status{font-weight:600}.host{font-weight:600}
+`
+
+export function layout(opts: { title: string; nonce: string; body: string; nav?: string; script?: string }): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${esc(opts.title)} · App Audit</title><style nonce="${opts.nonce}">${STYLE}</style></head>
+<body><header><strong>App Audit</strong>${opts.nav ?? ''}</header><main>${opts.body}</main>
+${opts.script ? `<script nonce="${opts.nonce}">${opts.script}</script>` : ''}</body></html>`
+}
+
+export function htmlPage(status: number, title: string, body: string, nav = ''): Response {
+  const nonce = newNonce()
+  return new Response(layout({ title, nonce, body, nav }), { status, headers: pageHeaders(nonce) })
+}

@@ -1,0 +1,22 @@
+// Fixed-window rate limits in the shared key-value store (Redis in production), so every replica counts
+// together. The store offers get/set only, so two replicas racing on one key may each let one extra
+// request through: the limit is approximate by at most the number of concurrent requests.
+import { RATE_LIMITS, type RateLimitName } from '../../shared/rate-limits.ts'
+import type { KeyValue } from '../../shared/queue/types.ts'
+
+export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number }
+
+export class RateLimiter {
+  constructor(private kv: KeyValue, private now: () => number = Date.now) {}
+
+  async hit(name: RateLimitName, subject: string): Promise<RateDecision> {
+    const { limit, windowSeconds } = RATE_LIMITS[name]
+    const t = Math.floor(this.now() / 1000)
+    const window = Math.floor(t / windowSeconds)
+    const key = `ratelimit:${name}:${subject}:${window}`
+    const count = Number((await this.kv.get(key)) ?? 0)
+    if (count >= limit) return { ok: false, retryAfterSeconds: (window + 1) * windowSeconds - t }
+    await this.kv.set(key, String(count + 1), windowSeconds)
+    return { ok: true }
+  }
+}

@@ -1,0 +1,53 @@
+// `bun run start`: the service. With no DATABASE_URL and no REDIS_URL it is the embedded default:
+// PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
+import { loadConfigOrExit } from '../shared/config.ts'
+import { createAccount, createApiKey } from '../shared/db/accounts.ts'
+import { createLogger } from '../shared/log.ts'
+import { boot } from './boot.ts'
+
+const config = loadConfigOrExit()
+const log = createLogger(config.LOG_LEVEL, { role: config.ROLE })
+const running = await boot(config, log)
+
+if (running.url) {
+  // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
+  // compare them with the URL they were given.
+  const base = config.BASE_URL || config.PORT !== 0 ? config.baseUrl : running.url
+  const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
+  if (!config.DATABASE_URL) {
+    // Embedded default: hand the local user a working key (a new one each start; plaintext is never stored).
+    const sql = running.services.db.sql
+    const [local] = await sql<{ id: string }[]>`SELECT id FROM accounts WHERE name = 'local' ORDER BY created_at LIMIT 1`
+    const accountId = local?.id ?? (await createAccount(sql, 'scale', 'local')).id
+    await sql`UPDATE api_keys SET revoked_at = now() WHERE account_id = ${accountId} AND label = 'local-start' AND revoked_at IS NULL`
+    const key = await createApiKey(sql, accountId, 'local-start')
+    lines.push(`  API key:      ${key.plaintext}`, ``, `Try it:`,
+      `  curl -s ${running.url}/api/mcp -H 'Authorization: Bearer ${key.plaintext}' \\`,
+      `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
+      `    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'`)
+  }
+  if (running.localSignIn) {
+    lines.push(``, `Dashboard:      ${config.baseUrl}/dashboard`,
+      `  sign in at the local identity provider (${running.localSignIn.issuer}) as ${running.localSignIn.user}`,
+      `  password:     ${running.localSignIn.password}`)
+  }
+  console.log(lines.join('\n'))
+}
+
+let stopping = false
+for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(sig, async () => {
+    if (stopping) return
+    stopping = true
+    log.info('shutting down', { signal: sig })
+    // Audits in flight are handed back and scans finish within seconds; should a step hang, leave anyway
+    // before the orchestrator's SIGKILL (30 s by default), so the exit is at least logged. What was not
+    // handed back is taken over from the pending list.
+    setTimeout(() => {
+      log.error('shutdown took too long; exiting')
+      process.exit(1)
+    }, 25_000).unref()
+    await running.stop()
+    process.exit(0)
+  })
+}

@@ -1,0 +1,201 @@
+// /api/mcp: the whole programmatic API. The steps, in order:
+//   1. OPTIONS -> 204 with CORS (no auth).          5. JSON parse -> -32700 body on failure.
+//   2. method other than GET/POST/DELETE -> 405.      6. session: issued at initialize, required after
+//   3. bearer credential -> 401 + WWW-Authenticate.      (missing 400, unknown/ended/other account's 404).
+//   4. body over the limit -> 413.                    7. a plain tools/list that passes the transport's
+//                                                        checks: answered from JSON serialised once.
+//                                                     8. anything else: a fresh SDK transport per request
+//                                                        (406, 415 and protocol-version checks are its own).
+// Sessions live in the shared store rather than the transport, so any replica serves any session.
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { Principal } from '../../shared/db/accounts.ts'
+import type { BearerAuth } from '../auth/bearer.ts'
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
+import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
+import type { Services } from '../services.ts'
+import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
+import { SessionStore } from './sessions.ts'
+
+export function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return withCors(
+    new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+      status,
+      headers: { 'content-type': 'application/json', ...headers },
+    }),
+  )
+}
+
+/** A store we depend on is down: say so, and when to come back. Nothing was changed. */
+const unavailable = (what: string) =>
+  rpcError(503, -32603, `Service temporarily unavailable: ${what} cannot be reached. Nothing was changed; retry shortly.`, { 'retry-after': '5' })
+
+export function wwwAuthenticate(baseUrl: string, reason: 'missing' | 'invalid'): string {
+  const description = reason === 'missing' ? 'No authorization provided' : 'The access token is invalid, expired or revoked'
+  return `Bearer error="invalid_token", error_description="${description}", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`
+}
+
+/** Reads at most `limit` bytes of the body; null when it is larger. */
+async function readBody(req: Request, limit: number): Promise<string | null> {
+  const declared = Number(req.headers.get('content-length') ?? NaN)
+  if (declared > limit) return null
+  if (!req.body) return ''
+  // With a declared length the HTTP server already frames the body: read it in one go.
+  if (Number.isFinite(declared)) return await req.text()
+  const reader = req.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      return null
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** An SSE stream that starts with a comment, so the client gets headers at once, not at the first event. */
+function primed(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  return new ReadableStream({
+    start(c) {
+      c.enqueue(new TextEncoder().encode(': stream open\n\n'))
+    },
+    async pull(c) {
+      const { done, value } = await reader.read()
+      if (done) c.close()
+      else c.enqueue(value)
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
+}
+
+type Message = { method?: unknown; params?: { _meta?: { progressToken?: unknown }; protocolVersion?: unknown } }
+
+const isInitialize = (m: unknown): m is Message => typeof m === 'object' && m !== null && (m as Message).method === 'initialize'
+
+/** A single tools/list request, no progress token: its answer never changes. */
+function isPlainToolsList(m: unknown): boolean {
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) return false
+  const r = m as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown }
+  if (r.jsonrpc !== '2.0' || r.method !== 'tools/list') return false
+  if (!(typeof r.id === 'string' || (typeof r.id === 'number' && Number.isInteger(r.id)))) return false
+  if (r.params === undefined) return true
+  if (typeof r.params !== 'object' || r.params === null) return false
+  const keys = Object.keys(r.params)
+  return keys.length === 0
+}
+
+const SUPPORTED = new Set(SUPPORTED_PROTOCOL_VERSIONS)
+/** The checks the SDK transport makes before it answers (406, 415, protocol version); anything else goes to it. */
+function passesTransportChecks(req: Request): boolean {
+  const accept = req.headers.get('accept') ?? ''
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false
+  const ct = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  if (ct !== 'application/json') return false
+  const v = req.headers.get('mcp-protocol-version')
+  return v === null || SUPPORTED.has(v)
+}
+
+export function createMcpHandler(services: Services, auth: BearerAuth) {
+  const { config } = services
+  const sessions = new SessionStore(services.infra.kv, config.MCP_SESSION_TTL_S)
+
+  return async function handle(req: Request): Promise<Response> {
+    if (req.method === 'OPTIONS') return corsPreflight()
+    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
+      return rpcError(405, -32000, `Method ${req.method} not allowed`, { allow: 'GET, POST, DELETE, OPTIONS' })
+    }
+
+    let authResult
+    try {
+      authResult = await auth.authenticate(req.headers.get('authorization'))
+    } catch (e) {
+      services.log.error('credential lookup failed', { error: (e as Error).message })
+      return unavailable('the credential store')
+    }
+    if (!authResult.ok) {
+      return rpcError(401, -32001, authResult.reason === 'missing' ? 'Unauthorized: no bearer credential' : 'Unauthorized: invalid bearer credential', {
+        'www-authenticate': wwwAuthenticate(config.baseUrl, authResult.reason),
+      })
+    }
+    const principal = authResult.principal
+
+    let parsedBody: unknown
+    if (req.method === 'POST') {
+      const text = await readBody(req, config.MAX_BODY_BYTES)
+      if (text === null) return rpcError(413, -32600, `Request body larger than ${config.MAX_BODY_BYTES} bytes`)
+      try {
+        parsedBody = JSON.parse(text)
+      } catch {
+        return rpcError(400, -32700, 'Parse error: the body is not valid JSON')
+      }
+    }
+
+    const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody]
+    const initializing = req.method === 'POST' && messages.some(isInitialize)
+    const sessionId = req.headers.get('mcp-session-id')
+    if (!initializing) {
+      if (!sessionId) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (call initialize first)')
+      const session = await sessions.get(sessionId).catch(() => undefined)
+      if (session === undefined) return unavailable('the session store')
+      if (!session || session.accountId !== principal.account.id) return rpcError(404, -32001, 'Session not found')
+      if (req.method === 'DELETE') {
+        await sessions.end(sessionId)
+        return withCors(new Response(null, { status: 204 }))
+      }
+    }
+
+    if (!initializing && req.method === 'POST' && isPlainToolsList(parsedBody) && passesTransportChecks(req)) {
+      const body = `{"result":${TOOL_LIST_JSON},"jsonrpc":"2.0","id":${JSON.stringify((parsedBody as { id: string | number }).id)}}`
+      return new Response(body, {
+        status: 200,
+        headers: {
+          'content-type': 'application/json',
+          'mcp-session-id': sessionId!,
+          'access-control-allow-origin': '*',
+          'access-control-expose-headers': CORS_EXPOSE,
+        },
+      })
+    }
+
+    const wantsProgress = messages.some(
+      (m) => typeof m === 'object' && m !== null && (m as Message).params?._meta?.progressToken !== undefined,
+    )
+    const res = await serve(req, parsedBody, principal, wantsProgress)
+
+    // The SDK's Response is ours to change: set headers on it rather than copy it into a new one.
+    const sseOpen = res.status === 200 && req.method === 'GET' && res.body
+    const headers = sseOpen ? new Headers(res.headers) : res.headers
+    if (initializing && res.status === 200) {
+      const version = String((messages.find(isInitialize) as Message).params?.protocolVersion ?? '')
+      const id = await sessions.create(principal.account.id, version).catch(() => null)
+      if (!id) return unavailable('the session store')
+      headers.set('mcp-session-id', id)
+    } else if (sessionId && !initializing) {
+      headers.set('mcp-session-id', sessionId)
+    }
+    headers.set('access-control-allow-origin', '*')
+    headers.set('access-control-expose-headers', CORS_EXPOSE)
+    if (!sseOpen) return res
+    return new Response(primed(res.body!), { status: res.status, statusText: res.statusText, headers })
+  }
+
+  async function serve(req: Request, parsedBody: unknown, principal: Principal, sse: boolean): Promise<Response> {
+    const server = createMcpServer(services)
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse, keepAliveMs: 15_000 })
+    await server.connect(transport)
+    const res = await transport.handleRequest(req, {
+      parsedBody,
+      authInfo: { token: '', clientId: principal.credentialId, scopes: [], extra: { principal } },
+    })
+    // A JSON answer is complete here; an SSE stream (progress, or GET) ends with its own response.
+    if (req.method === 'POST' && !sse) server.close().catch(() => {})
+    return res
+  }
+}

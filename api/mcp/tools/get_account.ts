@@ -1,0 +1,33 @@
+import { Type } from '@sinclair/typebox'
+import { getAccountSummary } from '../../../shared/db/accounts.ts'
+import { getBalance } from '../../../shared/db/ledger.ts'
+import { planIncludes } from './plans.ts'
+import { defineTool, readOnly } from './types.ts'
+import { strict } from './schemas.ts'
+
+export const getAccount = defineTool({
+  name: 'get_account',
+  description: 'This account: its plan, what it has used, and which tools the plan includes.',
+  plan: 'free',
+  annotations: readOnly('Get account'),
+  input: Type.Object({}, strict),
+  run: async (_input, ctx) => {
+    const { account, kind } = ctx.principal
+    const usage = await getAccountSummary(ctx.services.db.sql, account.id)
+    const balance = await getBalance(ctx.services.db.sql, account.id)
+    return {
+      id: account.id,
+      plan: account.plan,
+      createdAt: account.createdAt,
+      authenticatedWith: kind,
+      usage: { scans: usage.scans, apps: usage.apps, activeApiKeys: usage.keys },
+      audits: { weeklyAllowance: balance.allowance, usedThisWeek: balance.used, credits: balance.credits, resetsAt: balance.resetsAt },
+      tools: {
+        included: ctx.tools.filter((t) => planIncludes(account.plan, t.plan)).map((t) => t.name),
+        needsUpgrade: ctx.tools
+          .filter((t) => !planIncludes(account.plan, t.plan))
+          .map((t) => ({ name: t.name, requiredPlan: t.plan })),
+      },
+    }
+  },
+})

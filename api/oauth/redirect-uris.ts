@@ -1,0 +1,62 @@
+// Redirect URIs: what may be registered, and when one sent to /oauth/authorize matches a registered one.
+// Rules enforced:
+//   - absolute URI, no fragment (RFC 6749 3.1.2), at most 2000 characters;
+//   - https for any host; http only for loopback hosts (RFC 8252 7.3, RFC 9700 4.1.1);
+//   - private-use schemes of native apps (cursor://, vscode://, com.example.app:/) are allowed (RFC 8252
+//     7.1), except schemes that run or read content in the browser (javascript:, data:, file:, ...);
+//   - matching is exact string comparison, except that a loopback http URI matches on any port (RFC 8252
+//     7.3: native apps listen on an ephemeral port).
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'filesystem:', 'view-source:', 'chrome:', 'ws:', 'wss:', 'ftp:', 'mailto:', 'tel:'])
+
+export const isLoopbackHttp = (u: URL) => u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname)
+
+/** Null when the URI may be registered, else the reason. */
+export function redirectUriProblem(raw: unknown): string | null {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2000) return 'each redirect URI must be a non-empty string of at most 2000 characters'
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch {
+    return `${raw} is not an absolute URI`
+  }
+  if (raw.includes('#')) return `${raw} must not contain a fragment`
+  if (u.protocol === 'https:') return u.hostname ? null : `${raw} has no host`
+  if (u.protocol === 'http:') return isLoopbackHttp(u) ? null : `${raw}: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https`
+  if (FORBIDDEN_SCHEMES.has(u.protocol)) return `${raw}: the ${u.protocol} scheme cannot be a redirect URI`
+  if (!/^[a-z][a-z0-9+.-]*:$/.test(u.protocol)) return `${raw} has an invalid scheme`
+  if (raw.length <= u.protocol.length + 1 || /^[a-z][a-z0-9+.-]*:\/*$/.test(raw)) return `${raw} names no destination in the app`
+  return null
+}
+
+/** The registered URI the requested one matches, or null. */
+export function matchRedirectUri(registered: string[], requested: string): string | null {
+  if (registered.includes(requested)) return requested
+  let r: URL
+  try {
+    r = new URL(requested)
+  } catch {
+    return null
+  }
+  if (!isLoopbackHttp(r) || requested.includes('#')) return null
+  for (const candidate of registered) {
+    let c: URL
+    try {
+      c = new URL(candidate)
+    } catch {
+      continue
+    }
+    if (isLoopbackHttp(c) && c.hostname === r.hostname && c.pathname === r.pathname && c.search === r.search && c.username === r.username && c.password === r.password) {
+      return candidate
+    }
+  }
+  return null
+}
+
+/** What the consent page shows as the destination: the host, or the app scheme for native apps. */
+export function redirectDisplay(uri: string): string {
+  const u = new URL(uri)
+  if (u.protocol === 'http:' || u.protocol === 'https:') return u.host
+  return `${u.protocol}// (an application on this computer)`
+}

@@ -1,0 +1,97 @@
+// Scans from the api's side: validate and pre-check the target, record the scan, hand it to the queue,
+// and wait for a worker to finish it while relaying its progress. The api never opens a browser.
+import type { Config } from '../../shared/config.ts'
+import type { Database } from '../../shared/db/index.ts'
+import type { Principal } from '../../shared/db/accounts.ts'
+import { createScan, failScan, getScan, type ScanRow } from '../../shared/db/scans.ts'
+import { parseTargetUrl, policyFromConfig, resolveTarget } from '../../shared/egress/guard.ts'
+import { AppError, type ErrorCode } from '../../shared/errors.ts'
+import type { Logger } from '../../shared/log.ts'
+import type { Infra } from '../../shared/queue/types.ts'
+import { parseScanEvent, scanChannel } from '../../shared/scan-events.ts'
+
+export interface ScanWaitOptions {
+  progress(progress: number, total: number, message: string): Promise<void>
+  signal?: AbortSignal
+}
+
+/** How often the waiter reads Postgres too, in case a pub/sub message was lost. */
+const POLL_MS = 1_000
+
+export class ScanService {
+  constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {}
+
+  async scan(principal: Principal, rawUrl: string, opts: ScanWaitOptions): Promise<unknown> {
+    const { config, db, infra } = this.deps
+    const parsed = parseTargetUrl(rawUrl)
+    if (!parsed.ok) throw new AppError('invalid_url', parsed.message)
+    // Refuse early what the worker's egress guard would refuse anyway: a clear answer, no queued job.
+    const target = await resolveTarget(parsed.url.hostname, policyFromConfig(config))
+    if (!target.ok) {
+      throw new AppError(target.code, target.code === 'target_blocked'
+        ? `${parsed.url.hostname} resolves to a ${target.reason} address, which the scanner may not reach`
+        : `${parsed.url.hostname} could not be resolved: ${target.reason}`, { reason: target.reason })
+    }
+    const scan = await createScan(db.sql, principal.account.id, parsed.url.href)
+    const log = this.deps.log.child({ scanId: scan.id })
+
+    let wake: () => void = () => {}
+    let finished = false
+    let lastProgress = 0
+    const queueDown = async (e: unknown): Promise<never> => {
+      log.error('job queue unreachable', { error: (e as Error).message })
+      await failScan(db.sql, scan.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
+      throw new AppError('scanner_unavailable', 'The job queue is unreachable right now; the scan was not started. Retry shortly.', { scanId: scan.id })
+    }
+    const unsubscribe = await infra.pubsub.subscribe(scanChannel(scan.id), (raw) => {
+      const e = parseScanEvent(raw)
+      if (!e) return
+      if (e.type === 'done') {
+        finished = true
+        wake()
+      } else if (e.progress > lastProgress) {
+        // Progress must only increase; events can arrive late or twice.
+        lastProgress = e.progress
+        opts.progress(e.progress, e.total, e.message).catch(() => {})
+      }
+    }).catch(queueDown)
+    try {
+      await infra.queue.enqueue({ kind: 'scan', ref: scan.id }).catch(queueDown)
+      log.info('scan queued', { url: parsed.url.origin })
+      await opts.progress(1, 100, 'queued').catch(() => {})
+      const deadline = Date.now() + config.SCAN_TIMEOUT_MS
+      let row: ScanRow | null = null
+      while (Date.now() < deadline && !opts.signal?.aborted) {
+        if (!finished) await new Promise<void>((r) => {
+          wake = r
+          setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now())))
+        })
+        // A database blip while waiting is not the scan's failure: keep waiting until the deadline.
+        row = await getScan(db.sql, principal.account.id, scan.id).catch(() => row)
+        if (row && (row.status === 'completed' || row.status === 'failed')) break
+      }
+      if (row?.status === 'completed') return row.report
+      if (row?.status === 'failed') {
+        throw new AppError((row.error?.code as ErrorCode) ?? 'scan_failed', row.error?.message ?? 'The scan failed', { scanId: scan.id })
+      }
+      throw new AppError('scanner_unavailable', `No scanner finished the scan within ${config.SCAN_TIMEOUT_MS} ms. It stays queued: call get_scan with this scanId later.`, { scanId: scan.id })
+    } finally {
+      await unsubscribe()
+    }
+  }
+
+  async get(principal: Principal, scanId: string) {
+    const row = await getScan(this.deps.db.sql, principal.account.id, scanId)
+    if (!row) throw new AppError('not_found', `No scan ${scanId} in this account`)
+    return {
+      scanId: row.id,
+      url: row.url,
+      status: row.status,
+      createdAt: row.createdAt,
+      startedAt: row.startedAt,
+      finishedAt: row.finishedAt,
+      ...(row.error ? { error: row.error } : {}),
+      ...(row.report ? { report: row.report } : {}),
+    }
+  }
+}

@@ -1,0 +1,151 @@
+// A real OpenID provider for the embedded default and for tests: panva's oidc-provider on loopback, with
+// one development user and one client (this service's dashboard). It is a separate server on its own
+// port, spoken to exactly as a production provider is (discovery, authorize, token, JWKS): the service's
+// sign-in code cannot tell them apart. Production never starts it; it points OIDC_ISSUER elsewhere.
+import { exportJWK, generateKeyPair } from 'jose'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import Provider from 'oidc-provider'
+import { esc } from '../http/pages.ts'
+
+export interface LocalIdpOptions {
+  port: number
+  /** The development user's sign-in name (also its email); its subject is derived from it. */
+  user: string
+  password: string
+  clientId: string
+  clientSecret: string
+  redirectUris: string[]
+}
+
+export interface LocalIdp {
+  issuer: string
+  stop(): Promise<void>
+}
+
+const same = (a: string, b: string) => {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+function loginPage(uid: string, error: string | null): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Local identity provider: sign in</title>
+<style>body{font:15px system-ui,sans-serif;background:#eef0f3;display:flex;justify-content:center;padding-top:4rem}
+form{background:#fff;padding:2rem;border-radius:8px;border:1px solid #ccd;min-width:20rem}label{display:block;margin:.8rem 0 .2rem}
+input{width:100%;padding:.4rem;font:inherit;box-sizing:border-box}button{margin-top:1.2rem;padding:.5rem 1.2rem;font:inherit}
+.error{color:#b42318}</style></head><body>
+<form method="post" action="/interaction/${esc(uid)}/login"><h1>Local identity provider</h1>
+<p>Development sign-in for App Audit.</p>${error ? `<p class="error" id="error">${esc(error)}</p>` : ''}
+<label for="login">Email</label><input id="login" name="login" autocomplete="username" autofocus>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
+<button type="submit" id="sign-in">Sign in</button></form></body></html>`
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > 16_384) break
+    chunks.push(chunk as Buffer)
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+}
+
+export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
+  let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end()
+  const server = createServer((req, res) => handle(req, res))
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(opts.port, '127.0.0.1', () => resolve())
+  })
+  const port = (server.address() as { port: number }).port
+  const issuer = `http://127.0.0.1:${port}`
+  const subject = `dev-${Buffer.from(opts.user).toString('hex').slice(0, 24)}`
+
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+  const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') }
+  const provider = new Provider(issuer, {
+    clients: [{
+      client_id: opts.clientId,
+      client_secret: opts.clientSecret,
+      redirect_uris: opts.redirectUris,
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    }],
+    jwks: { keys: [jwk as never] },
+    cookies: { keys: [randomBytes(32).toString('hex')] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    features: { devInteractions: { enabled: false } },
+    // Email and name in the ID token itself, as most hosted providers send them.
+    conformIdTokenClaims: false,
+    pkce: { required: () => true },
+    ttl: { Interaction: 600, Session: 3_600, Grant: 3_600, AuthorizationCode: 60, IdToken: 3_600, AccessToken: 3_600 },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    findAccount: async (_ctx, id) =>
+      id === subject ? { accountId: id, claims: async () => ({ sub: id, email: opts.user, email_verified: true, name: 'Local developer' }) } : undefined,
+  })
+  const callback = provider.callback()
+
+  handle = async (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!
+    const m = /^\/interaction\/([A-Za-z0-9_-]+)(\/login)?$/.exec(path)
+    if (!m) return callback(req, res)
+    try {
+      const details = await provider.interactionDetails(req, res)
+      if (details.prompt.name === 'consent') {
+        // The only client is the service's own dashboard: consent is implied.
+        const grant = details.grantId
+          ? (await provider.Grant.find(details.grantId))!
+          : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string })
+        const d = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] }
+        if (d.missingOIDCScope) grant.addOIDCScope(d.missingOIDCScope.join(' '))
+        if (d.missingOIDCClaims) grant.addOIDCClaims(d.missingOIDCClaims)
+        return await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true })
+      }
+      if (req.method === 'POST' && m[2]) {
+        const form = await readForm(req)
+        if (same(form.get('login') ?? '', opts.user) && same(form.get('password') ?? '', opts.password)) {
+          return await provider.interactionFinished(req, res, { login: { accountId: subject } }, { mergeWithLastSubmission: false })
+        }
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        return res.end(loginPage(details.uid, 'Wrong email or password.'))
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+      res.end(loginPage(details.uid, null))
+    } catch (e) {
+      if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain' })
+      res.end(`interaction failed: ${(e as Error).message}`)
+    }
+  }
+
+  return {
+    issuer,
+    stop: () => new Promise<void>((resolve) => {
+      server.closeAllConnections?.()
+      server.close(() => resolve())
+    }),
+  }
+}
+
+/**
+ * The embedded default's sign-in: a local provider with the development user, and the settings that
+ * point the service at it. The password is LOCAL_IDP_PASSWORD, or a new random one printed at start.
+ */
+export async function startEmbeddedSignIn(config: {
+  baseUrl: string; LOCAL_IDP_PORT: number; LOCAL_IDP_USER: string; LOCAL_IDP_PASSWORD: string; OIDC_SCOPES: string
+}) {
+  const password = config.LOCAL_IDP_PASSWORD || randomBytes(12).toString('base64url')
+  const clientSecret = randomBytes(24).toString('base64url')
+  const clientId = 'appaudit-dashboard'
+  const redirectUri = `${config.baseUrl}/auth/callback`
+  const idp = await startLocalIdp({ port: config.LOCAL_IDP_PORT, user: config.LOCAL_IDP_USER, password, clientId, clientSecret, redirectUris: [redirectUri] })
+  return {
+    idp,
+    user: config.LOCAL_IDP_USER,
+    password,
+    oidc: { issuer: idp.issuer, clientId, clientSecret, scopes: config.OIDC_SCOPES, redirectUri },
+  }
+}

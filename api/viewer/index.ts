@@ -1,0 +1,26 @@
+// GET /viewer/:auditId: the live viewer page. The socket it opens (/viewer/:auditId/ws) is upgraded in
+// api/boot.ts before Elysia sees the request (see service.ts), because Elysia's own .ws() needs app.listen.
+import Elysia from 'elysia'
+import type { Config } from '../../shared/config.ts'
+import { isViewerAuditId } from '../../shared/viewer.ts'
+import { VIEWER_CSP, viewerPage } from './page.ts'
+
+// Never framed, never cached, never shared with other origins (no CORS headers at all).
+const HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': VIEWER_CSP,
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+}
+
+export function viewerRoutes(config: Config) {
+  return new Elysia({ name: 'viewer' }).get('/viewer/:auditId', ({ params }) => {
+    // The page itself holds no secret: the token stays in the fragment and is checked over the socket.
+    if (!isViewerAuditId(params.auditId)) return new Response('Not found\n', { status: 404, headers: { 'content-type': 'text/plain' } })
+    return new Response(viewerPage(params.auditId, config.baseUrl), { headers: HEADERS })
+  })
+}

@@ -1,0 +1,230 @@
+// The viewer's WebSocket side: checks the upgrade (Host, Origin), takes the token as the first message,
+// then relays the audit's frames from pub/sub. Any replica can serve any viewer: each process subscribes
+// once per audit that has sockets open here, and keeps the audit's "watching" key alive meanwhile.
+import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
+import type { Config } from '../../shared/config.ts'
+import type { Logger } from '../../shared/log.ts'
+import type { KeyValue, PubSub } from '../../shared/queue/types.ts'
+import {
+  CLOSE_ENDED,
+  CLOSE_POLICY,
+  VIEWER_WATCH_TTL_S,
+  isViewerAuditId,
+  isViewerEnded,
+  viewerChannels,
+  viewerKeys,
+  viewerTokenState,
+  type ViewerControl,
+} from '../../shared/viewer.ts'
+import { hostRules } from '../http/host.ts'
+
+export interface ViewerSocketData {
+  auditId: string
+  state: 'awaiting-token' | 'checking' | 'live' | 'closed'
+  timer: ReturnType<typeof setTimeout> | null
+  /** Set while live: the relay this socket gets frames from. */
+  relay: { remove(ws: ViewerSocket): void } | null
+}
+
+export type ViewerSocket = ServerWebSocket<ViewerSocketData>
+
+const WS_PATH = /^\/viewer\/([^/]+)\/ws$/
+/** A socket that has not sent its token by then is closed. */
+const TOKEN_WAIT_MS = 10_000
+/** Refresh of the watching key and re-check of the ended mark (in case an 'ended' message was lost). */
+const REFRESH_MS = 2_000
+/** A viewer this far behind gets frames dropped, not queued: it only ever wants the latest. */
+const MAX_BUFFERED_BYTES = 1 << 20
+
+export const ENDED_REASON = 'This crawl has ended'
+export const INVALID_REASON = 'This viewer link is not valid'
+
+/** The audits this process relays, each with its sockets and subscriptions. */
+class AuditRelay {
+  sockets = new Set<ViewerSocket>()
+  private unsubs: Array<() => Promise<void>> = []
+  private timer: ReturnType<typeof setInterval> | null = null
+  stopped = false
+
+  constructor(
+    private auditId: string,
+    private deps: { pubsub: PubSub; kv: KeyValue; log: Logger },
+    private forget: () => void,
+  ) {}
+
+  async start() {
+    const { pubsub } = this.deps
+    this.unsubs.push(await pubsub.subscribe(viewerChannels.frames(this.auditId), (m) => this.relay(m)))
+    this.unsubs.push(
+      await pubsub.subscribe(viewerChannels.control(this.auditId), (m) => {
+        if ((m as ViewerControl) === 'ended') this.end()
+        // Another replica's last viewer left and it dropped the key: ours still watch.
+        else if (m === 'unwatch' && this.sockets.size) void this.announce()
+      }),
+    )
+    this.timer = setInterval(() => void this.refresh(), REFRESH_MS)
+    this.timer.unref?.()
+    await this.announce()
+  }
+
+  private relay(message: string) {
+    for (const ws of this.sockets) {
+      if (ws.data.state === 'live' && ws.getBufferedAmount() < MAX_BUFFERED_BYTES) ws.send(message)
+    }
+  }
+
+  private async announce() {
+    const { kv, pubsub } = this.deps
+    await kv.set(viewerKeys.watching(this.auditId), '1', VIEWER_WATCH_TTL_S).catch(() => {})
+    await pubsub.publish(viewerChannels.control(this.auditId), 'watch' satisfies ViewerControl).catch(() => {})
+  }
+
+  private async refresh() {
+    try {
+      if (await isViewerEnded(this.deps.kv, this.auditId)) return this.end()
+      await this.deps.kv.set(viewerKeys.watching(this.auditId), '1', VIEWER_WATCH_TTL_S)
+    } catch (e) {
+      this.deps.log.warn('viewer refresh failed', { auditId: this.auditId, error: (e as Error).message })
+    }
+  }
+
+  end() {
+    const sockets = [...this.sockets]
+    void this.stop(false)
+    for (const ws of sockets) closeSocket(ws, CLOSE_ENDED, ENDED_REASON)
+  }
+
+  /** Drops one socket; the last one stops the relay and tells the crawler nobody watches from here. */
+  remove(ws: ViewerSocket) {
+    this.sockets.delete(ws)
+    if (this.sockets.size === 0 && !this.stopped) void this.stop(true)
+  }
+
+  private async stop(unwatch: boolean) {
+    if (this.stopped) return
+    this.stopped = true
+    this.forget()
+    if (this.timer) clearInterval(this.timer)
+    const { kv, pubsub } = this.deps
+    for (const u of this.unsubs) await u().catch(() => {})
+    if (unwatch) {
+      await kv.del(viewerKeys.watching(this.auditId)).catch(() => {})
+      await pubsub.publish(viewerChannels.control(this.auditId), 'unwatch' satisfies ViewerControl).catch(() => {})
+    }
+  }
+}
+
+function closeSocket(ws: ViewerSocket, code: number, reason: string) {
+  if (ws.data.state === 'closed') return
+  ws.data.state = 'closed'
+  if (ws.data.timer) clearTimeout(ws.data.timer)
+  ws.close(code, reason)
+}
+
+/** Origin must be this service itself: the page's own host, or BASE_URL's origin behind a proxy. */
+export function sameOrigin(req: Request, baseUrl: string): boolean {
+  const origin = req.headers.get('origin')
+  if (!origin) return false
+  let o: URL
+  try {
+    o = new URL(origin)
+  } catch {
+    return false
+  }
+  if (o.protocol !== 'http:' && o.protocol !== 'https:') return false
+  if (o.origin === new URL(baseUrl).origin) return true
+  const host = (req.headers.get('host') ?? new URL(req.url).host).toLowerCase()
+  return o.host === host
+}
+
+export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: KeyValue; log: Logger }) {
+  const { config, pubsub, kv } = deps
+  const log = deps.log.child({ component: 'viewer' })
+  const rules = hostRules(config)
+  const relays = new Map<string, Promise<AuditRelay>>()
+
+  const relayFor = (auditId: string): Promise<AuditRelay> => {
+    let p = relays.get(auditId)
+    if (!p) {
+      const relay = new AuditRelay(auditId, { pubsub, kv, log }, () => relays.delete(auditId))
+      p = relay.start().then(() => relay)
+      p.catch(() => relays.delete(auditId))
+      relays.set(auditId, p)
+    }
+    return p
+  }
+
+  async function admit(ws: ViewerSocket, token: string) {
+    const { auditId } = ws.data
+    const state = await viewerTokenState(kv, auditId, token).catch(() => 'unavailable' as const)
+    if (ws.data.state !== 'checking') return
+    if (state === 'ended') return closeSocket(ws, CLOSE_ENDED, ENDED_REASON)
+    if (state === 'invalid') {
+      log.info('viewer link refused', { auditId })
+      return closeSocket(ws, CLOSE_POLICY, INVALID_REASON)
+    }
+    if (state === 'unavailable') return closeSocket(ws, 1011, 'The live view is unavailable; try again shortly')
+    // A relay found stopping (its last socket just left) is replaced by a fresh one.
+    let relay: AuditRelay | null = null
+    for (let i = 0; i < 3 && (!relay || relay.stopped); i++) relay = await relayFor(auditId).catch(() => null)
+    if (!relay || relay.stopped) return closeSocket(ws, 1011, 'The live view is unavailable; try again shortly')
+    relay.sockets.add(ws)
+    if (ws.data.state !== 'checking') return relay.remove(ws)
+    ws.data.state = 'live'
+    ws.data.relay = relay
+    ws.send(JSON.stringify({ type: 'ready', auditId }))
+    log.info('viewer connected', { auditId })
+    // endViewer may have run between the check and the subscription: its message would be missed.
+    if (await isViewerEnded(kv, auditId).catch(() => false)) relay.end()
+  }
+
+  const websocket: WebSocketHandler<ViewerSocketData> = {
+    // Only the token ever comes from the client.
+    maxPayloadLength: 1_024,
+    idleTimeout: 60,
+    sendPings: true,
+    open(ws) {
+      ws.data.timer = setTimeout(() => closeSocket(ws, CLOSE_POLICY, 'No viewer token was sent'), TOKEN_WAIT_MS)
+    },
+    message(ws, message) {
+      // Read-only: after the token, nothing the client sends is acted upon.
+      if (ws.data.state !== 'awaiting-token') return
+      if (ws.data.timer) clearTimeout(ws.data.timer)
+      ws.data.timer = null
+      ws.data.state = 'checking'
+      void admit(ws, typeof message === 'string' ? message : '')
+    },
+    close(ws) {
+      ws.data.state = 'closed'
+      if (ws.data.timer) clearTimeout(ws.data.timer)
+      ws.data.relay?.remove(ws)
+      ws.data.relay = null
+    },
+  }
+
+  return {
+    websocket,
+    /**
+     * For Bun.serve's fetch: undefined when the request is not for a viewer socket (the app handles it),
+     * a Response when it is refused, or 'upgraded' when the socket is open.
+     */
+    upgrade(req: Request, server: Server<ViewerSocketData>): Response | 'upgraded' | undefined {
+      const path = new URL(req.url).pathname
+      const m = WS_PATH.exec(path)
+      if (!m) return undefined
+      const auditId = decodeURIComponent(m[1]!)
+      const refused = rules.check(req)
+      if (refused) return refused
+      if (!isViewerAuditId(auditId)) return new Response('Not found\n', { status: 404 })
+      if (req.method !== 'GET' || req.headers.get('upgrade')?.toLowerCase() !== 'websocket') {
+        return new Response('WebSocket upgrade required\n', { status: 426, headers: { upgrade: 'websocket' } })
+      }
+      // Against cross-site WebSocket hijacking and DNS rebinding: only the viewer page itself may connect.
+      if (!sameOrigin(req, config.baseUrl)) return new Response('Origin not allowed\n', { status: 403 })
+      const ok = server.upgrade(req, { data: { auditId, state: 'awaiting-token', timer: null, relay: null } })
+      return ok ? 'upgraded' : new Response('WebSocket upgrade failed\n', { status: 400 })
+    },
+  }
+}
+
+export type ViewerSockets = ReturnType<typeof createViewerSockets>

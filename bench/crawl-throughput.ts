@@ -1,0 +1,251 @@
+// Whole-site crawl throughput and memory: our audit against Crawlee's PlaywrightCrawler on the same local
+// fixture site (200 pages by default), in the same run, with the same Chromium and flags, at concurrency
+// 1, 2 and 4. Target: at least 1.5 times Crawlee's pages per minute at equal concurrency, with memory
+// flat over the run. It reports; it never fails on a slow run.
+//
+// Each crawl runs in a child process of its own (ours: bun bench/crawl-ours.ts; Crawlee: node
+// compare-lib/crawlee-runner.mjs), started and set up before the clock starts, so its memory can be read
+// alone: every 200 ms this process sums the resident set of the child and all its descendants
+// (Chromium's browser, renderer, GPU and utility processes) from /proc. Per concurrency the order is
+// ours, Crawlee, ours, Crawlee (--rounds pairs), so drift falls on both.
+//
+//   bun bench/crawl-throughput.ts                      200 pages, concurrency 1,2,4, 2 rounds
+//   bun bench/crawl-throughput.ts --quick              60 pages, concurrency 1,2,4, 1 round
+//   options: --pages=N --concurrency=1,2,4 --rounds=N --engine (crawlSite instead of the audit tools)
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
+import { startCrawlSite } from './lib/crawl-site.ts'
+import { flag, fmtRatio, intFlag, table, withTimeout, writeResult } from './lib/stats.ts'
+
+export const TARGET_RATIO = 1.5
+const SAMPLE_MS = 200
+const RUN_LIMIT_MS = 15 * 60_000
+
+const quick = flag('quick') === true
+const pages = intFlag('pages', quick ? 60 : 200, 10, 500)
+const rounds = intFlag('rounds', quick ? 1 : 2, 1, 10)
+const concurrencies = String(flag('concurrency') === undefined ? '1,2,4' : flag('concurrency'))
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n >= 1 && n <= 16)
+// The audit tools if they are there, else the crawl engine alone; --engine forces the engine.
+const auditToolsPresent = existsSync(join(import.meta.dir, '../api/mcp/tools/audit_app.ts')) && existsSync(join(import.meta.dir, '../crawler/audit-worker.ts'))
+const engine = flag('engine') === true || !auditToolsPresent
+
+type Side = 'ours' | 'crawlee'
+
+export interface RunResult {
+  side: Side
+  concurrency: number
+  pages: number
+  failed: number
+  seconds: number
+  pagesPerMinute: number
+  peakRssMb: number
+  /** Tree RSS when the crawl started, and at 25, 50, 75 and 100% of its duration. */
+  rssAtMb: [number, number, number, number, number]
+  samples: number
+}
+
+export interface CrawlThroughputResult {
+  bench: 'crawl-throughput'
+  pages: number
+  oursMode: string
+  crawleeVersion: string
+  runs: RunResult[]
+  /** Per concurrency: median pages/min of each side and the ratio ours/crawlee. */
+  byConcurrency: Array<{ concurrency: number; ours: number; crawlee: number; ratio: number; oursPeakMb: number; crawleePeakMb: number }>
+  target: number
+}
+
+// ---- memory of a process tree, from /proc ----
+
+const PAGE_BYTES = 4096
+
+function treeRssBytes(root: number): number {
+  const children = new Map<number, number[]>()
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name)
+    if (!Number.isInteger(pid)) continue
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      const list = children.get(ppid) ?? []
+      list.push(pid)
+      children.set(ppid, list)
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  let total = 0
+  const stack = [root]
+  for (let guard = 0; stack.length && guard < 10_000; guard++) {
+    const pid = stack.pop()!
+    try {
+      total += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES
+    } catch {}
+    stack.push(...(children.get(pid) ?? []))
+  }
+  return total
+}
+
+// ---- one crawl in a child process ----
+
+async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder()
+  const reader = stream.getReader()
+  let buf = ''
+  for (let i = 0; i < 10_000_000; i++) {
+    const { done, value } = await reader.read()
+    if (done) return
+    buf += decoder.decode(value, { stream: true })
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      yield buf.slice(0, nl)
+      buf = buf.slice(nl + 1)
+    }
+  }
+}
+
+async function runOne(side: Side, siteUrl: string, concurrency: number): Promise<{ result: RunResult; info: Record<string, unknown> }> {
+  const storage = mkdtempSync(join(tmpdir(), 'appaudit-crawlee-'))
+  const cmd =
+    side === 'ours'
+      ? [process.execPath, join(import.meta.dir, 'crawl-ours.ts'), `--site=${siteUrl}`, `--concurrency=${concurrency}`, `--pages=${pages}`, ...(engine ? ['--engine'] : [])]
+      : ['node', join(import.meta.dir, 'compare-lib/crawlee-runner.mjs'), JSON.stringify({
+          url: siteUrl, concurrency, maxPages: pages, executablePath: chromiumPath(''), args: CHROMIUM_ARGS,
+        })]
+  const proc: Subprocess<'pipe', 'pipe', 'inherit'> = Bun.spawn(cmd, {
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'inherit',
+    env: { ...process.env, CRAWLEE_STORAGE_DIR: storage, CRAWLEE_PURGE_ON_START: 'true' },
+  })
+  const timer = setTimeout(() => proc.kill('SIGKILL'), RUN_LIMIT_MS)
+  const samples: Array<{ t: number; rss: number }> = []
+  let sampler: ReturnType<typeof setInterval> | null = null
+  let t0 = 0
+  let info: Record<string, unknown> = {}
+  try {
+    let done: { pages: number; failed: number; ms: number } | null = null
+    for await (const line of lines(proc.stdout)) {
+      if (!line.startsWith('@@bench ')) continue
+      const msg = JSON.parse(line.slice(8))
+      if (msg.error) throw new Error(`${side}: ${msg.error}`)
+      if (msg.ready) {
+        info = msg
+        t0 = performance.now()
+        samples.push({ t: 0, rss: treeRssBytes(proc.pid) })
+        sampler = setInterval(() => samples.push({ t: performance.now() - t0, rss: treeRssBytes(proc.pid) }), SAMPLE_MS)
+        proc.stdin.write('go\n')
+        proc.stdin.flush()
+      } else if (msg.done) {
+        samples.push({ t: performance.now() - t0, rss: treeRssBytes(proc.pid) })
+        if (sampler) clearInterval(sampler)
+        done = msg.done
+        // Read on to the end, so the child never blocks on a full pipe while it cleans up.
+      }
+    }
+    if (!done) throw new Error(`${side} at concurrency ${concurrency} ended without a result (exit ${await proc.exited})`)
+    const end = samples[samples.length - 1]!.t
+    const at = (f: number) => {
+      // The last sample taken at or before that point of the run.
+      let best = samples[0]!
+      for (const s of samples) if (s.t <= f * end) best = s
+      return best.rss / 2 ** 20
+    }
+    const seconds = done.ms / 1000
+    return {
+      info,
+      result: {
+        side,
+        concurrency,
+        pages: done.pages,
+        failed: done.failed,
+        seconds,
+        pagesPerMinute: (done.pages * 60) / seconds,
+        peakRssMb: Math.max(...samples.map((s) => s.rss)) / 2 ** 20,
+        rssAtMb: [at(0), at(0.25), at(0.5), at(0.75), at(1)],
+        samples: samples.length,
+      },
+    }
+  } finally {
+    if (sampler) clearInterval(sampler)
+    clearTimeout(timer)
+    proc.stdin.end()
+    await withTimeout(proc.exited, 30_000, `${side} child exiting`).catch(() => proc.kill('SIGKILL'))
+    rmSync(storage, { recursive: true, force: true })
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+// ---- the run ----
+
+const site = startCrawlSite(pages)
+const runs: RunResult[] = []
+let oursMode = ''
+let crawleeVersion = ''
+let crawleeNode = ''
+try {
+  console.log(`crawl-throughput: ${pages}-page fixture site at ${site.url}, concurrency ${concurrencies.join(', ')}, ${rounds} round(s) of ours then Crawlee`)
+  console.log(`ours: ${engine ? `crawl engine crawlSite directly${auditToolsPresent ? ' (--engine)' : ' (the audit tools are not in this tree)'}` : 'the real audit (audit_app, get_audit polled every 250 ms) through the service in production mode'}`)
+  for (const c of concurrencies) {
+    for (let r = 0; r < rounds; r++) {
+      for (const side of ['ours', 'crawlee'] as const) {
+        const { result, info } = await runOne(side, site.url, c)
+        if (side === 'ours') oursMode = String(info.mode ?? '')
+        else {
+          crawleeVersion = String(info.crawleeVersion ?? '')
+          crawleeNode = String(info.node ?? '')
+        }
+        runs.push(result)
+        console.log(
+          `  c=${c} ${side.padEnd(7)} ${result.pages} pages (${result.failed} failed) in ${result.seconds.toFixed(1)} s: ` +
+            `${result.pagesPerMinute.toFixed(0)} pages/min, peak ${result.peakRssMb.toFixed(0)} MB`,
+        )
+      }
+    }
+  }
+
+  const mb = (n: number) => n.toFixed(0)
+  const rows = [['concurrency', 'side', 'pages', 'seconds', 'pages/min', 'peak RSS MB', 'RSS MB at 0/25/50/75/100%']]
+  for (const r of runs) {
+    rows.push([String(r.concurrency), r.side, String(r.pages), r.seconds.toFixed(1), r.pagesPerMinute.toFixed(0), mb(r.peakRssMb), r.rssAtMb.map(mb).join(' / ')])
+  }
+  console.log(`\nours: ${oursMode}; reference: Crawlee ${crawleeVersion} PlaywrightCrawler under node ${crawleeNode} (same Chromium ${chromiumPath('') ?? "(Playwright's)"}, same flags)\n`)
+  console.log(table(rows))
+
+  const byConcurrency = concurrencies.map((c) => {
+    const of = (side: Side) => runs.filter((r) => r.concurrency === c && r.side === side)
+    const ours = median(of('ours').map((r) => r.pagesPerMinute))
+    const crawlee = median(of('crawlee').map((r) => r.pagesPerMinute))
+    return {
+      concurrency: c,
+      ours,
+      crawlee,
+      ratio: ours / crawlee,
+      oursPeakMb: Math.max(...of('ours').map((r) => r.peakRssMb)),
+      crawleePeakMb: Math.max(...of('crawlee').map((r) => r.peakRssMb)),
+    }
+  })
+  const summary = [['concurrency', 'ours pages/min', 'Crawlee pages/min', 'ratio ours/Crawlee', 'target', 'ours peak MB', 'Crawlee peak MB']]
+  for (const b of byConcurrency) {
+    summary.push([
+      String(b.concurrency), b.ours.toFixed(0), b.crawlee.toFixed(0), fmtRatio(b.ratio),
+      b.ratio >= TARGET_RATIO ? `>= ${TARGET_RATIO}: met` : `>= ${TARGET_RATIO}: NOT met`, mb(b.oursPeakMb), mb(b.crawleePeakMb),
+    ])
+  }
+  console.log(`\nmedians per concurrency (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})\n`)
+  console.log(table(summary))
+  const result: CrawlThroughputResult = { bench: 'crawl-throughput', pages, oursMode, crawleeVersion, runs, byConcurrency, target: TARGET_RATIO }
+  await writeResult(result)
+} finally {
+  site.stop()
+}

@@ -1,0 +1,280 @@
+// The audit worker: takes 'audit' jobs from the queue, holds the audit through a Postgres lease, crawls
+// the site (crawler/audit/crawl.ts), stores every page as it arrives, keeps progress current, and builds
+// the result at the end. Errors are sorted by consequence:
+//   the target's fault (blocked, unreachable, nothing loaded) -> failed at once, not refunded;
+//   ours (browser crash, database hiccup)                      -> retried, failed and refunded after the limit;
+//   shutdown (SIGTERM)                                         -> handed back uncounted; the next holder resumes.
+import { hostname } from 'node:os'
+import type { Page } from 'playwright-core'
+import { auditChannel, type AuditEvent } from '../shared/audit-events.ts'
+import { buildAuditResult, type AuditPageInput } from '../shared/audit-report.ts'
+import {
+  claimAudit, completeAudit, failAudit, getAuditById, isFinished, listAuditPages, releaseAudit, renewAuditLease,
+  storeAuditPage, updateAuditProgress, type AuditProgress, type AuditRow,
+} from '../shared/db/audits.ts'
+import { refundAudit } from '../shared/db/ledger.ts'
+import { policyFromConfig } from '../shared/egress/guard.ts'
+import { isAppError } from '../shared/errors.ts'
+import { newId } from '../shared/ids.ts'
+import type { Logger } from '../shared/log.ts'
+import type { Delivery } from '../shared/queue/types.ts'
+import type { CheckResult } from '../shared/report.ts'
+import { endViewer } from '../shared/viewer.ts'
+import { crawlSite, type CrawlSummary } from './audit/crawl.ts'
+import { attachScreencast } from './viewer/screencast.ts'
+import { trustedSpki, type RunningWorker, type WorkerDeps } from './worker.ts'
+
+/** Progress goes to Postgres and pub/sub at most this often. */
+const PROGRESS_EVERY_MS = 1_000
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms)
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
+  })
+
+/** Target failures: the site's fault, so the audit fails without a retry or a refund. */
+const TARGET_CODES = new Set(['target_blocked', 'target_unreachable', 'invalid_url'])
+
+export function startAuditWorker(deps: WorkerDeps): RunningWorker {
+  const consumer = `${hostname()}-${process.pid}-audit-${newId('w').slice(2, 10)}`
+  const log = deps.log.child({ worker: consumer })
+  const stopping = new AbortController()
+  const done = deps.infra.queue.consume('audit', (d) => handleAudit(deps, d, consumer, log, stopping.signal), {
+    consumer,
+    concurrency: deps.config.AUDIT_WORKER_CONCURRENCY,
+    signal: stopping.signal,
+  })
+  log.info('audit worker started', { concurrency: deps.config.AUDIT_WORKER_CONCURRENCY, pagesInFlight: deps.config.AUDIT_CONCURRENCY })
+  return {
+    consumer,
+    async stop() {
+      // Stops taking jobs and aborts the crawls in flight, which hand their audits back.
+      stopping.abort()
+      await done
+    },
+  }
+}
+
+async function finish(deps: WorkerDeps, auditId: string, status: 'completed' | 'failed' | 'cancelled') {
+  const { infra } = deps
+  await infra.pubsub.publish(auditChannel(auditId), JSON.stringify({ type: 'done', status } satisfies AuditEvent)).catch(() => {})
+  await endViewer(infra.pubsub, infra.kv, auditId).catch(() => {})
+}
+
+/** Fails the audit for a reason of ours and gives its charge back. */
+async function failOurs(deps: WorkerDeps, auditId: string, message: string) {
+  if (await failAudit(deps.db.sql, auditId, { code: 'audit_failed', message })) await refundAudit(deps.db.sql, auditId)
+  await finish(deps, auditId, 'failed')
+}
+
+export async function handleAudit(deps: WorkerDeps, d: Delivery, consumer: string, parentLog: Logger, stopping: AbortSignal): Promise<void> {
+  const { db, config } = deps
+  const auditId = d.job.ref
+  const log = parentLog.child({ auditId, delivery: d.deliveryCount })
+
+  let audit = await getAuditById(db.sql, auditId)
+  if (!audit || isFinished(audit.status)) {
+    await d.ack() // finished, or deleted: a late duplicate
+    return
+  }
+  if (d.deliveryCount > config.JOB_MAX_DELIVERIES) {
+    await failOurs(deps, auditId, `Gave up after ${config.JOB_MAX_DELIVERIES} attempts`)
+    await d.ack()
+    log.warn('audit failed for good after repeated attempts; refunded')
+    return
+  }
+
+  const leaseMs = config.JOB_CLAIM_IDLE_MS
+  let claimed = await claimAudit(db.sql, auditId, consumer, leaseMs)
+  if (!claimed) {
+    // Someone holds a live lease: the previous holder may have just died (its lease runs out soon) or be
+    // alive (a duplicate delivery). Wait out the lease once, bounded, then decide.
+    const current = await getAuditById(db.sql, auditId)
+    if (current && !isFinished(current.status) && current.leaseUntil) {
+      const wait = Math.min(Math.max(0, current.leaseUntil.getTime() - Date.now()) + 250, leaseMs + 1_000)
+      await sleep(wait, stopping)
+      if (!stopping.aborted) claimed = await claimAudit(db.sql, auditId, consumer, leaseMs)
+    }
+    if (!claimed) {
+      if (stopping.aborted) return void (await d.release({ countAttempt: false }))
+      // A live holder runs it. Should it die, its lease expires and recovery dispatches the audit again.
+      log.info('audit held by another live worker; dropping this delivery')
+      await d.ack()
+      return
+    }
+  }
+  audit = claimed
+
+  const crawlAbort = new AbortController()
+  let leaseLost = false
+  const onStop = () => crawlAbort.abort()
+  stopping.addEventListener('abort', onStop, { once: true })
+  const lease = setInterval(() => {
+    renewAuditLease(db.sql, auditId, consumer, leaseMs)
+      .then((held) => {
+        if (!held && !leaseLost) {
+          leaseLost = true
+          log.warn('audit lease lost; stopping this crawl')
+          crawlAbort.abort()
+        }
+      })
+      .catch((e) => log.warn('lease renewal failed', { error: (e as Error).message }))
+  }, Math.max(200, Math.floor(leaseMs / 3)))
+
+  try {
+    const outcome = await crawlAndStore(deps, audit, consumer, crawlAbort.signal, log)
+    if (stopping.aborted && !leaseLost && outcome.stoppedBy === 'aborted') {
+      await releaseAudit(db.sql, auditId, consumer)
+      await d.release({ countAttempt: false })
+      log.info('audit handed back on shutdown', { pagesStored: outcome.progress.pagesScanned + outcome.progress.pagesFailed })
+      return
+    }
+    if (leaseLost) {
+      // Cancelled while crawling: this holder is the one to end the viewer. Otherwise another holder has it.
+      if ((await getAuditById(db.sql, auditId))?.status === 'cancelled') await finish(deps, auditId, 'cancelled')
+      await d.ack()
+      return
+    }
+    const pages = await listAuditPages(db.sql, auditId)
+    if (pages.length > 0 && pages.every((p) => !p.ok)) {
+      // Nothing loaded: the target's fault (blocked, unreachable, an error on every page). Not refunded.
+      const first = pages.find((p) => p.url === audit.url) ?? pages[0]!
+      const code = /block/i.test(first.error ?? '') ? 'target_blocked' : 'target_unreachable'
+      await failAudit(db.sql, auditId, { code, message: `No page of the site could be loaded: ${first.error ?? `HTTP ${first.httpStatus}`}` })
+      await finish(deps, auditId, 'failed')
+      await d.ack()
+      log.info('audit failed: target', { code })
+      return
+    }
+    const result = buildAuditResult(
+      { auditId, url: audit.url, stoppedBy: outcome.stoppedBy, pagesDiscovered: outcome.progress.pagesDiscovered, finishedAt: new Date().toISOString() },
+      pages.map((p): AuditPageInput => ({ ...p, checks: p.checks as CheckResult[] })),
+      outcome.siteChecks,
+    )
+    const progress = { pagesDiscovered: result.pagesDiscovered, pagesScanned: result.pagesScanned, pagesFailed: result.pagesFailed, currentUrl: null }
+    if (await completeAudit(db.sql, auditId, consumer, result, progress)) {
+      await finish(deps, auditId, 'completed')
+      log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
+    }
+    await d.ack()
+  } catch (e) {
+    if (isAppError(e) && TARGET_CODES.has(e.code)) {
+      await failAudit(db.sql, auditId, { code: e.code, message: e.message })
+      await finish(deps, auditId, 'failed')
+      await d.ack()
+      log.info('audit failed: target', { code: e.code })
+      return
+    }
+    log.warn('audit attempt failed; handing it back', { error: (e as Error).message })
+    if (d.deliveryCount >= config.JOB_MAX_DELIVERIES) {
+      await failOurs(deps, auditId, `Audit failed after ${d.deliveryCount} attempts: ${(e as Error).message}`)
+      await d.ack()
+    } else {
+      await releaseAudit(db.sql, auditId, consumer).catch(() => {})
+      await d.release({ countAttempt: true })
+    }
+  } finally {
+    clearInterval(lease)
+    stopping.removeEventListener('abort', onStop)
+  }
+}
+
+/** Runs the crawl, resuming from the pages an earlier holder stored, and stores each page as it arrives. */
+async function crawlAndStore(
+  deps: WorkerDeps,
+  audit: AuditRow,
+  consumer: string,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<{ stoppedBy: CrawlSummary['stoppedBy']; siteChecks: CheckResult[]; progress: AuditProgress }> {
+  const { db, infra, config } = deps
+  const auditId = audit.id
+  const stored = await listAuditPages(db.sql, auditId)
+  const progress: AuditProgress = {
+    pagesDiscovered: Math.max(audit.progress.pagesDiscovered, stored.length),
+    pagesScanned: stored.filter((p) => p.ok).length,
+    pagesFailed: stored.filter((p) => !p.ok).length,
+    currentUrl: null,
+  }
+  // The time budget counts from the first start, so a takeover does not restart the clock.
+  const budgetMs = audit.options.maxDurationSeconds * 1000 - (Date.now() - (audit.startedAt ?? new Date()).getTime())
+  const pagesLeft = audit.options.maxPages - stored.length
+  if (stored.length > 0 && (budgetMs <= 0 || pagesLeft <= 0)) {
+    return { stoppedBy: budgetMs <= 0 ? 'maxDuration' : 'maxPages', siteChecks: [], progress }
+  }
+
+  let lastWrite = 0
+  let pendingWrite: ReturnType<typeof setTimeout> | null = null
+  const writeProgress = async () => {
+    lastWrite = Date.now()
+    pendingWrite = null
+    const snapshot = { ...progress }
+    await updateAuditProgress(db.sql, auditId, consumer, snapshot).catch((e) => log.warn('progress write failed', { error: (e as Error).message }))
+    await infra.pubsub.publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent)).catch(() => {})
+  }
+  // Throttled with a trailing write, so the last change before a pause is never lost.
+  const touch = () => {
+    if (pendingWrite) return
+    const wait = Math.max(0, PROGRESS_EVERY_MS - (Date.now() - lastWrite))
+    pendingWrite = setTimeout(() => void writeProgress(), wait)
+  }
+
+  const startedAt = new Map<string, Date>()
+  let cast: { detach(): Promise<void> } | null = null
+  const detachCast = async () => {
+    const c = cast
+    cast = null
+    await c?.detach().catch(() => {})
+  }
+  if (stored.length) log.info('resuming audit', { pagesStored: stored.length })
+  await updateAuditProgress(db.sql, auditId, consumer, progress)
+
+  try {
+    const summary = await crawlSite(
+      {
+        startUrl: audit.url,
+        maxPages: audit.options.maxPages,
+        maxDepth: audit.options.maxDepth,
+        maxDurationMs: Math.max(1_000, budgetMs),
+        concurrency: config.AUDIT_CONCURRENCY,
+        navTimeoutMs: config.NAV_TIMEOUT_MS,
+        signal,
+        resume: stored.map((p) => ({ url: p.url, depth: p.depth, links: p.links })),
+      },
+      { browser: deps.browser, policy: policyFromConfig(config), log, trustedSpki: trustedSpki(config), probeTimeoutMs: config.PROBE_TIMEOUT_MS },
+      {
+        onDiscovered(total) {
+          progress.pagesDiscovered = Math.max(progress.pagesDiscovered, total)
+          touch()
+        },
+        onPageStart(url: string, page: Page) {
+          startedAt.set(url, new Date())
+          progress.currentUrl = url
+          touch()
+          const previous = cast
+          cast = null
+          void previous?.detach().catch(() => {})
+          attachScreencast(page, { auditId, pubsub: infra.pubsub, kv: infra.kv, log })
+            .then((c) => {
+              if (cast || signal.aborted) void c.detach()
+              else cast = c
+            })
+            .catch((e) => log.debug('screencast not attached', { error: (e as Error).message }))
+        },
+        async onPage(page) {
+          const ok = await storeAuditPage(db.sql, auditId, consumer, page, startedAt.get(page.url) ?? null)
+          startedAt.delete(page.url)
+          if (!ok) return
+          if (page.ok) progress.pagesScanned++
+          else progress.pagesFailed++
+          touch()
+        },
+      },
+    )
+    return { stoppedBy: summary.stoppedBy, siteChecks: summary.siteChecks, progress }
+  } finally {
+    if (pendingWrite) clearTimeout(pendingWrite)
+    await detachCast()
+  }
+}

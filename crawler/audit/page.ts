@@ -1,0 +1,228 @@
+// One page of a site crawl: load it in a lane's browser context, record it with gather.ts's recorder,
+// read its links from the rendered DOM and judge it with the page-level checks.
+//
+// Which checks run per page, and which once per site, follows from the artifacts a check declares
+// (`requires` and `optional`):
+//   - site-level: any check reading `probes`, `sourceMaps`, `cors`, `tls` or `httpRedirect`. Those
+//     artifacts describe the origin, not a page (exposed files, TLS, the http->https redirect, the CORS
+//     probe), so gather() collects them once for the start URL and their results are the crawl's
+//     siteChecks.
+//   - page-level: every other check. They read `target`, `mainResponse`, `page`, `scripts`,
+//     `performance` and `accessibility`, all of which the crawl builds per page from the browser's own
+//     view: `mainResponse` is the document response Chromium received (headers, Set-Cookie, body),
+//     not a second plain-HTTP request, so a page costs one fetch.
+//   - media-dependent: images, fonts and media are not loaded while crawling (speed), so the checks that
+//     weigh or count a page's resources (perf-page-weight, perf-request-count) would judge a page lighter
+//     than it is: they are left out of per-page results (the site-level scan of the start URL loads
+//     everything).
+//   - accessibility: axe takes longer than the rest of a page together, so it runs on the first
+//     AXE_MAX_PAGES pages with a DOM template (tag/id/class skeleton) not seen before; pages sharing a
+//     template with an audited page mostly share its violations. The check is left out where axe did not run.
+import type { BrowserContext, Page, Response as PwResponse } from 'playwright-core'
+import { CHECKS } from '../../shared/checks/registry.ts'
+import type { AnyCheck } from '../../shared/checks/registry.ts'
+import type { ArtifactName, Artifacts, HttpResponseArtifact, RedirectChain } from '../../shared/checks/types.ts'
+import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
+import { runCheck, type CheckResult } from '../../shared/report.ts'
+import type { BrowserPool } from '../browser.ts'
+import { LIMITS, quiet, readLoadedPage, recordPage, USER_AGENT } from '../gather.ts'
+
+/** Artifacts that describe the origin rather than one page: collected once per site. */
+const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>(['probes', 'sourceMaps', 'cors', 'tls', 'httpRedirect'])
+/** Page checks that weigh or count resources the crawl deliberately does not load. */
+const MEDIA_DEPENDENT_CHECKS = new Set(['perf-page-weight', 'perf-request-count'])
+
+const reads = (c: AnyCheck): ArtifactName[] => [...c.requires, ...(c.optional ?? [])]
+export const SITE_CHECKS: readonly AnyCheck[] = CHECKS.filter((c: AnyCheck) => reads(c).some((a) => SITE_ARTIFACTS.has(a)))
+export const PAGE_CHECKS: readonly AnyCheck[] = CHECKS.filter((c: AnyCheck) => !reads(c).some((a) => SITE_ARTIFACTS.has(a)))
+
+export const CRAWL_LIMITS = {
+  /** After load, how long the network must stay idle and the longest wait for it (gather waits longer). */
+  quietMs: 100,
+  quietMaxMs: 500,
+  /** Links read from one page. */
+  linksPerPage: 2_000,
+  /** Pages axe runs on per crawl, one per new DOM template. */
+  axeMaxPages: 20,
+  /** Resource types not loaded while crawling: they do not change links, headers, scripts or the DOM. */
+  blockedResourceTypes: ['image', 'font', 'media'] as readonly string[],
+}
+
+/** A browser context for one crawl lane: the crawl's proxy, media blocked, downloads refused. */
+export async function openLaneContext(pool: BrowserPool, proxy: EgressProxy, blockMedia: boolean): Promise<BrowserContext> {
+  const context = await pool.newContext({
+    proxy: proxySettingsFor(proxy),
+    userAgent: USER_AGENT,
+    serviceWorkers: 'block',
+    ignoreHTTPSErrors: false,
+    acceptDownloads: false,
+    viewport: { width: 1280, height: 800 },
+  })
+  if (blockMedia) {
+    const blocked = new Set(CRAWL_LIMITS.blockedResourceTypes)
+    await context.route('**/*', (route) =>
+      blocked.has(route.request().resourceType()) ? route.abort('blockedbyclient') : route.fallback(),
+    )
+  }
+  return context
+}
+
+export type PageVisit =
+  | {
+      kind: 'page'
+      finalUrl: string
+      httpStatus: number | null
+      ok: boolean
+      error?: string
+      /** Raw hrefs and the base they resolve against. */
+      links: string[]
+      base: string
+      checks: CheckResult[]
+      loadMs: number
+    }
+  /** The URL answered with something other than HTML (or started a download): not a page. */
+  | { kind: 'not_html'; finalUrl: string; contentType: string }
+
+export interface VisitOptions {
+  navTimeoutMs: number
+  blockMedia: boolean
+  /** Decides, from the page's DOM template key, whether axe runs on it. */
+  wantsAxe(templateKey: string): boolean
+  onPageStart(page: Page): void
+}
+
+/** Runs in the page: link targets (a, area, link rel=next/prev) and a key of the DOM's skeleton. */
+function readLinksAndTemplate(max: number): { base: string; hrefs: string[]; template: string } {
+  const hrefs: string[] = []
+  for (const el of Array.from(document.querySelectorAll('a[href], area[href], link[rel~="next"][href], link[rel~="prev"][href]'))) {
+    if (hrefs.length >= max) break
+    if (el.hasAttribute('download')) continue
+    const h = el.getAttribute('href')
+    if (h) hrefs.push(h)
+  }
+  // Template: tag, id and sorted classes of elements up to four levels below body, order-free and deduped.
+  const parts = new Set<string>()
+  let visited = 0
+  const walk = (el: Element, depth: number, path: string) => {
+    if (visited++ > 1_500 || depth > 4) return
+    const cls = Array.from(el.classList).sort().join('.')
+    const here = `${path}/${el.tagName}${el.id ? '#' + el.id : ''}${cls ? '.' + cls : ''}`
+    parts.add(here)
+    for (const child of Array.from(el.children)) walk(child, depth + 1, here)
+  }
+  if (document.body) walk(document.body, 0, '')
+  let h = 5381
+  for (const s of Array.from(parts).sort().join('|')) h = ((h * 33) ^ s.charCodeAt(0)) >>> 0
+  return { base: document.baseURI, hrefs, template: h.toString(36) }
+}
+
+function isHtml(contentType: string): boolean {
+  const t = contentType.split(';')[0]!.trim().toLowerCase()
+  return t === '' || t === 'text/html' || t === 'application/xhtml+xml'
+}
+
+/** The document response as gather's plain-HTTP artifact: headers joined, Set-Cookie kept apart. */
+async function responseArtifact(url: string, res: PwResponse): Promise<HttpResponseArtifact> {
+  const list = await res.headersArray().catch(() => [] as { name: string; value: string }[])
+  const headers: Record<string, string> = {}
+  const setCookies: string[] = []
+  for (const { name, value } of list) {
+    const k = name.toLowerCase()
+    if (k === 'set-cookie') setCookies.push(...value.split('\n'))
+    else headers[k] = headers[k] === undefined ? value : `${headers[k]}, ${value}`
+  }
+  const buf = await res.body().catch(() => null)
+  return {
+    url,
+    status: res.status(),
+    headers,
+    setCookies,
+    contentType: headers['content-type'] ?? '',
+    body: buf ? buf.subarray(0, LIMITS.mainBody).toString('utf8') : '',
+    bodyTruncated: buf ? buf.length > LIMITS.mainBody : false,
+  }
+}
+
+function chainOf(url: string, res: PwResponse): RedirectChain {
+  const hops: RedirectChain['hops'] = []
+  for (let r = res.request().redirectedFrom(); r; r = r.redirectedFrom()) hops.unshift({ url: r.url(), status: 0, location: r.redirectedTo()?.url() ?? null })
+  hops.push({ url: res.url(), status: res.status(), location: null })
+  return { startUrl: url, hops, finalUrl: res.url(), error: null }
+}
+
+/**
+ * Loads one URL in a new page of `context` and judges it. Never throws for the target's faults (they
+ * become `ok: false`); rejects when the page crashes. The caller owns the deadline and closes the page.
+ */
+export async function visitPage(context: BrowserContext, url: string, origin: string, opts: VisitOptions, track: (page: Page) => void): Promise<PageVisit> {
+  const page = await context.newPage()
+  track(page)
+  const crashed = new Promise<never>((_, reject) => page.once('crash', () => reject(new Error('page crashed'))))
+  crashed.catch(() => {})
+  const guard = <T>(p: Promise<T>) => Promise.race([p, crashed])
+  const rec = recordPage(page)
+  try {
+    opts.onPageStart(page)
+  } catch {}
+  const t0 = performance.now()
+  let res: PwResponse | null = null
+  let error: string | undefined
+  try {
+    res = await guard(page.goto(url, { waitUntil: 'load', timeout: opts.navTimeoutMs }))
+  } catch (e) {
+    const msg = (e as Error).message.split('\n')[0] ?? 'navigation failed'
+    if (msg === 'page crashed') throw e
+    if (/Download is starting/i.test(msg)) return { kind: 'not_html', finalUrl: url, contentType: 'download' }
+    error = msg
+  }
+  if (!res) {
+    return { kind: 'page', finalUrl: page.url() || url, httpStatus: null, ok: false, error: error ?? 'no response', links: [], base: url, checks: [], loadMs: Math.round(performance.now() - t0) }
+  }
+  const failure = egressFailure(res)
+  if (failure) {
+    return { kind: 'page', finalUrl: res.url(), httpStatus: null, ok: false, error: `${failure.code}: ${failure.reason}`, links: [], base: url, checks: [], loadMs: Math.round(performance.now() - t0) }
+  }
+  const contentType = (await res.allHeaders().catch(() => ({}) as Record<string, string>))['content-type'] ?? ''
+  if (!isHtml(contentType)) return { kind: 'not_html', finalUrl: res.url(), contentType }
+  await guard(quiet(rec.traffic, CRAWL_LIMITS.quietMs, CRAWL_LIMITS.quietMaxMs))
+  const loadMs = Math.round(performance.now() - t0)
+  const finalUrl = page.url()
+  const status = res.status()
+  const found = await guard(page.evaluate(readLinksAndTemplate, CRAWL_LIMITS.linksPerPage)).catch((e: Error) => {
+    if (e.message === 'page crashed') throw e
+    return { base: finalUrl, hrefs: [] as string[], template: '' }
+  })
+  const sameOrigin = new URL(finalUrl).origin === origin
+  if (!sameOrigin) {
+    // Redirected off the site: not ours to judge or to follow.
+    return { kind: 'page', finalUrl, httpStatus: status, ok: status < 400, links: [], base: finalUrl, checks: [], loadMs }
+  }
+  const axe = opts.wantsAxe(found.template)
+  const [loaded, mainResponse] = await guard(Promise.all([readLoadedPage(page, context, rec, { status, error: null }, { axe }), responseArtifact(finalUrl, res)]))
+  const artifacts: Artifacts = {
+    target: { url, finalUrl, origin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
+    mainResponse,
+    redirectChain: chainOf(url, res),
+    httpRedirect: null,
+    page: loaded.page,
+    scripts: loaded.scripts,
+    probes: {},
+    sourceMaps: [],
+    cors: null,
+    tls: null,
+    accessibility: loaded.accessibility,
+    performance: loaded.performance,
+  }
+  const checks = PAGE_CHECKS.filter((c) => (axe || c.id !== 'accessibility') && !(opts.blockMedia && MEDIA_DEPENDENT_CHECKS.has(c.id))).map((c) => runCheck(c, artifacts))
+  return {
+    kind: 'page',
+    finalUrl,
+    httpStatus: status,
+    ok: status < 400,
+    ...(status >= 400 ? { error: `HTTP ${status}` } : {}),
+    links: found.hrefs,
+    base: found.base,
+    checks,
+    loadMs,
+  }
+}

@@ -1,0 +1,116 @@
+// One warm Chromium per crawler process; a fresh context per scan. Relaunched if it dies.
+import { existsSync } from 'node:fs'
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core'
+import type { Logger } from '../shared/log.ts'
+import { CHROMIUM_EGRESS_ARGS } from '../shared/egress/proxy.ts'
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+]
+
+export function chromiumPath(configured: string): string | undefined {
+  if (configured) return configured
+  return existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined
+}
+
+export class BrowserPool {
+  private browser: Promise<Browser> | null = null
+  private closed = false
+  /** Contexts still open per browser, so a recycled browser closes only once its pages are done. */
+  private openContexts = new Map<Promise<Browser>, number>()
+  /** Browsers recycled but still serving contexts opened before. */
+  private retiring = new Set<Promise<Browser>>()
+  /** Bumped by recycle(): contexts opened under an older generation belong to a retiring browser. */
+  generation = 0
+
+  constructor(
+    private executablePath: string | undefined,
+    private log: Logger,
+    /** Certificates (by SPKI hash) trusted besides the public CAs. */
+    private trustedSpki: string[] = [],
+  ) {}
+
+  private launch(): Promise<Browser> {
+    const p = chromium
+      .launch({
+        executablePath: this.executablePath,
+        args: [
+          ...CHROMIUM_ARGS,
+          ...CHROMIUM_EGRESS_ARGS,
+          ...(this.trustedSpki.length ? [`--ignore-certificate-errors-spki-list=${this.trustedSpki.join(',')}`] : []),
+        ],
+        // Contexts set their own proxy (the egress guard). A context without one would use this dead
+        // address and reach nothing: deny by default.
+        proxy: { server: 'http://127.0.0.1:9' },
+        timeout: 30_000,
+      })
+      .then((b) => {
+        b.on('disconnected', () => {
+          if (this.browser === p) this.browser = null
+          if (!this.closed) this.log.warn('browser disconnected; next scan relaunches it')
+        })
+        return b
+      })
+    p.catch(() => {
+      if (this.browser === p) this.browser = null
+    })
+    return p
+  }
+
+  async newContext(options: BrowserContextOptions): Promise<BrowserContext> {
+    if (this.closed) throw new Error('browser pool closed')
+    this.browser ??= this.launch()
+    const p = this.browser
+    const browser = await p
+    const context = await browser.newContext(options)
+    this.openContexts.set(p, (this.openContexts.get(p) ?? 0) + 1)
+    context.once('close', () => {
+      const left = (this.openContexts.get(p) ?? 1) - 1
+      if (left > 0) return void this.openContexts.set(p, left)
+      this.openContexts.delete(p)
+      if (this.retiring.has(p)) this.closeRetired(p)
+    })
+    return context
+  }
+
+  /**
+   * Retires the current browser (long crawls: Chromium's memory grows with pages served). The next
+   * newContext launches a fresh one; the old one closes once every context opened on it is closed.
+   */
+  recycle(): void {
+    const p = this.browser
+    if (!p) return
+    this.browser = null
+    this.generation++
+    this.retiring.add(p)
+    if (!this.openContexts.get(p)) this.closeRetired(p)
+  }
+
+  private closeRetired(p: Promise<Browser>): void {
+    this.retiring.delete(p)
+    void p.then((b) => b.close()).catch(() => {})
+  }
+
+  /** Launches now, so the first scan does not pay for it. */
+  async warm(): Promise<void> {
+    this.browser ??= this.launch()
+    await this.browser
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const b = this.browser
+    this.browser = null
+    const retiring = [...this.retiring]
+    this.retiring.clear()
+    await Promise.all([b, ...retiring].map(async (p) => p && (await p.catch(() => null))?.close().catch(() => {})))
+  }
+}

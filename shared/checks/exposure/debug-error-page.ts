@@ -1,0 +1,209 @@
+// Stack traces and framework debug pages served to anyone: the main response, the baseline probe (what an
+// unknown path answers) and every other probe.
+
+import { defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
+import { decodeEntities } from '../util/html.ts'
+import { clip } from '../util/http.ts'
+import { isHtmlPage } from '../util/probe.ts'
+import { redact } from '../util/redact.ts'
+import { looksRandom } from '../util/secrets.ts'
+
+const EXCERPT = 300
+const WINDOW = 2_000
+const MAX_ANCHORS = 20
+const MAX_PAGES = 10
+const MAX_URLS = 5
+/** Where a generic trace counts on a 2xx page: at the very start, before any page content. */
+const EARLY = 2_048
+
+interface Rule {
+  framework: string
+  /**
+   * Framework debug pages are recognised anywhere. Generic traces (Node, Python, PHP, Java) count only on an
+   * error status, in a non-HTML body, or at the start of the body, so a page that quotes one is not a finding.
+   */
+  generic: boolean
+  /** Index of the match to quote, or -1. */
+  find(body: string): number
+}
+
+/** All markers must match; the first one's position is quoted. */
+const all = (...markers: RegExp[]) => (body: string) => {
+  let first = -1
+  for (const m of markers) {
+    const hit = m.exec(body)
+    if (!hit) return -1
+    if (first === -1) first = hit.index
+  }
+  return first
+}
+
+/** An anchor (global regex), confirmed by `confirm` in the text that follows it. */
+const anchored = (anchor: RegExp, confirm: RegExp) => (body: string) => {
+  let n = 0
+  for (const m of body.matchAll(anchor)) {
+    if (++n > MAX_ANCHORS) break
+    if (confirm.test(body.slice(m.index, m.index + WINDOW))) return m.index
+  }
+  return -1
+}
+
+const JAVA_FRAME = /\bat (?:java|javax|jakarta|org|com|io|net|jdk|sun)\.[\w$.]{1,300}\([\w$.-]{0,200}(?:\.(?:java|kt|groovy|scala):\d+|Native Method|Unknown Source)\)/
+const NODE_FRAME = /\bat [^\n<()]{0,200}\((?:\/|[A-Za-z]:\\|node:)[^\n<()]{1,300}:\d+:\d+\)/
+
+const RULES: readonly Rule[] = [
+  {
+    framework: 'Django',
+    generic: false,
+    find: (b) => {
+      const debug = all(/seeing this error because you have (?:<code>)?DEBUG = True/, /Request (?:Method|URL):/)(b)
+      return debug !== -1 ? debug : all(/Django Version:/, /Exception Location:/)(b)
+    },
+  },
+  {
+    framework: 'Werkzeug/Flask',
+    generic: false,
+    find: all(/The debugger caught an exception in your WSGI application|\/\/ Werkzeug Debugger<\/title>|__debugger__=yes&amp;cmd=resource/),
+  },
+  {
+    framework: 'Laravel',
+    generic: false,
+    find: all(/class="Whoops container"|Whoops\\Run\b|\bwindow\.ignite\b|ignite\(window\.data\)|vendor\/laravel\/framework\/src\/Illuminate\/[\w/]{1,200}\.php/),
+  },
+  { framework: 'Rails', generic: false, find: all(/Action Controller: Exception caught/, /Rails\.root:|Application Trace|Framework Trace/) },
+  {
+    framework: 'ASP.NET',
+    generic: false,
+    find: all(/Server Error in (?:'|&#39;|&#039;)[^'&<\n]{0,100}(?:'|&#39;|&#039;) Application/, /Stack Trace:|Exception Details:|Source Error:/),
+  },
+  { framework: 'Spring Boot', generic: false, find: all(/Whitelabel Error Page/, JAVA_FRAME) },
+  {
+    framework: 'Next.js',
+    generic: false,
+    find: all(/nextjs-portal|data-nextjs-dialog|nextjs__container_errors|__nextjs_original-stack-frame|"err":\{[^{}]{0,3000}"stack":"/),
+  },
+  {
+    framework: 'Node.js',
+    generic: true,
+    find: anchored(/\bat Layer\.handle\b|\bat Object\.(?:<|&lt;)anonymous(?:>|&gt;) \((?:\/|[A-Za-z]:\\)|\bat Module\._compile\b|\bat (?:process\.)?processTicksAndRejections\b|\(node:internal\//g, NODE_FRAME),
+  },
+  {
+    framework: 'PHP',
+    generic: true,
+    find: anchored(
+      /\b(?:Fatal error|Parse error|Warning|Notice|Deprecated)(?:<\/b>)?:/g,
+      /\bin (?:<b>)?(?:\/|[A-Za-z]:\\)[^<\n]{1,300}?(?:<\/b>)? on line (?:<b>)?\d+|Stack trace:(?:\s|<br\s?\/?>){0,10}#0 /,
+    ),
+  },
+  {
+    framework: 'Python',
+    generic: true,
+    find: anchored(/Traceback \(most recent call last\):/g, /File (?:"|&quot;|&#34;)[^"&\n]{1,300}(?:"|&quot;|&#34;), line \d+/),
+  },
+  {
+    framework: 'Java',
+    generic: true,
+    find: anchored(/\b(?:java|javax|jakarta|org|com)\.[\w$.]{1,200}(?:Exception|Error)\b/g, JAVA_FRAME),
+  },
+]
+
+/** Frame names in angle brackets that are not tags: Object.<anonymous>, <module>. */
+const FRAME_NAME = /<(anonymous|module|lambda|genexpr|listcomp|dictcomp|init|clinit|main)>/g
+const SECRET_ASSIGNMENT = /\b([\w-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|auth|session|cookie|credential)[\w-]{0,40})(["']?\s*(?:=>|=|:)\s*)(["']?)[^\s"'<>,;]{1,200}/gi
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{1,20}:\/\/)[^\s@\/]{1,200}@/gi
+const LONG_TOKEN = /[A-Za-z0-9_\-+/=]{24,400}/g
+
+/** Tags stripped, entities decoded, whitespace collapsed, credentials and random-looking tokens redacted, cut at 300. */
+export function redactedExcerpt(body: string, index: number): string {
+  const start = Math.max(0, index - 40)
+  let raw = body.slice(start, index + 1_200)
+  // Do not start inside a tag cut in half.
+  if (start > 0) raw = raw.replace(/^[^<>]{0,40}>/, '')
+  const text = decodeEntities(raw.replace(FRAME_NAME, '&lt;$1&gt;').replace(/<[^<>]{0,500}>/g, ' ').replace(/&nbsp;/g, ' '))
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(URL_CREDENTIALS, '$1***@')
+    .replace(SECRET_ASSIGNMENT, '$1$2$3***')
+    .replace(LONG_TOKEN, (t) => (looksRandom(t, 12) ? redact(t) : t))
+  return clip(text, EXCERPT)
+}
+
+interface Answer {
+  url: string
+  status: number
+  body: string
+}
+
+export interface DebugPage {
+  framework: string
+  url: string
+  status: number
+  excerpt: string
+}
+
+/** The first rule that recognises the body, with its excerpt, or null. */
+export function findDebugPage(answer: Answer): DebugPage | null {
+  const body = answer.body
+  if (body.length < 40) return null
+  for (const rule of RULES) {
+    const index = rule.find(body)
+    if (index === -1) continue
+    if (rule.generic && answer.status < 400 && index >= EARLY && isHtmlPage(body)) continue
+    return { framework: rule.framework, url: answer.url, status: answer.status, excerpt: redactedExcerpt(body, index) }
+  }
+  return null
+}
+
+const answers = (main: HttpResponseArtifact, probes: Record<string, ProbeResult>): Answer[] => [
+  { url: main.url, status: main.status, body: main.body },
+  ...Object.values(probes).filter((p) => p.status !== 0 && !p.error),
+]
+
+export const debugErrorPage = defineCheck({
+  id: 'debug-error-page',
+  category: 'exposure',
+  title: 'No debug pages or stack traces are shown',
+  description: 'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, and in every probed path.',
+  why: 'Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).',
+  confirmation:
+    'Confirmed by content: framework debug pages (Django "You\u2019re seeing this error because you have DEBUG = True" with its request table, Werkzeug debugger, Laravel Whoops/Ignition or Illuminate frames, Rails "Action Controller: Exception caught", ASP.NET "Server Error in \'/\' Application" with exception details or stack trace, Spring Whitelabel page with a Java stack trace, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js "at Layer.handle"/"at Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback (most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body, or at the very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, framework, a redacted excerpt of at most 300 characters.',
+  severity: 'high',
+  fix: {
+    generic: 'Run production with debug off and a generic error page: Django DEBUG = False, Laravel APP_DEBUG=false, Rails config.consider_all_requests_local = false, ASP.NET <customErrors mode="RemoteOnly"/>, PHP display_errors = Off (log_errors = On), Express NODE_ENV=production with an error handler that does not send err.stack, Spring server.error.include-stacktrace=never, Flask debug=False.',
+    vercel: 'Set NODE_ENV/APP_ENV to production in Project Settings > Environment Variables (Production scope), never deploy a dev server (next dev, vite) as the start command, and return a generic message from API error handlers instead of err.stack.',
+    netlify: 'Deploy the production build (not a dev server), set production variables (NODE_ENV=production, DEBUG unset) in Site configuration > Environment variables, and make Functions return a generic message instead of error.stack.',
+    nextjs: 'Serve the output of next build with next start (never next dev) and add app/error.tsx (or pages/_error.js) that shows a generic message; log details server-side only.',
+    nginx: 'Hide upstream error bodies and serve your own page:\nproxy_intercept_errors on;\nerror_page 500 502 503 504 /50x.html;\nlocation = /50x.html { internal; }\nand turn off debug mode in the application.',
+    cloudflare: 'Turn off debug mode at the origin. Meanwhile: Rules > Custom Error Rules (or Custom Pages) to replace 5xx responses from the origin with a generic error page.',
+  },
+  requires: ['mainResponse', 'probes'],
+  run: ({ mainResponse, probes }) => {
+    const byFramework = new Map<string, DebugPage & { alsoAt: string[]; occurrences: number }>()
+    const seen = new Set<string>()
+    let checked = 0
+    for (const answer of answers(mainResponse, probes)) {
+      if (seen.has(answer.url)) continue
+      seen.add(answer.url)
+      checked++
+      const page = findDebugPage(answer)
+      if (!page) continue
+      const known = byFramework.get(page.framework)
+      if (known) {
+        known.occurrences++
+        if (known.alsoAt.length < MAX_URLS) known.alsoAt.push(page.url)
+      } else if (byFramework.size < MAX_PAGES) {
+        byFramework.set(page.framework, { ...page, alsoAt: [], occurrences: 1 })
+      }
+    }
+    if (byFramework.size === 0) {
+      return { status: 'pass', evidence: { checked }, summary: `No debug page or stack trace in the main response or ${checked - 1} probed path(s).` }
+    }
+    const pages = [...byFramework.values()]
+    const first = pages[0]!
+    return {
+      status: 'fail',
+      evidence: { url: first.url, pages },
+      summary: `${first.url} shows a ${first.framework} debug page or stack trace${first.occurrences > 1 ? ` (and ${first.occurrences - 1} other path(s))` : ''}${pages.length > 1 ? `; also ${pages.slice(1).map((p) => p.framework).join(', ')}` : ''}.`,
+    }
+  },
+})

@@ -1,0 +1,90 @@
+// A Git working copy served over HTTP (/.git/config, /.git/HEAD): the whole repository is usually downloadable then.
+
+import { GIT_PROBES } from '../probes.ts'
+import { defineCheck } from '../types.ts'
+import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
+import { redactUrlCredentials } from '../util/redact.ts'
+
+export const GIT_CONFIG_PATH = '/.git/config'
+export const GIT_HEAD_PATH = '/.git/HEAD'
+
+export function looksLikeGitConfig(body: string): boolean {
+  return /^\s*\[core\]\s*$/m.test(body) && /^\s*(?:repositoryformatversion|bare|filemode)\s*=/m.test(body)
+}
+
+/** [remote "name"] sections and their url, credentials redacted. */
+export function gitRemotes(body: string): Array<{ name: string; url: string }> {
+  const remotes: Array<{ name: string; url: string }> = []
+  let current: string | null = null
+  for (const line of body.split(/\r?\n/, 5_000)) {
+    const section = /^\s*\[\s*remote\s+"([^"]*)"\s*\]/.exec(line)
+    if (section) {
+      current = section[1]!
+      continue
+    }
+    if (/^\s*\[/.test(line)) {
+      current = null
+      continue
+    }
+    const url = current !== null ? /^\s*url\s*=\s*(.+?)\s*$/.exec(line) : null
+    if (url && current !== null) remotes.push({ name: current, url: redactUrlCredentials(url[1]!) })
+  }
+  return remotes.slice(0, 10)
+}
+
+export type GitHead = { ref: string } | { detached: string }
+
+/** .git/HEAD: "ref: refs/heads/main", or a detached commit id (40 hex, 64 for SHA-256 repositories). */
+export function readGitHead(body: string): GitHead | null {
+  const text = body.trim()
+  if (text.length > 300) return null
+  const ref = /^ref:\s*(refs\/[^\s]{1,250})$/.exec(text)
+  if (ref) return { ref: ref[1]! }
+  const sha = /^([0-9a-f]{40}(?:[0-9a-f]{24})?)$/.exec(text)
+  return sha ? { detached: sha[1]!.slice(0, 12) } : null
+}
+
+type GitFile = { kind: 'config'; remotes: Array<{ name: string; url: string }> } | { kind: 'head'; head: GitHead }
+
+function readGitFile(path: string, body: string): GitFile | null {
+  if (path === GIT_HEAD_PATH) {
+    const head = readGitHead(body)
+    return head ? { kind: 'head', head } : null
+  }
+  return looksLikeGitConfig(body) ? { kind: 'config', remotes: gitRemotes(body) } : null
+}
+
+export const exposedGitConfig = defineCheck({
+  id: 'exposed-git-config',
+  category: 'exposure',
+  title: 'No .git directory is served',
+  description: `Reads what the site returns for ${GIT_PROBES.join(' and ')} and judges whether they are Git repository files.`,
+  why: 'A served .git directory lets anyone rebuild the source code and its history, including secrets committed at any time.',
+  confirmation:
+    'Confirmed by content, never by status code: /.git/config must contain a [core] section with repositoryformatversion, bare or filemode; /.git/HEAD must be exactly "ref: refs/..." or a 40- (or 64-) character hex commit id. Either must not be an HTML page and must differ from what the site returns for a path that cannot exist. Not findings: a single-page app answering index.html everywhere, a 404 page, text that mentions [core] without Git keys. Evidence shows remote URLs with credentials redacted (https://***@host) and the checked-out branch.',
+  severity: 'high',
+  fix: {
+    generic: 'Deploy build output, not the working copy: remove .git from the served directory, block dot-paths at the web server, and rotate any secret ever committed to the repository.',
+    vercel: 'Vercel does not upload .git; if /.git is served, a build step copies it into the output directory: remove that copy.',
+    netlify: 'Check that the publish directory is the build output, not the repository root. Until fixed, in netlify.toml:\n[[redirects]]\n  from = "/.git/*"\n  to = "/404.html"\n  status = 404\n  force = true',
+    nextjs: 'Make sure no .git directory ends up in public/ or in the exported out/ directory.',
+    nginx: 'In the server block:\nlocation ~ /\\.(?!well-known) {\n  deny all;\n  return 404;\n}',
+    cloudflare: 'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.git")) -> Block. Then remove the directory at the origin.',
+  },
+  requires: ['probes'],
+  run: ({ probes }) => {
+    const judgements = GIT_PROBES.map((path) => confirmByContent(path, probes, 'a Git repository file', (body) => readGitFile(path, body)))
+    const served = confirmedOnly(judgements)
+    if (served.length === 0) return notServedOutcome(judgements, '.git files')
+    const files = served.map(({ path, probe, found }) =>
+      found.kind === 'config' ? { path, ...probeEvidence(probe), remotes: found.remotes } : { path, ...probeEvidence(probe), ...found.head },
+    )
+    const remotes = served.flatMap((s) => (s.found.kind === 'config' ? s.found.remotes : []))
+    const paths = files.map((f) => f.path)
+    return {
+      status: 'fail',
+      evidence: { url: served[0]!.probe.url, path: served[0]!.path, files, remotes },
+      summary: `${listPaths(paths)} ${paths.length === 1 ? 'is' : 'are'} served${remotes.length > 0 ? ` (remote ${remotes[0]!.url})` : ''}.`,
+    }
+  },
+})

@@ -1,0 +1,240 @@
+// What the gatherer collects once per scan, and the shape of a check that judges it.
+// Checks are pure: they read the artifacts they declare and do no I/O.
+
+/** A plain-HTTP response, headers with lower-cased names. */
+export interface HttpResponseArtifact {
+  url: string
+  status: number
+  /** Lower-cased header name -> value; repeated headers joined with ", " (set-cookie kept apart). */
+  headers: Record<string, string>
+  setCookies: string[]
+  contentType: string
+  /** Body as text, cut at the gatherer's limit. */
+  body: string
+  bodyTruncated: boolean
+}
+
+export interface RedirectHop {
+  url: string
+  status: number
+  location: string | null
+}
+
+/** Following redirects hop by hop from a start URL. */
+export interface RedirectChain {
+  startUrl: string
+  hops: RedirectHop[]
+  /** The URL of the first non-redirect answer, or null when the chain broke. */
+  finalUrl: string | null
+  /** Why the chain broke: unreachable, blocked, too many redirects. */
+  error: string | null
+}
+
+export interface BrowserRequest {
+  url: string
+  method: string
+  resourceType: string
+  /** 0 when the request failed. */
+  status: number
+  failure: string | null
+  /** Response headers, lower-cased. Empty when failed. */
+  headers: Record<string, string>
+  /** The frame document the request was made by. */
+  initiatorUrl: string | null
+}
+
+export interface BrowserCookie {
+  name: string
+  value: string
+  domain: string
+  path: string
+  secure: boolean
+  httpOnly: boolean
+  sameSite: 'Strict' | 'Lax' | 'None' | null
+  expires: number
+}
+
+export interface PageArtifact {
+  finalUrl: string
+  status: number
+  title: string
+  /** Rendered DOM (document.documentElement.outerHTML), cut at the gatherer's limit. */
+  html: string
+  requests: BrowserRequest[]
+  cookies: BrowserCookie[]
+  consoleErrors: string[]
+}
+
+export interface ScriptArtifact {
+  /** Script URL, or `${pageUrl}#inline-N` for inline scripts. */
+  url: string
+  inline: boolean
+  body: string
+}
+
+export interface ProbeResult {
+  path: string
+  url: string
+  /** 0 when the request failed. */
+  status: number
+  contentType: string
+  body: string
+  error: string | null
+}
+
+export interface TargetArtifact {
+  /** The URL as the caller gave it, normalised. */
+  url: string
+  /** Where the plain-HTTP request chain ended. */
+  finalUrl: string
+  origin: string
+  scheme: 'http' | 'https'
+}
+
+/** A GET of the final URL sent with an unrelated Origin, to see whether CORS reflects it. */
+export interface CorsProbeArtifact {
+  url: string
+  /** The Origin header that was sent. */
+  origin: string
+  /** 0 when the request failed. */
+  status: number
+  /** Response headers, lower-cased. */
+  headers: Record<string, string>
+  error: string | null
+}
+
+/** The certificate and handshake of an https final URL, taken without verification so a bad one can be described. */
+export interface TlsArtifact {
+  host: string
+  port: number
+  /** Whether the chain verified against the trust store for this host name. */
+  authorized: boolean
+  /** The OpenSSL verification error when not authorized, e.g. CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT. */
+  authorizationError: string | null
+  /** Negotiated protocol, e.g. TLSv1.3. */
+  protocol: string | null
+  subject: string
+  issuer: string
+  altNames: string[]
+  validFrom: string
+  validTo: string
+  /** Whole days from the scan to validTo (negative once expired), computed when gathered. */
+  daysRemaining: number
+  selfSigned: boolean
+  /** Why the handshake could not be made at all. */
+  error: string | null
+}
+
+export interface AccessibilityViolation {
+  id: string
+  impact: 'minor' | 'moderate' | 'serious' | 'critical' | null
+  help: string
+  helpUrl: string
+  /** How many elements violate it. */
+  nodes: number
+  /** CSS selectors of the first few elements. */
+  targets: string[]
+}
+
+/** axe-core results on the rendered page. */
+export interface AccessibilityArtifact {
+  engine: string
+  violations: AccessibilityViolation[]
+  passes: number
+  incomplete: number
+}
+
+export interface ResourceTiming {
+  url: string
+  initiatorType: string
+  /** Bytes over the network (0 when served from cache or cross-origin without Timing-Allow-Origin). */
+  transferSize: number
+  encodedBodySize: number
+  decodedBodySize: number
+  duration: number
+}
+
+/** What the browser measured while loading the page. */
+export interface PerformanceArtifact {
+  /** Milliseconds from navigation start. */
+  navigation: {
+    ttfb: number
+    domContentLoaded: number
+    load: number
+    transferSize: number
+    encodedBodySize: number
+    decodedBodySize: number
+  } | null
+  resources: ResourceTiming[]
+}
+
+export interface Artifacts {
+  target: TargetArtifact
+  /** The final response of the plain-HTTP chain from target.url. */
+  mainResponse: HttpResponseArtifact
+  /** The chain from target.url. */
+  redirectChain: RedirectChain
+  /** The chain from the http:// form of the target's host, or null when it could not be built. */
+  httpRedirect: RedirectChain | null
+  /** The page as the browser loaded it, or null when the browser could not load it. */
+  page: PageArtifact | null
+  /** JavaScript the page loaded (external and inline), cut at the gatherer's limits. */
+  scripts: ScriptArtifact[]
+  /** Plain-HTTP GETs of the paths in PROBE_PATHS, keyed by path, including the baseline path. */
+  probes: Record<string, ProbeResult>
+  /** Source maps named by sourceMappingURL comments or SourceMap headers of same-origin scripts, fetched (bounded). */
+  sourceMaps: ProbeResult[]
+  /** The CORS probe, or null when it could not be made. */
+  cors: CorsProbeArtifact | null
+  /** The TLS handshake of an https final URL; null for http. */
+  tls: TlsArtifact | null
+  /** axe-core results; null when the page did not load or axe could not run. */
+  accessibility: AccessibilityArtifact | null
+  /** Browser timings and sizes; null when the page did not load. */
+  performance: PerformanceArtifact | null
+}
+
+export type ArtifactName = keyof Artifacts
+
+export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info'
+export type CheckStatus = 'pass' | 'fail' | 'warn' | 'info' | 'skipped' | 'error'
+export type Category = 'security' | 'https' | 'cookies' | 'exposure' | 'secrets' | 'seo' | 'performance' | 'accessibility' | 'privacy'
+export type Platform = 'generic' | 'vercel' | 'netlify' | 'nextjs' | 'nginx' | 'cloudflare'
+
+export interface CheckOutcome {
+  status: CheckStatus
+  /** Specific proof: the header value, the URL, a redacted excerpt. */
+  evidence: Record<string, unknown>
+  /** One sentence on what was found, for this scan. */
+  summary: string
+  /** Overrides the check's default severity for this outcome (e.g. a critical secret vs a low one). */
+  severity?: Severity
+}
+
+export interface CheckMeta {
+  /** Stable kebab-case id; never reused for another meaning. */
+  id: string
+  category: Category
+  title: string
+  /** What the check looks at. */
+  description: string
+  /** Why it matters. */
+  why: string
+  /** How the finding is confirmed (and what is deliberately not a finding). */
+  confirmation: string
+  /** Severity of a failure unless the outcome overrides it. */
+  severity: Severity
+  /** How to fix, per hosting platform; `generic` always present. */
+  fix: { generic: string } & Partial<Record<Exclude<Platform, 'generic'>, string>>
+}
+
+export interface Check<K extends ArtifactName = ArtifactName> extends CheckMeta {
+  requires: readonly K[]
+  /** Artifacts read when present: unlike `requires`, a null one does not skip the check (e.g. `page`). */
+  optional?: readonly K[]
+  run(artifacts: Pick<Artifacts, K>): CheckOutcome
+}
+
+export function defineCheck<const K extends ArtifactName>(check: Check<K>): Check<K> {
+  return check
+}

@@ -1,0 +1,123 @@
+// Configuration, parsed once per process from the environment. Nothing else reads process.env.
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+const Bool = (def: boolean, doc: string) => Type.Boolean({ default: def, description: doc })
+const Int = (def: number, min: number, max: number, doc: string) =>
+  Type.Integer({ default: def, minimum: min, maximum: max, description: doc })
+const Str = (def: string, doc: string, extra: Record<string, unknown> = {}) =>
+  Type.String({ default: def, description: doc, ...extra })
+
+export const ConfigSchema = Type.Object({
+  PORT: Int(8787, 0, 65535, 'TCP port the api listens on (0 picks a free one).'),
+  HOST: Str('127.0.0.1', 'Address the api binds to. The embedded default stays on loopback.'),
+  BASE_URL: Str('', 'Public base URL in its www form, e.g. https://www.example.com. Empty: http://localhost:PORT.'),
+  DATABASE_URL: Str('', 'PostgreSQL URL. Empty: embedded PGlite on disk under DATA_DIR.'),
+  REDIS_URL: Str('', 'Redis URL for job streams, pub/sub and MCP sessions. Empty: in-process implementations.'),
+  REDIS_PREFIX: Str('appaudit:', 'Prefix of every Redis key, so several deployments (or test runs) can share one Redis.'),
+  DATA_DIR: Str('./data', 'Directory for the embedded database and local state.'),
+  ROLE: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('crawler')], {
+    default: 'all',
+    description: 'all: api and crawler workers in one process; api: no browsers; crawler: workers only.',
+  }),
+  ALLOW_PRIVATE_TARGETS: Bool(false, 'Allow scanning loopback and private addresses. Never set in production.'),
+  TRUSTED_TARGET_HOSTS: Str('', 'Comma-separated host names or IPs exempt from the private-address rule (staging, tests).'),
+  TRUSTED_CERT_SPKI: Str('', 'Comma-separated base64 SHA-256 SPKI hashes of certificates the browser trusts besides public CAs (private staging CAs, tests).'),
+  DNS_SERVERS: Str('', 'Comma-separated DNS servers (ip or ip:port) that verify_site asks for _appaudit TXT records. Empty: the system resolvers.'),
+  CHROMIUM_PATH: Str('', 'Chromium executable. Empty: /usr/bin/chromium when present, else Playwright\'s own.'),
+  WORKER_CONCURRENCY: Int(2, 1, 64, 'Scan jobs one crawler process runs at once.'),
+  SCAN_TIMEOUT_MS: Int(45_000, 1_000, 600_000, 'How long scan_app waits for a worker before answering scanner_unavailable.'),
+  NAV_TIMEOUT_MS: Int(15_000, 500, 120_000, 'Navigation timeout for one page load in the browser.'),
+  PROBE_TIMEOUT_MS: Int(8_000, 200, 60_000, 'Timeout for one plain-HTTP probe request.'),
+  JOB_MAX_DELIVERIES: Int(3, 1, 20, 'Deliveries of one job before it is failed for good.'),
+  JOB_CLAIM_IDLE_MS: Int(60_000, 1_000, 3_600_000, 'A pending job idle this long is taken over from a dead worker.'),
+  AUDIT_WORKER_CONCURRENCY: Int(1, 1, 16, 'Audits (whole-site crawls) one crawler process runs at once.'),
+  AUDIT_CONCURRENCY: Int(2, 1, 16, 'Pages one audit loads at once.'),
+  AUDIT_MAX_DURATION_S: Int(600, 5, 7_200, 'Longest crawl of one audit, and the default of options.maxDurationSeconds.'),
+  RECOVERY_INTERVAL_MS: Int(30_000, 200, 3_600_000, 'How often a crawler re-dispatches unfinished scans and audits that no live worker holds.'),
+  RECOVERY_GRACE_S: Int(15, 0, 3_600, 'A scan or audit younger than this may still be on its way into the queue: recovery leaves it alone.'),
+  MAX_BODY_BYTES: Int(1_048_576, 1_024, 16_777_216, 'Largest request body /api/mcp accepts (413 above).'),
+  MCP_SESSION_TTL_S: Int(86_400, 60, 2_592_000, 'Idle lifetime of an MCP session.'),
+  VIEWER_TOKEN_TTL_S: Int(7_200, 60, 518_400, 'Longest life of a live-viewer link; the end of its crawl kills it sooner.'),
+  OIDC_ISSUER: Str('', 'Identity provider (OpenID Connect issuer URL) for dashboard sign-in. Empty: the embedded default starts a local development provider; other deployments have no sign-in.'),
+  OIDC_CLIENT_ID: Str('', 'Client id of this service at the identity provider.'),
+  OIDC_CLIENT_SECRET: Str('', 'Client secret at the identity provider (client_secret_basic). Empty: a public client, PKCE only.'),
+  OIDC_SCOPES: Str('openid email profile', 'Scopes asked of the identity provider at sign-in.'),
+  LOCAL_IDP_PORT: Int(0, 0, 65535, 'Port of the local development identity provider the embedded default starts (0 picks a free one).'),
+  LOCAL_IDP_USER: Str('dev@localhost', 'Sign-in name of the development user of the local identity provider.'),
+  LOCAL_IDP_PASSWORD: Str('', 'Password of the development user. Empty: a new random one each start, printed at start.'),
+  SESSION_TTL_S: Int(604_800, 300, 2_592_000, 'Lifetime of a dashboard session cookie.'),
+  TRUSTED_PROXY_HOPS: Int(0, 0, 10, 'Reverse proxies in front of the api that append to X-Forwarded-For; 0 uses the peer address as the client IP (rate limits).'),
+  ALLOWED_HOSTS: Str('', 'Extra Host header values accepted besides BASE_URL\'s host and loopback names (comma-separated).'),
+  LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
+    default: 'info',
+    description: 'Least severe log level printed.',
+  }),
+})
+
+export type Config = Static<typeof ConfigSchema> & {
+  /** BASE_URL with its default applied, without a trailing slash. */
+  baseUrl: string
+  trustedTargetHosts: string[]
+  allowedHosts: string[]
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  }
+}
+
+const list = (s: string) =>
+  s.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean)
+
+/** Parses the environment once; throws ConfigError naming every bad field. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const props = ConfigSchema.properties as Record<string, TSchema>
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(props)) {
+    const v = env[key]
+    if (v !== undefined && v !== '') raw[key] = v
+  }
+  const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>
+  const converted = Value.Convert(ConfigSchema, withDefaults)
+  const problems = [...Value.Errors(ConfigSchema, converted)].map(
+    (e) => `${e.path.slice(1) || '(root)'}: ${e.message} (got ${JSON.stringify(raw[e.path.slice(1)])})`,
+  )
+  const parsed = converted as Static<typeof ConfigSchema>
+  let baseUrl = parsed.BASE_URL || `http://localhost:${parsed.PORT}`
+  try {
+    const u = new URL(baseUrl)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') problems.push(`BASE_URL: must be http or https`)
+    baseUrl = u.origin + u.pathname.replace(/\/+$/, '')
+  } catch {
+    problems.push(`BASE_URL: not a URL (got ${JSON.stringify(parsed.BASE_URL)})`)
+  }
+  if (problems.length) throw new ConfigError(problems)
+  return {
+    ...parsed,
+    baseUrl,
+    trustedTargetHosts: list(parsed.TRUSTED_TARGET_HOSTS),
+    allowedHosts: list(parsed.ALLOWED_HOSTS),
+  }
+}
+
+/** For entry points: the configuration, or every bad field on stderr and exit status 2. */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env)
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e
+    console.error(e.message)
+    process.exit(2)
+  }
+}
+
+/** One line of doc per field, for the README and --help. */
+export function describeConfig(): Array<{ name: string; default: unknown; doc: string }> {
+  return Object.entries(ConfigSchema.properties as Record<string, TSchema>).map(([name, s]) => ({
+    name,
+    default: s.default,
+    doc: String(s.description ?? ''),
+  }))
+}

@@ -1,0 +1,71 @@
+// Accounts and their API keys. Keys are looked up by SHA-256 hash; plaintext never reaches the database.
+import { newId, sha256Hex } from '../ids.ts'
+import { API_KEY_PREFIX, newSecret } from '../keys.ts'
+import type { Sql } from './index.ts'
+
+export const PLANS = ['free', 'launch', 'scale'] as const
+export type Plan = (typeof PLANS)[number]
+
+export interface Account {
+  id: string
+  name: string
+  plan: Plan
+  createdAt: Date
+}
+
+export interface Principal {
+  account: Account
+  /** Which credential authenticated the call (an api_keys id), for auditing; never the secret. */
+  credentialId: string
+  kind: 'api_key' | 'oauth'
+}
+
+type AccountRow = { id: string; name: string; plan: Plan; created_at: Date }
+const toAccount = (r: AccountRow): Account => ({ id: r.id, name: r.name, plan: r.plan, createdAt: r.created_at })
+
+export async function createAccount(sql: Sql, plan: Plan, name = ''): Promise<Account> {
+  const [row] = await sql<AccountRow[]>`
+    INSERT INTO accounts (id, name, plan) VALUES (${newId('acc')}, ${name}, ${plan})
+    RETURNING id, name, plan, created_at`
+  return toAccount(row!)
+}
+
+/** Creates a key and returns its plaintext: the only moment it exists outside the caller's hands. */
+export async function createApiKey(sql: Sql, accountId: string, label = ''): Promise<{ id: string; plaintext: string; displayPrefix: string }> {
+  const secret = newSecret(API_KEY_PREFIX)
+  const id = newId('key')
+  await sql`
+    INSERT INTO api_keys (id, account_id, key_hash, display_prefix, label)
+    VALUES (${id}, ${accountId}, ${secret.hash}, ${secret.displayPrefix}, ${label})`
+  return { id, plaintext: secret.plaintext, displayPrefix: secret.displayPrefix }
+}
+
+export async function findPrincipalByApiKey(sql: Sql, plaintext: string): Promise<Principal | null> {
+  const rows = await sql<(AccountRow & { key_id: string })[]>`
+    SELECT a.id, a.name, a.plan, a.created_at, k.id AS key_id
+    FROM api_keys k JOIN accounts a ON a.id = k.account_id
+    WHERE k.key_hash = ${sha256Hex(plaintext)} AND k.revoked_at IS NULL`
+  const r = rows[0]
+  return r ? { account: toAccount(r), credentialId: r.key_id, kind: 'api_key' } : null
+}
+
+/** Records use at most once a minute per key, so a busy key does not write on every call. */
+export async function touchApiKey(sql: Sql, keyId: string): Promise<void> {
+  await sql`
+    UPDATE api_keys SET last_used_at = now()
+    WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
+}
+
+export async function revokeApiKey(sql: Sql, accountId: string, keyId: string): Promise<boolean> {
+  const r = await sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${keyId} AND account_id = ${accountId} AND revoked_at IS NULL`
+  return r.count > 0
+}
+
+export async function getAccountSummary(sql: Sql, accountId: string) {
+  const [row] = await sql<{ scans: number; apps: number; keys: number }[]>`
+    SELECT
+      (SELECT count(*)::int FROM scans WHERE account_id = ${accountId}) AS scans,
+      (SELECT count(*)::int FROM apps WHERE account_id = ${accountId}) AS apps,
+      (SELECT count(*)::int FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL) AS keys`
+  return row!
+}

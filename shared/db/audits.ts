@@ -1,0 +1,213 @@
+// Audits and their pages. The audit row is the source of truth for its state and progress; the queue
+// carries only its id. A worker holds an audit through a lease (worker, lease_until) taken atomically,
+// so two workers never crawl the same audit at once, and every write of a holder checks it still holds it.
+import { newId } from '../ids.ts'
+import type { Sql } from './index.ts'
+import { debitAudit, reserveAudit, type ChargeSource } from './ledger.ts'
+
+export type AuditStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
+
+export interface AuditOptions {
+  maxPages: number
+  maxDepth: number
+  maxDurationSeconds: number
+}
+
+export interface AuditProgress {
+  pagesDiscovered: number
+  pagesScanned: number
+  pagesFailed: number
+  currentUrl: string | null
+}
+
+export interface AuditRow {
+  id: string
+  accountId: string
+  appId: string
+  url: string
+  options: AuditOptions
+  status: AuditStatus
+  progress: AuditProgress
+  result: unknown
+  error: { code: string; message: string } | null
+  attempts: number
+  worker: string | null
+  leaseUntil: Date | null
+  chargedFrom: ChargeSource
+  refunded: boolean
+  createdAt: Date
+  startedAt: Date | null
+  finishedAt: Date | null
+}
+
+type Raw = {
+  id: string; account_id: string; app_id: string; url: string; options: AuditOptions; status: AuditStatus
+  pages_discovered: number; pages_scanned: number; pages_failed: number; current_url: string | null
+  result: unknown; error: AuditRow['error']; attempts: number; worker: string | null; lease_until: Date | null
+  charged_from: ChargeSource; refunded: boolean; created_at: Date; started_at: Date | null; finished_at: Date | null
+}
+
+const toAudit = (r: Raw): AuditRow => ({
+  id: r.id, accountId: r.account_id, appId: r.app_id, url: r.url, options: r.options, status: r.status,
+  progress: { pagesDiscovered: r.pages_discovered, pagesScanned: r.pages_scanned, pagesFailed: r.pages_failed, currentUrl: r.current_url },
+  result: r.result, error: r.error, attempts: r.attempts, worker: r.worker, leaseUntil: r.lease_until,
+  chargedFrom: r.charged_from, refunded: r.refunded, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at,
+})
+
+export const isFinished = (s: AuditStatus) => s === 'completed' || s === 'failed' || s === 'cancelled'
+
+/**
+ * Records a queued audit and charges it, in one transaction under a lock on the account row: either both
+ * happen or neither. Throws allowance_exhausted (nothing is written then).
+ */
+export async function createAudit(sql: Sql, accountId: string, url: string, options: AuditOptions): Promise<AuditRow> {
+  return sql.begin(async (tx) => {
+    const { source } = await reserveAudit(tx, accountId)
+    const [app] = await tx<{ id: string }[]>`
+      INSERT INTO apps (id, account_id, origin) VALUES (${newId('app')}, ${accountId}, ${new URL(url).origin})
+      ON CONFLICT (account_id, origin) DO UPDATE SET origin = EXCLUDED.origin
+      RETURNING id`
+    const appId = app!.id
+    const [row] = await tx<Raw[]>`
+      INSERT INTO audits (id, account_id, app_id, url, options, charged_from)
+      VALUES (${newId('aud')}, ${accountId}, ${appId}, ${url}, ${tx.json(options as never)}, ${source})
+      RETURNING *`
+    await debitAudit(tx, accountId, row!.id, source)
+    return toAudit(row!)
+  })
+}
+
+/** An audit of this account, or null (unknown, or another account's). Used by get_audit and the dashboard. */
+export async function getAudit(sql: Sql, accountId: string, auditId: string): Promise<AuditRow | null> {
+  const [row] = await sql<Raw[]>`SELECT * FROM audits WHERE id = ${auditId} AND account_id = ${accountId}`
+  return row ? toAudit(row) : null
+}
+
+/** Worker side: the audit by id alone (the job carries no account). */
+export async function getAuditById(sql: Sql, auditId: string): Promise<AuditRow | null> {
+  const [row] = await sql<Raw[]>`SELECT * FROM audits WHERE id = ${auditId}`
+  return row ? toAudit(row) : null
+}
+
+/**
+ * Takes the audit for `worker` when it is unfinished and its lease is free or expired, in one statement,
+ * so of two workers racing exactly one wins. Returns the row, or null when someone else holds it or it
+ * is finished.
+ */
+export async function claimAudit(sql: Sql, auditId: string, worker: string, leaseMs: number): Promise<AuditRow | null> {
+  const [row] = await sql<Raw[]>`
+    UPDATE audits SET status = 'running', worker = ${worker}, attempts = attempts + 1,
+      lease_until = now() + make_interval(secs => ${leaseMs / 1000}), started_at = COALESCE(started_at, now())
+    WHERE id = ${auditId} AND status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < now())
+    RETURNING *`
+  return row ? toAudit(row) : null
+}
+
+/** Extends the holder's lease. false: the lease was lost (expired and taken) or the audit ended. */
+export async function renewAuditLease(sql: Sql, auditId: string, worker: string, leaseMs: number): Promise<boolean> {
+  const r = await sql`
+    UPDATE audits SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
+    WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
+  return r.count > 0
+}
+
+/** Hands the audit back (graceful shutdown): queued again, lease free, stored pages kept for the next holder. */
+export async function releaseAudit(sql: Sql, auditId: string, worker: string): Promise<boolean> {
+  const r = await sql`
+    UPDATE audits SET status = 'queued', worker = NULL, lease_until = NULL, current_url = NULL
+    WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
+  return r.count > 0
+}
+
+export interface AuditPageInput {
+  url: string
+  finalUrl: string
+  depth: number
+  httpStatus: number | null
+  ok: boolean
+  error?: string
+  links: string[]
+  checks: unknown[]
+  loadMs: number
+}
+
+export interface AuditPageRow extends AuditPageInput {
+  worker: string
+  startedAt: Date | null
+  storedAt: Date
+}
+
+/** Stores one crawled page, only while `worker` holds the audit. false: not stored (lease lost, or already there). */
+export async function storeAuditPage(sql: Sql, auditId: string, worker: string, page: AuditPageInput, startedAt: Date | null): Promise<boolean> {
+  const r = await sql`
+    INSERT INTO audit_pages (audit_id, url, final_url, depth, http_status, ok, error, links, checks, load_ms, worker, started_at)
+    SELECT ${auditId}, ${page.url}, ${page.finalUrl}, ${page.depth}, ${page.httpStatus}, ${page.ok}, ${page.error ?? null},
+      ${sql.json(page.links)}, ${sql.json(page.checks as never)}, ${Math.round(page.loadMs)}, ${worker}, ${startedAt}
+    WHERE EXISTS (SELECT 1 FROM audits WHERE id = ${auditId} AND worker = ${worker} AND status = 'running')
+    ON CONFLICT (audit_id, url) DO NOTHING`
+  return r.count > 0
+}
+
+export async function listAuditPages(sql: Sql, auditId: string): Promise<AuditPageRow[]> {
+  const rows = await sql<Array<{
+    url: string; final_url: string; depth: number; http_status: number | null; ok: boolean; error: string | null
+    links: string[]; checks: unknown[]; load_ms: number; worker: string; started_at: Date | null; stored_at: Date
+  }>>`SELECT * FROM audit_pages WHERE audit_id = ${auditId} ORDER BY stored_at, url`
+  return rows.map((r) => ({
+    url: r.url, finalUrl: r.final_url, depth: r.depth, httpStatus: r.http_status, ok: r.ok,
+    ...(r.error !== null ? { error: r.error } : {}),
+    links: r.links, checks: r.checks, loadMs: r.load_ms, worker: r.worker, startedAt: r.started_at, storedAt: r.stored_at,
+  }))
+}
+
+/** Progress as the holder sees it; ignored when it no longer holds the audit. */
+export async function updateAuditProgress(sql: Sql, auditId: string, worker: string, p: AuditProgress): Promise<void> {
+  await sql`
+    UPDATE audits SET pages_discovered = ${p.pagesDiscovered}, pages_scanned = ${p.pagesScanned},
+      pages_failed = ${p.pagesFailed}, current_url = ${p.currentUrl}
+    WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
+}
+
+/** Stores the result, only while `worker` holds the audit. */
+export async function completeAudit(sql: Sql, auditId: string, worker: string, result: unknown, p: AuditProgress): Promise<boolean> {
+  const r = await sql`
+    UPDATE audits SET status = 'completed', result = ${sql.json(result as never)}, error = NULL, finished_at = now(),
+      lease_until = NULL, current_url = NULL, pages_discovered = ${p.pagesDiscovered}, pages_scanned = ${p.pagesScanned},
+      pages_failed = ${p.pagesFailed}
+    WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
+  return r.count > 0
+}
+
+/**
+ * Cancels an unfinished audit of this account (no refund: it was asked for). Its holder notices at its next
+ * lease renewal and stops crawling; the pages stored so far stay readable.
+ */
+export async function cancelAudit(sql: Sql, accountId: string, auditId: string): Promise<boolean> {
+  const r = await sql`
+    UPDATE audits SET status = 'cancelled', finished_at = now(), lease_until = NULL, current_url = NULL
+    WHERE id = ${auditId} AND account_id = ${accountId} AND status IN ('queued', 'running')`
+  return r.count > 0
+}
+
+/** Fails an unfinished audit. The caller refunds it when the failure was ours. */
+export async function failAudit(sql: Sql, auditId: string, error: { code: string; message: string }): Promise<boolean> {
+  const r = await sql`
+    UPDATE audits SET status = 'failed', error = ${sql.json(error)}, finished_at = now(), lease_until = NULL, current_url = NULL
+    WHERE id = ${auditId} AND status IN ('queued', 'running')`
+  return r.count > 0
+}
+
+/**
+ * Unfinished audits older than `olderThanSeconds` that no worker holds (lease free or expired): their job
+ * may have been lost with Redis or with a dead process. Recovery dispatches them again, or fails them
+ * when they are older than anyone would still wait for. Returns their ids, oldest first.
+ */
+export async function unheldAudits(sql: Sql, olderThanSeconds: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    SELECT id FROM audits WHERE status IN ('queued', 'running')
+      AND created_at < now() - make_interval(secs => ${olderThanSeconds})
+      AND (lease_until IS NULL OR lease_until < now())
+    ORDER BY created_at LIMIT 1000`
+  return rows.map((r) => r.id)
+}
+

@@ -1,0 +1,125 @@
+// What audits cost. Each plan has a weekly audit allowance (ISO weeks, Monday 00:00 UTC); past it an
+// audit spends one credit. Every debit and refund is a ledger row with a unique idempotency key, written
+// in the same transaction as a row lock on the account, so concurrent calls can never overspend and a
+// repeated refund is a no-op.
+import type postgres from 'postgres'
+import { AppError } from '../errors.ts'
+import { newId } from '../ids.ts'
+import type { Plan } from './accounts.ts'
+import type { Sql } from './index.ts'
+
+export type Tx = postgres.TransactionSql
+
+/** Audits included per ISO week, by plan. The one table of these numbers. */
+export const WEEKLY_AUDIT_ALLOWANCE: Readonly<Record<Plan, number>> = { free: 3, launch: 25, scale: 200 }
+
+export type ChargeSource = 'allowance' | 'credits'
+
+export interface Balance {
+  plan: Plan
+  /** Audits included this week. */
+  allowance: number
+  /** Of which used (refunded ones not counted). */
+  used: number
+  /** Purchased credits left; each pays for one audit past the allowance. */
+  credits: number
+  /** When the allowance starts again: next Monday 00:00 UTC. */
+  resetsAt: string
+}
+
+type BalanceRow = { plan: Plan; credits: number; used: number; resets_at: Date }
+
+// The ISO week in SQL, so every process agrees whatever its clock or time zone.
+const WEEK = `date_trunc('week', now() AT TIME ZONE 'UTC')::date`
+
+async function readBalance(sql: Sql | Tx, accountId: string): Promise<Balance | null> {
+  const [row] = await sql.unsafe<BalanceRow[]>(
+    `SELECT a.plan, a.credits,
+       COALESCE((SELECT -sum(l.delta) FROM ledger l
+         WHERE l.account_id = a.id AND l.source = 'allowance' AND l.week_start = ${WEEK}), 0)::int AS used,
+       ((${WEEK} + 7)::timestamp AT TIME ZONE 'UTC') AS resets_at
+     FROM accounts a WHERE a.id = $1`,
+    [accountId],
+  )
+  if (!row) return null
+  return {
+    plan: row.plan,
+    allowance: WEEKLY_AUDIT_ALLOWANCE[row.plan],
+    used: row.used,
+    credits: row.credits,
+    resetsAt: new Date(row.resets_at).toISOString(),
+  }
+}
+
+export async function getBalance(sql: Sql, accountId: string): Promise<Balance> {
+  const b = await readBalance(sql, accountId)
+  if (!b) throw new AppError('not_found', `No account ${accountId}`)
+  return b
+}
+
+/**
+ * Inside a transaction: locks the account row and decides what pays for one more audit. The lock is held
+ * until the transaction ends, so the caller's debit is seen by the next caller. Throws allowance_exhausted.
+ */
+export async function reserveAudit(tx: Tx, accountId: string): Promise<{ source: ChargeSource; balance: Balance }> {
+  // Lock first, read after, in two statements: under READ COMMITTED a statement that waited for the lock
+  // still reads the ledger as of its own start, and would miss the debit of the call it waited for.
+  await tx`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`
+  const balance = await readBalance(tx, accountId)
+  if (!balance) throw new AppError('not_found', `No account ${accountId}`)
+  if (balance.used < balance.allowance) return { source: 'allowance', balance }
+  if (balance.credits > 0) return { source: 'credits', balance }
+  throw new AppError(
+    'allowance_exhausted',
+    `The weekly allowance of ${balance.allowance} audits is used up and there are no credits. It resets at ${balance.resetsAt}.`,
+    { allowance: balance.allowance, used: balance.used, credits: balance.credits, resetsAt: balance.resetsAt },
+  )
+}
+
+/** Inside the transaction of reserveAudit: the debit itself. */
+export async function debitAudit(tx: Tx, accountId: string, auditId: string, source: ChargeSource): Promise<void> {
+  await tx.unsafe(
+    `INSERT INTO ledger (id, account_id, source, delta, reason, week_start, audit_id, idempotency_key)
+     VALUES ($1, $2, $3, -1, 'audit', ${WEEK}, $4, $5)`,
+    [newId('led'), accountId, source, auditId, `audit:${auditId}:debit`],
+  )
+  if (source === 'credits') await tx`UPDATE accounts SET credits = credits - 1 WHERE id = ${accountId}`
+}
+
+/**
+ * Gives an audit's charge back, once: the refund row's idempotency key is unique, so a second call (a
+ * retried worker, two workers racing) changes nothing. Returns whether this call refunded.
+ */
+export async function refundAudit(sql: Sql, auditId: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [debit] = await tx<{ account_id: string; source: ChargeSource; week_start: string }[]>`
+      SELECT account_id, source, week_start::text AS week_start FROM ledger WHERE idempotency_key = ${`audit:${auditId}:debit`}`
+    if (!debit) return false
+    await tx`SELECT id FROM accounts WHERE id = ${debit.account_id} FOR UPDATE`
+    // An allowance refund counts in the week of its debit: it gives back what that week spent.
+    const inserted = await tx`
+      INSERT INTO ledger (id, account_id, source, delta, reason, week_start, audit_id, idempotency_key)
+      VALUES (${newId('led')}, ${debit.account_id}, ${debit.source}, 1, 'refund', ${debit.week_start}::date, ${auditId}, ${`audit:${auditId}:refund`})
+      ON CONFLICT (idempotency_key) DO NOTHING`
+    if (inserted.count === 0) return false
+    if (debit.source === 'credits') await tx`UPDATE accounts SET credits = credits + 1 WHERE id = ${debit.account_id}`
+    await tx`UPDATE audits SET refunded = true WHERE id = ${auditId}`
+    return true
+  })
+}
+
+/** Adds credits (a purchase or a grant), once per idempotency key (e.g. the payment provider's event id). */
+export async function addCredits(sql: Sql, accountId: string, amount: number, reason: 'grant' | 'purchase', idempotencyKey: string): Promise<boolean> {
+  if (!Number.isInteger(amount) || amount <= 0) throw new Error(`credits to add must be a positive integer, got ${amount}`)
+  return sql.begin(async (tx) => {
+    await tx`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`
+    const inserted = await tx.unsafe(
+      `INSERT INTO ledger (id, account_id, source, delta, reason, week_start, idempotency_key)
+       VALUES ($1, $2, 'credits', $3, $4, ${WEEK}, $5) ON CONFLICT (idempotency_key) DO NOTHING`,
+      [newId('led'), accountId, amount, reason, idempotencyKey],
+    )
+    if (inserted.count === 0) return false
+    await tx`UPDATE accounts SET credits = credits + ${amount} WHERE id = ${accountId}`
+    return true
+  })
+}

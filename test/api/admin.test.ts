@@ -1,0 +1,89 @@
+// The operator command and the start command, as real processes.
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { findPrincipalByApiKey } from '../../shared/db/accounts.ts'
+import { openDatabase } from '../../shared/db/index.ts'
+import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
+import { freshDatabase } from '../harness/service.ts'
+
+const ROOT = join(import.meta.dir, '..', '..')
+const cleanups: Array<() => Promise<void> | void> = []
+afterAll(async () => {
+  for (const c of cleanups) await c()
+})
+
+async function run(args: string[], env: Record<string, string>) {
+  const p = Bun.spawn(['bun', 'run', 'admin', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+  return { out, err, code }
+}
+
+describe('bun run admin create-key', () => {
+  test('prints a new act_ key for a new account of the plan, stored only as a hash', async () => {
+    const pg = await freshDatabase()
+    cleanups.push(() => pg.drop())
+    const r = await run(['create-key', '--plan', 'launch'], { DATABASE_URL: pg.url })
+    expect(r.code).toBe(0)
+    const key = r.out.trim()
+    expect(key).toMatch(/^act_[0-9A-Za-z]{43}$/)
+    const db = await openDatabase({ databaseUrl: pg.url, dataDir: '/tmp' })
+    try {
+      expect((await findPrincipalByApiKey(db.sql, key))?.account.plan).toBe('launch')
+      const rows = await db.sql`SELECT key_hash FROM api_keys`
+      expect(JSON.stringify(rows)).not.toContain(key)
+    } finally {
+      await db.close()
+    }
+  })
+
+  test.each([
+    [['create-key', '--plan', 'gold'], 'free, launch, scale'],
+    [['drop-everything'], 'unknown command'],
+    [[], 'usage'],
+    [['create-key', '--bogus'], 'usage'],
+  ])('%p is refused with exit 2 and says why', async (args, says) => {
+    const r = await run(args as string[], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
+    expect(r.code).toBe(2)
+    expect(r.err).toContain(says)
+  })
+})
+
+describe('bun run start (embedded default)', () => {
+  test('prints the base URL and a working local API key, and stops cleanly on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'appaudit-start-'))
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    const p = Bun.spawn(['bun', 'run', 'start'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', DATA_DIR: dir, ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
+      stdout: 'pipe',
+      stderr: 'ignore',
+    })
+    cleanups.push(() => void p.kill('SIGKILL'))
+    const reader = p.stdout.getReader()
+    let text = ''
+    const t0 = Date.now()
+    while (!/API key:\s+act_\S+/.test(text) && Date.now() - t0 < 30_000) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += new TextDecoder().decode(value)
+    }
+    const base = /base URL:\s+(\S+)/.exec(text)?.[1]
+    const key = /API key:\s+(act_\S+)/.exec(text)?.[1]
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(key).toBeDefined()
+    const res = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: JSON.stringify(initializeBody()) })
+    expect(res.status).toBe(200)
+    p.kill('SIGTERM')
+    expect(await p.exited).toBe(0)
+  })
+
+  test('a bad configuration stops start-up with every bad field listed', async () => {
+    const p = Bun.spawn(['bun', 'run', 'start'], { cwd: ROOT, env: { ...process.env, PORT: 'x', ROLE: 'nope' }, stdout: 'ignore', stderr: 'pipe' })
+    const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited])
+    expect(code).toBe(2)
+    expect(err).toContain('PORT')
+    expect(err).toContain('ROLE')
+  })
+})

@@ -1,0 +1,306 @@
+// The crawl engine against a real multi-page site on port 0 and a real Chromium.
+import { afterAll, describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { crawlSite, type CrawledPage, type CrawlOptions, type CrawlSummary } from '../../../crawler/audit/crawl.ts'
+import { PAGE_CHECKS, SITE_CHECKS } from '../../../crawler/audit/page.ts'
+import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
+import type { EgressPolicy } from '../../../shared/egress/guard.ts'
+import { createLogger } from '../../../shared/log.ts'
+import { startCrawlSite, type CrawlSite } from '../../fixtures/crawl-site.ts'
+import { alive, chromiumBelow, descendants, memoryMiB, renderersBelow } from './procs.ts'
+
+const log = createLogger('warn')
+const pool = new BrowserPool(chromiumPath(''), log)
+const sites: CrawlSite[] = []
+afterAll(async () => {
+  await pool.close()
+  for (const s of sites) await s.stop()
+})
+
+const LOCAL: EgressPolicy = { allowPrivate: true, trustedHosts: [] }
+
+function site(options: Parameters<typeof startCrawlSite>[0] = {}): CrawlSite {
+  const s = startCrawlSite(options)
+  sites.push(s)
+  return s
+}
+
+interface Run {
+  summary: CrawlSummary
+  pages: CrawledPage[]
+  discovered: number[]
+  started: Array<{ url: string; at: number }>
+  ms: number
+}
+
+async function crawl(
+  s: CrawlSite,
+  options: Partial<CrawlOptions> = {},
+  extra: { policy?: EgressPolicy; onPageStart?: (url: string, page: Page) => void; browser?: BrowserPool; onPage?: (p: CrawledPage) => void } = {},
+): Promise<Run> {
+  const pages: CrawledPage[] = []
+  const discovered: number[] = []
+  const started: Run['started'] = []
+  const t0 = performance.now()
+  const summary = await crawlSite(
+    {
+      startUrl: s.url, maxPages: 500, maxDepth: 10, maxDurationMs: 120_000, concurrency: 3, navTimeoutMs: 5_000,
+      signal: new AbortController().signal, ...options,
+    },
+    { browser: extra.browser ?? pool, policy: extra.policy ?? LOCAL, log, trustedSpki: [], probeTimeoutMs: 2_000 },
+    {
+      onDiscovered: (n) => void discovered.push(n),
+      onPageStart: (url, page) => {
+        started.push({ url, at: performance.now() - t0 })
+        extra.onPageStart?.(url, page)
+      },
+      onPage: async (p) => {
+        pages.push(p)
+        extra.onPage?.(p)
+      },
+    },
+  )
+  return { summary, pages, discovered, started, ms: Math.round(performance.now() - t0) }
+}
+
+const urlsOf = (pages: CrawledPage[]) => new Set(pages.map((p) => p.url))
+
+describe('crawlSite', () => {
+  test('finds exactly the site\'s pages: rendered-DOM links, sitemap-only pages; never disallowed, external or non-HTML URLs', async () => {
+    const s = site({ pages: 30 })
+    const run = await crawl(s)
+    expect(urlsOf(run.pages)).toEqual(s.expected)
+    expect(run.pages).toHaveLength(s.expected.size) // each page once
+    expect(run.summary.stoppedBy).toBe('done')
+    expect(run.summary.pagesDiscovered).toBe(s.expected.size)
+    expect(run.summary.pagesScanned + run.summary.pagesFailed).toBe(s.expected.size)
+    expect(run.discovered.at(-1)).toBe(s.expected.size)
+    // robots.txt: /private/ disallowed (never requested, by the browser or otherwise), /private/open allowed.
+    expect(s.allRequests.filter((p) => p.startsWith('/private/secret'))).toEqual([])
+    expect(s.documents).toContain('/private/open')
+    // Files by extension are never fetched; a file by content type is fetched once and is not a page.
+    expect(s.allRequests.filter((p) => p.startsWith('/files/'))).toEqual([])
+    expect(s.documents.filter((p) => p === '/data')).toHaveLength(1)
+    // Images are not loaded while crawling (the site-level scan of the start page loads its one image).
+    expect(s.allRequests.filter((p) => p.startsWith('/img/')).length).toBeLessThanOrEqual(1)
+    // Depths follow the shortest link path.
+    for (const p of run.pages) if (s.depthOf.has(p.url)) expect(p.depth).toBe(s.depthOf.get(p.url)!)
+    // Sitemap-only pages were found through the sitemap index.
+    expect(run.pages.filter((p) => p.url.includes('/only/')).every((p) => p.ok)).toBe(true)
+  }, 120_000)
+
+  test('a 500 page and a hanging page are reported failed and the crawl goes on', async () => {
+    const s = site({ pages: 12 })
+    const run = await crawl(s, { navTimeoutMs: 3_000 })
+    const byUrl = new Map(run.pages.map((p) => [p.url, p]))
+    expect(byUrl.get(`${s.origin}/error`)).toMatchObject({ ok: false, httpStatus: 500, error: 'HTTP 500' })
+    const hang = byUrl.get(`${s.origin}/hang`)!
+    expect(hang).toMatchObject({ ok: false, httpStatus: null })
+    expect(hang.error).toMatch(/Timeout/i)
+    expect(run.pages.filter((p) => !p.ok).map((p) => p.url).sort()).toEqual([`${s.origin}/error`, `${s.origin}/hang`])
+    expect(run.summary.pagesFailed).toBe(2)
+    expect(run.summary.pagesScanned).toBe(s.expected.size - 2)
+  }, 120_000)
+
+  test('a page that never finishes being read is killed at the hard deadline, and its slot is freed', async () => {
+    const s = site({ pages: 6, busy: true, extras: false })
+    const run = await crawl(s, { navTimeoutMs: 1_500, concurrency: 1 })
+    const busy = run.pages.find((p) => p.url === `${s.origin}/busy`)!
+    expect(busy.ok).toBe(false)
+    expect(busy.error).toMatch(/did not finish|Timeout/)
+    expect(urlsOf(run.pages)).toEqual(s.expected)
+    console.log(`busy page failed after ${busy.loadMs} ms: ${busy.error}`)
+  }, 120_000)
+
+  test('judges each page with the page-level checks; site-level checks come once from the start URL', async () => {
+    const s = site({ pages: 4, extras: false })
+    const run = await crawl(s)
+    const siteIds = new Set(SITE_CHECKS.map((c) => c.id))
+    expect(run.summary.siteChecks.map((c) => c.id).sort()).toEqual([...siteIds].sort())
+    for (const id of ['exposed-env-file', 'tls-certificate', 'https-redirect', 'cors-credentialed-reflection']) expect(siteIds.has(id)).toBe(true)
+    for (const p of run.pages) {
+      expect(p.checks.length).toBeGreaterThan(10)
+      for (const c of p.checks) expect(siteIds.has(c.id)).toBe(false)
+    }
+    const root = run.pages.find((p) => p.url === s.url)!
+    const ids = new Set(root.checks.map((c) => c.id))
+    for (const id of ['csp', 'hsts', 'seo-title', 'js-secrets', 'mixed-content', 'cookie-secure', 'perf-timing', 'accessibility']) expect(ids.has(id)).toBe(true)
+    // Resources are not loaded, so the checks that weigh them are left out rather than misjudged.
+    expect(ids.has('perf-page-weight')).toBe(false)
+    expect(root.checks.find((c) => c.id === 'seo-title')?.status).toBe('pass')
+    expect(PAGE_CHECKS.length + SITE_CHECKS.length).toBeGreaterThan(40)
+  }, 120_000)
+
+  test('stops at the page cap', async () => {
+    const s = site({ pages: 40, extras: false })
+    const run = await crawl(s, { maxPages: 10 })
+    expect(run.pages).toHaveLength(10)
+    expect(run.summary.stoppedBy).toBe('maxPages')
+    expect(run.summary.pagesDiscovered).toBeGreaterThan(10)
+  }, 120_000)
+
+  test('stops at the depth cap', async () => {
+    const s = site({ pages: 40 })
+    const run = await crawl(s, { maxDepth: 1 })
+    expect(run.pages.every((p) => p.depth <= 1)).toBe(true)
+    const depth1Tree = [...s.depthOf].filter(([, d]) => d <= 1).map(([u]) => u)
+    for (const u of depth1Tree) expect(urlsOf(run.pages).has(u)).toBe(true)
+    expect(urlsOf(run.pages).has(`${s.origin}/p/4`)).toBe(false) // depth 2
+    expect(run.summary.stoppedBy).toBe('done')
+  }, 120_000)
+
+  test('stops at the wall-time cap: no page starts after it', async () => {
+    const s = site({ pages: 200, extras: false, pageDelayMs: 300 })
+    const maxDurationMs = 10_000
+    const run = await crawl(s, { maxDurationMs, concurrency: 2 })
+    expect(run.summary.stoppedBy).toBe('maxDuration')
+    expect(run.started.every((p) => p.at <= maxDurationMs)).toBe(true)
+    expect(run.pages.length).toBeLessThan(200)
+    console.log(`wall-time cap ${maxDurationMs} ms: returned after ${run.ms} ms with ${run.pages.length} pages`)
+  }, 120_000)
+
+  test('stops when aborted', async () => {
+    const s = site({ pages: 200, extras: false, pageDelayMs: 200 })
+    const abort = new AbortController()
+    const run = await crawl(s, { signal: abort.signal }, { onPage: (p) => void (p.depth >= 1 && abort.abort()) })
+    expect(run.summary.stoppedBy).toBe('aborted')
+    expect(run.pages.length).toBeLessThan(20)
+  }, 120_000)
+
+  for (const concurrency of [1, 3]) {
+    test(`never has more than ${concurrency} page(s) in flight at the site`, async () => {
+      const s = site({ pages: 24, extras: false, pageDelayMs: 120 })
+      const run = await crawl(s, { concurrency })
+      expect(run.pages).toHaveLength(24)
+      expect(s.maxInFlight()).toBeLessThanOrEqual(concurrency)
+      if (concurrency > 1) expect(s.maxInFlight()).toBeGreaterThan(1)
+    }, 120_000)
+  }
+
+  test('a crashed page (its renderer killed) is reported failed and the crawl goes on', async () => {
+    const s = site({ pages: 13, extras: false })
+    const crashUrl = `${s.origin}/p/2`
+    // One lane, so when the page has loaded the only renderers alive are its own (and perhaps a spare).
+    const run = await crawl(s, { concurrency: 1 }, {
+      onPageStart: (url, page) => {
+        if (url !== crashUrl) return
+        page.once('load', () => {
+          for (const pid of renderersBelow(process.pid)) process.kill(pid, 'SIGKILL')
+        })
+      },
+    })
+    const crashed = run.pages.find((p) => p.url === crashUrl)!
+    expect(crashed.ok).toBe(false)
+    expect(crashed.error).toMatch(/crash/i)
+    // Everything not reachable only through the crashed page was crawled.
+    const subtree = [`${s.origin}/p/7`, `${s.origin}/p/8`, `${s.origin}/p/9`]
+    const rest = [...s.expected].filter((u) => u !== crashUrl && !subtree.includes(u))
+    expect(run.pages.filter((p) => rest.includes(p.url) && !p.ok).map((p) => `${p.url}: ${p.error}`)).toEqual([])
+    expect(run.pages.filter((p) => rest.includes(p.url))).toHaveLength(rest.length)
+    expect(run.summary.stoppedBy).toBe('done')
+  }, 120_000)
+
+  test('a resumed crawl skips the pages already done and finds the rest from their links', async () => {
+    const s = site({ pages: 30, extras: false, sitemapOnly: 2 })
+    const first = await crawl(s, { maxPages: 10 })
+    expect(first.pages).toHaveLength(10)
+    const documentsBefore = s.documents.length
+    const second = await crawl(s, { maxPages: 500, resume: first.pages.map((p) => ({ url: p.url, depth: p.depth, links: p.links })) })
+    const again = second.pages.filter((p) => urlsOf(first.pages).has(p.url))
+    expect(again).toEqual([])
+    expect(new Set([...urlsOf(first.pages), ...urlsOf(second.pages)])).toEqual(s.expected)
+    // Only the site-level scan of the start URL loads a done page again.
+    const redone = s.documents.slice(documentsBefore).filter((d) => urlsOf(first.pages).has(s.origin + d))
+    expect(redone).toEqual(['/'])
+    expect(second.summary.pagesDiscovered).toBe(s.expected.size)
+  }, 120_000)
+
+  test('the page cap counts resumed pages', async () => {
+    const s = site({ pages: 30, extras: false })
+    const first = await crawl(s, { maxPages: 8 })
+    const second = await crawl(s, { maxPages: 12, resume: first.pages.map((p) => ({ url: p.url, depth: p.depth, links: p.links })) })
+    expect(second.pages).toHaveLength(4)
+    expect(second.summary.stoppedBy).toBe('maxPages')
+  }, 120_000)
+
+  test('a private address the policy refuses is never fetched, by a link, a frame or a script', async () => {
+    const hits: string[] = []
+    const foreign = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (hits.push(req.url), new Response('<p>private</p>', { headers: { 'content-type': 'text/html' } })) })
+    try {
+      // The site is reached through a trusted host name; 127.0.0.1 itself stays blocked.
+      const s = site({ pages: 6, extras: false, host: 'localhost', foreignUrl: `http://127.0.0.1:${foreign.port}/` })
+      const run = await crawl(s, {}, { policy: { allowPrivate: false, trustedHosts: ['localhost'] } })
+      expect(urlsOf(run.pages)).toEqual(s.expected)
+      expect(hits).toEqual([])
+    } finally {
+      foreign.stop(true)
+    }
+  }, 120_000)
+})
+
+describe('crawl processes', () => {
+  test('500 pages: the browser is recycled, memory stays flat, no Chromium is left behind', async () => {
+    const own = new BrowserPool(chromiumPath(''), log)
+    const s = site({ pages: 500, fanout: 8, extras: false })
+    const samples: string[] = []
+    let browsers = 0
+    // Browsers of the shared pool the other tests use are not this test's.
+    const before = new Set(chromiumBelow(process.pid).map((p) => p.pid))
+    const ownBrowsers = () => chromiumBelow(process.pid).filter((p) => p.ppid === process.pid && !before.has(p.pid))
+    try {
+      const run = await crawl(s, { maxPages: 600, concurrency: 4, maxDurationMs: 540_000 }, {
+        browser: own,
+        onPage: () => {
+          // Between pages at most the current browser and one retiring browser run.
+          browsers = Math.max(browsers, ownBrowsers().length)
+        },
+        onPageStart: (() => {
+          let n = 0
+          return () => {
+            if (++n % 100 === 0) {
+              const m = memoryMiB()
+              samples.push(`${n} pages: test process ${m.self} MiB + chromium ${m.chromium} MiB = ${m.total} MiB`)
+            }
+          }
+        })(),
+      })
+      expect(run.summary.pagesScanned).toBe(500)
+      expect(own.generation).toBeGreaterThanOrEqual(4)
+      expect(browsers).toBeLessThanOrEqual(2)
+      console.log(`500 pages in ${run.ms} ms (${Math.round((500 / run.ms) * 60_000)} pages/min at concurrency 4)\n  ${samples.join('\n  ')}`)
+    } finally {
+      await own.close()
+    }
+    const shared = new Set([...before].flatMap((pid) => [pid, ...descendants(pid).map((p) => p.pid)]))
+    const left = chromiumBelow(process.pid).filter((p) => !shared.has(p.pid))
+    expect(left.map((p) => `${p.pid} ${p.comm}`)).toEqual([])
+  }, 600_000)
+
+  test('SIGTERM to a process mid-crawl leaves no Chromium behind', async () => {
+    const s = site({ pages: 300, extras: false, pageDelayMs: 50 })
+    const child = Bun.spawn(['bun', `${import.meta.dir}/crawl-child.ts`, s.url], { stdout: 'pipe', stderr: 'pipe' })
+    const seen = new Set<number>()
+    try {
+      // Wait for a few pages (bounded), noting every Chromium process the child runs.
+      const reader = child.stdout.getReader()
+      let text = ''
+      const until = Date.now() + 60_000
+      while (Date.now() < until && (text.match(/^page /gm)?.length ?? 0) < 5) {
+        const chunk = await Promise.race([reader.read(), Bun.sleep(1_000).then(() => null)])
+        if (chunk && !chunk.done) text += new TextDecoder().decode(chunk.value)
+        for (const p of chromiumBelow(child.pid)) seen.add(p.pid)
+      }
+      reader.releaseLock()
+      for (const p of chromiumBelow(child.pid)) seen.add(p.pid)
+      expect(seen.size).toBeGreaterThan(0)
+      child.kill('SIGTERM')
+      const code = await Promise.race([child.exited, Bun.sleep(30_000).then(() => 'still running')])
+      expect(code).toBe(0)
+      const deadline = Date.now() + 5_000
+      while (Date.now() < deadline && [...seen].some(alive)) await Bun.sleep(100)
+      expect([...seen].filter(alive)).toEqual([])
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  }, 120_000)
+})

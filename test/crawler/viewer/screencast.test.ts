@@ -1,0 +1,192 @@
+// The live viewer end to end with real browsers: a crawler-side Chromium screencasts an animating page,
+// the service relays it, and a second Chromium opens the viewer link as a human would. In both modes.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { CHROMIUM_ARGS, chromiumPath } from '../../../crawler/browser.ts'
+import { attachScreencast } from '../../../crawler/viewer/screencast.ts'
+import { createLogger } from '../../../shared/log.ts'
+import { createRedisInfra } from '../../../shared/queue/redis.ts'
+import type { Infra } from '../../../shared/queue/types.ts'
+import { createViewerToken, endViewer, viewerChannels, viewerLink } from '../../../shared/viewer.ts'
+import { REDIS_URL, startService, type Mode, type TestService } from '../../harness/service.ts'
+
+/** Two pages that never stop changing, so Chromium keeps producing frames. */
+function animatedSite() {
+  const page = (title: string) => `<!doctype html><html><head><title>${title}</title><style>
+    body{margin:0;font:40px sans-serif}
+    #box{width:200px;height:200px;background:#c33;animation:spin 1s linear infinite}
+    @keyframes spin{from{transform:rotate(0)}to{transform:rotate(360deg)}}
+    </style></head><body><h1>${title}</h1><div id="box"></div><p id="n">0</p>
+    <script>var n=0;setInterval(function(){document.getElementById('n').textContent=String(++n)},50)</script></body></html>`
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => new Response(page(new URL(req.url).pathname === '/two' ? 'Page two' : 'Page one'), { headers: { 'content-type': 'text/html' } }),
+  })
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+}
+
+/** Every line the service logs while the test runs (the harness's logger writes to stdout/stderr). */
+function captureLogs() {
+  const lines: string[] = []
+  const out = process.stdout.write.bind(process.stdout)
+  const err = process.stderr.write.bind(process.stderr)
+  const grab = (chunk: unknown) => {
+    lines.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk as Uint8Array))
+    return true
+  }
+  process.stdout.write = grab as typeof process.stdout.write
+  process.stderr.write = ((c: unknown, ...rest: unknown[]) => (grab(c), (err as (...a: unknown[]) => boolean)(c, ...rest))) as typeof process.stderr.write
+  return {
+    lines,
+    restore() {
+      process.stdout.write = out
+      process.stderr.write = err
+    },
+  }
+}
+
+async function until(pred: () => boolean | Promise<boolean>, ms: number, what: string) {
+  const t0 = Date.now()
+  while (!(await pred())) {
+    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`)
+    await Bun.sleep(50)
+  }
+}
+
+const framesShown = async (p: Page) => Number((await p.textContent('#frames')) ?? '0')
+
+describe.each(['production', 'embedded'] as Mode[])('live viewer with real browsers (%s)', (mode) => {
+  let svc: TestService
+  let site: ReturnType<typeof animatedSite>
+  let crawlerBrowser: Browser
+  let viewerBrowser: Browser
+  /** The crawler's side of the stores: its own Redis connection in production, as a crawler pod has. */
+  let crawlerInfra: Infra
+  let logs: ReturnType<typeof captureLogs>
+  const log = createLogger('error')
+
+  beforeAll(async () => {
+    logs = captureLogs()
+    // Debug level, so the test sees every line the service could ever write about a viewer.
+    svc = await startService(mode, { LOG_LEVEL: 'debug', ...(mode === 'production' ? { ROLE: 'api' } : {}) })
+    const config = svc.running.services.config
+    crawlerInfra =
+      mode === 'production'
+        ? await createRedisInfra(REDIS_URL, { claimIdleMs: 60_000, heartbeatMs: 10_000 }, config.REDIS_PREFIX)
+        : svc.running.services.infra
+    site = animatedSite()
+    const launch = () => chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
+    ;[crawlerBrowser, viewerBrowser] = await Promise.all([launch(), launch()])
+  }, 120_000)
+
+  afterAll(async () => {
+    await crawlerBrowser?.close().catch(() => {})
+    await viewerBrowser?.close().catch(() => {})
+    if (mode === 'production') await crawlerInfra?.close()
+    await svc?.stop()
+    site?.stop()
+    logs?.restore()
+  }, 60_000)
+
+  test('frames reach the viewer only while someone watches, and the page says when the crawl has ended', async () => {
+    const auditId = `aud_${randomBytes(8).toString('hex')}`
+    const token = await createViewerToken(crawlerInfra.kv, auditId, 300)
+    const link = viewerLink(svc.url, auditId, token)
+
+    const published: string[] = []
+    const unsub = await crawlerInfra.pubsub.subscribe(viewerChannels.frames(auditId), (m) => published.push(m))
+    const crawlPage = await (await crawlerBrowser.newContext({ viewport: { width: 1280, height: 720 } })).newPage()
+    await crawlPage.goto(`${site.url}/one`)
+    const cast = await attachScreencast(crawlPage, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
+
+    // Nobody watches yet: nothing is published (nor encoded).
+    await Bun.sleep(1_500)
+    expect(published.length).toBe(0)
+
+    const viewer = await viewerBrowser.newPage()
+    await viewer.goto(link)
+    await until(async () => (await framesShown(viewer)) >= 5, 15_000, 'frames in the viewer')
+    const src1 = await viewer.getAttribute('#screen', 'src')
+    expect(src1).toStartWith('data:image/jpeg;base64,')
+    await until(async () => (await viewer.getAttribute('#screen', 'src')) !== src1, 5_000, 'the picture changes')
+    expect(await viewer.textContent('#url')).toBe(`${site.url}/one`)
+    const message = JSON.parse(published[0]!)
+    expect(message).toMatchObject({ type: 'frame', url: `${site.url}/one` })
+
+    // The crawl moves on: the next page takes over the stream, the previous one is detached.
+    const nextPage = await crawlPage.context().newPage()
+    await nextPage.goto(`${site.url}/two`)
+    const cast2 = await attachScreencast(nextPage, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
+    await cast.detach()
+    await crawlPage.close()
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer follows the next page')
+
+    // A later page takes the stream; when it goes, the latest page still attached takes it back.
+    const third = await crawlPage.context().newPage()
+    await third.goto(`${site.url}/three`)
+    const cast3 = await attachScreencast(third, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/three`, 10_000, 'the viewer follows the third page')
+    await cast3.detach()
+    await third.close()
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer returns to the page still attached')
+
+    // The last viewer leaves: publishing stops at once.
+    await viewer.close()
+    await Bun.sleep(700)
+    const afterLeave = published.length
+    await Bun.sleep(1_500)
+    expect(published.length).toBe(afterLeave)
+
+    // Someone opens the link again, then the crawl ends while they watch.
+    const viewer2 = await viewerBrowser.newPage()
+    await viewer2.goto(link)
+    await until(async () => (await framesShown(viewer2)) >= 3, 15_000, 'frames for the second viewer')
+    await endViewer(crawlerInfra.pubsub, crawlerInfra.kv, auditId)
+    await viewer2.waitForSelector('#ended:not([hidden])', { timeout: 5_000 })
+    expect(await viewer2.textContent('#ended h1')).toBe('This crawl has ended')
+    expect(await viewer2.isHidden('#live')).toBe(true)
+    expect(await viewer2.textContent('#ended')).toContain('get_audit')
+
+    // A fresh open of the link after the end: the ended page, never a frame.
+    const late = await viewerBrowser.newPage()
+    await late.goto(link)
+    await late.waitForSelector('#ended:not([hidden])', { timeout: 5_000 })
+    expect(await framesShown(late)).toBe(0)
+
+    await cast2.detach()
+    await unsub()
+    await Promise.all([viewer2.close(), late.close(), nextPage.close()])
+
+    // The token never reached the server's logs (it travels in the fragment and the socket's first message).
+    const text = logs.lines.join('')
+    expect(text).toContain(auditId)
+    expect(text).not.toContain(token)
+  }, 90_000)
+
+  test('a link with a wrong token shows "not valid", never frames', async () => {
+    const auditId = `aud_${randomBytes(8).toString('hex')}`
+    await createViewerToken(crawlerInfra.kv, auditId, 300)
+    const page = await viewerBrowser.newPage()
+    await page.goto(viewerLink(svc.url, auditId, randomBytes(32).toString('base64url')))
+    await page.waitForSelector('#invalid:not([hidden])', { timeout: 5_000 })
+    expect(await page.textContent('#invalid h1')).toBe('This viewer link is not valid')
+    expect(await framesShown(page)).toBe(0)
+    await page.close()
+  }, 30_000)
+
+  test('attach is safe on a page that closes under it, and detach is idempotent', async () => {
+    const auditId = `aud_${randomBytes(8).toString('hex')}`
+    const context = await crawlerBrowser.newContext()
+    for (let i = 0; i < 5; i++) {
+      const page = await context.newPage()
+      await page.goto(`${site.url}/one`)
+      const cast = await attachScreencast(page, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
+      await page.close()
+      await cast.detach()
+      await cast.detach()
+    }
+    await context.close()
+  }, 30_000)
+})

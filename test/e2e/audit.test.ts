@@ -1,0 +1,132 @@
+// Whole-site audits end to end, in both modes: audit_app answers at once with an id and a viewer link,
+// a crawler worker crawls the fixture site in a real Chromium, and get_audit shows progress and then a
+// result whose findings are merged across pages.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { isViewerEnded } from '../../shared/viewer.ts'
+import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
+import { connectClient, payload } from '../harness/client.ts'
+import { startService, type Mode, type TestService } from '../harness/service.ts'
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
+  const t0 = Date.now()
+  while (Date.now() - t0 < ms) {
+    const v = await fn().catch(() => null)
+    if (v) return v
+    await Bun.sleep(200)
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s)', (mode) => {
+  let svc: TestService
+  let client: Client
+  let site: AuditSite
+
+  beforeAll(async () => {
+    svc = await startService(mode, { AUDIT_CONCURRENCY: '2', JOB_CLAIM_IDLE_MS: '6000' })
+    client = await connectClient(svc.mcpUrl, await svc.key('free'))
+    site = startAuditSite({ pages: 6, delayMs: 150 })
+  }, 60_000)
+  afterAll(async () => {
+    await client?.close()
+    await svc?.stop()
+    await site?.stop()
+  }, 60_000)
+
+  test('returns an auditId and a viewer link at once, then crawls every page and merges findings', async () => {
+    const t0 = Date.now()
+    const started = payload(await client.callTool({ name: 'audit_app', arguments: { url: site.url, options: { maxPages: 20, maxDepth: 3 } } }))
+    expect(Date.now() - t0).toBeLessThan(3_000)
+    expect(started.auditId).toMatch(/^aud_[0-9A-Za-z]+$/)
+    expect(started.browserViewer).toMatch(new RegExp(`^http://localhost:\\d+/viewer/${started.auditId}#[A-Za-z0-9_-]{40,}$`))
+    expect(started.status).toBe('queued')
+
+    // Progress is visible while it runs.
+    const seen = new Set<string>()
+    const done = await until(async () => {
+      const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
+      seen.add(a.status)
+      return (a.status === 'completed' || a.status === 'failed') && a
+    }, 90_000, 'the audit to finish')
+    expect(seen.has('running')).toBe(true)
+    expect(done.status).toBe('completed')
+    expect(done.progress).toMatchObject({ pagesScanned: 6, pagesFailed: 0, currentUrl: null, refunded: false })
+    expect(done.progress.pagesDiscovered).toBeGreaterThanOrEqual(6)
+    expect(done.progress.startedAt).toBeTruthy()
+    expect(done.progress.finishedAt).toBeTruthy()
+
+    const r = done.result
+    expect(r.stoppedBy).toBe('done')
+    expect(r.pages.map((p: { url: string }) => p.url).sort()).toEqual([...site.pages].sort())
+    expect(typeof r.score).toBe('number')
+    expect(r.grade).toMatch(/^[A-F][+-]?$/)
+    for (const p of r.pages) expect(p.checks.length).toBeGreaterThan(5)
+    // No page sends a CSP: one finding, found on all six pages.
+    const csp = r.findings.filter((f: { checkId: string }) => f.checkId === 'csp')
+    expect(csp).toHaveLength(1)
+    expect(csp[0].pageCount).toBe(6)
+    expect(csp[0].pages.sort()).toEqual([...site.pages].sort())
+    expect(csp[0].fingerprint).toMatch(/^csp:[0-9a-f]{16}$/)
+    // Each page other than the start (which the site-level scan also loads) was requested once.
+    const byPath = new Map<string, number>()
+    for (const q of site.requests) byPath.set(q.path, (byPath.get(q.path) ?? 0) + 1)
+    for (const [path, count] of byPath) if (path !== '/') expect(count).toBe(1)
+    // The viewer link dies with the crawl.
+    expect(await isViewerEnded(svc.running.services.infra.kv, started.auditId)).toBe(true)
+    // And the audit was paid from the weekly allowance.
+    const [ledger] = await svc.running.services.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ledger WHERE audit_id = ${started.auditId} AND source = 'allowance' AND delta = -1`
+    expect(ledger!.n).toBe(1)
+  }, 120_000)
+
+  test("get_audit of an unknown or another account's audit is not_found", async () => {
+    const other = await connectClient(svc.mcpUrl, await svc.key('free'))
+    const mine = payload(await client.callTool({ name: 'audit_app', arguments: { url: site.url, options: { maxPages: 1 } } }))
+    const r = await other.callTool({ name: 'get_audit', arguments: { auditId: mine.auditId } })
+    expect(r.isError).toBe(true)
+    expect(payload(r).error.code).toBe('not_found')
+    const unknown = await client.callTool({ name: 'get_audit', arguments: { auditId: 'aud_doesnotexist' } })
+    expect(payload(unknown).error.code).toBe('not_found')
+    await other.close()
+    await until(async () => {
+      const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: mine.auditId } }))
+      return a.status === 'completed' && a
+    }, 60_000, 'the one-page audit')
+  }, 90_000)
+
+  test('a cancelled audit stops crawling, keeps its stored pages and its viewer link dies', async () => {
+    const slow = startAuditSite({ pages: 20, delayMs: 700 })
+    try {
+      const started = payload(await client.callTool({ name: 'audit_app', arguments: { url: slow.url } }))
+      const sql = svc.running.services.db.sql
+      await until(async () => {
+        const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${started.auditId}`
+        return r!.n >= 2
+      }, 60_000, 'pages to be stored')
+      const [row] = await sql<{ account_id: string }[]>`SELECT account_id FROM audits WHERE id = ${started.auditId}`
+      const principal = { account: { id: row!.account_id, name: '', plan: 'free' as const, createdAt: new Date() }, credentialId: 'key_test', kind: 'api_key' as const }
+      const cancelled = await svc.running.services.audits.cancel(principal, started.auditId)
+      expect(cancelled.status).toBe('cancelled')
+      expect(await isViewerEnded(svc.running.services.infra.kv, started.auditId)).toBe(true)
+      // The holder notices at its next lease renewal (every third of JOB_CLAIM_IDLE_MS: 2 s here).
+      const requestsAt = () => slow.requests.length
+      await until(async () => {
+        const before = requestsAt()
+        await Bun.sleep(2_000)
+        return requestsAt() === before
+      }, 40_000, 'the crawl to stop')
+      const after = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
+      expect(after.status).toBe('cancelled')
+      expect(after.progress.refunded).toBe(false)
+      expect(after.progress.pagesScanned).toBeLessThan(20)
+    } finally {
+      await slow.stop()
+    }
+  }, 120_000)
+
+  test('a URL that is not http(s) is invalid_url and costs nothing', async () => {
+    const r = await client.callTool({ name: 'audit_app', arguments: { url: 'ftp://example.com/' } })
+    expect(r.isError).toBe(true)
+    expect(payload(r).error.code).toBe('invalid_url')
+  })
+})

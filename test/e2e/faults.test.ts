@@ -1,0 +1,191 @@
+// What happens when a worker, Redis or PostgreSQL dies mid-run: real processes, real signals,
+// real stores behind a relay that can be cut.
+import { afterAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+import { connectClient, initializeBody, MCP_HEADERS, payload } from '../harness/client.ts'
+import { freshDatabase, REDIS_URL, startService, type TestService } from '../harness/service.ts'
+import { startRelay } from '../harness/tcp-relay.ts'
+import { slowSite, spaSite, type Site } from '../fixtures/sites.ts'
+
+const ROOT = join(import.meta.dir, '..', '..')
+const sites: Site[] = []
+const procs: Subprocess[] = []
+afterAll(async () => {
+  for (const p of procs) p.kill('SIGKILL')
+  for (const s of sites) await s.stop()
+})
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
+  const t0 = Date.now()
+  while (Date.now() - t0 < ms) {
+    const v = await fn().catch(() => null)
+    if (v) return v
+    await Bun.sleep(100)
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+/** A crawler-only process sharing the service's PostgreSQL and Redis. */
+function spawnCrawler(svc: TestService, extra: Record<string, string> = {}): Subprocess {
+  const c = svc.running.services.config
+  const p = Bun.spawn(['bun', 'crawler/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: c.DATABASE_URL,
+      REDIS_URL: c.REDIS_URL,
+      REDIS_PREFIX: c.REDIS_PREFIX,
+      ALLOW_PRIVATE_TARGETS: 'true',
+      JOB_CLAIM_IDLE_MS: c.JOB_CLAIM_IDLE_MS.toString(),
+      LOG_LEVEL: 'warn',
+      ...extra,
+    },
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  procs.push(p)
+  return p
+}
+
+describe('a crawler worker killed with SIGKILL mid-scan', () => {
+  test('another worker takes the scan over from the pending list and finishes it', async () => {
+    const svc = await startService('production', { ROLE: 'api', JOB_CLAIM_IDLE_MS: '2000', SCAN_TIMEOUT_MS: '60000' })
+    const slow = await slowSite(3_000)
+    sites.push(slow)
+    try {
+      const client = await connectClient(svc.mcpUrl, await svc.key())
+      const first = spawnCrawler(svc)
+      const result = client.callTool({ name: 'scan_app', arguments: { url: slow.url } }, undefined, { timeout: 90_000 })
+      const sql = svc.running.services.db.sql
+      const running = await until(async () => {
+        const [r] = await sql<{ id: string; worker: string }[]>`SELECT id, worker FROM scans WHERE status = 'running'`
+        return r
+      }, 30_000, 'the first worker to start the scan')
+      first.kill('SIGKILL')
+      await first.exited
+      spawnCrawler(svc)
+      const report = payload(await result)
+      expect(report.id).toBe(running.id)
+      const [row] = await sql<{ attempts: number; worker: string; status: string }[]>`SELECT attempts, worker, status FROM scans WHERE id = ${running.id}`
+      expect(row!.status).toBe('completed')
+      expect(row!.attempts).toBe(2)
+      expect(row!.worker).not.toBe(running.worker)
+      await client.close()
+    } finally {
+      await svc.stop()
+    }
+  })
+
+  test('with no worker at all, scan_app answers scanner_unavailable with the scanId to poll', async () => {
+    const svc = await startService('production', { ROLE: 'api', SCAN_TIMEOUT_MS: '1500' })
+    const site = await spaSite()
+    sites.push(site)
+    try {
+      const client = await connectClient(svc.mcpUrl, await svc.key())
+      const r = await client.callTool({ name: 'scan_app', arguments: { url: site.url } })
+      expect(r.isError).toBe(true)
+      const err = payload(r).error
+      expect(err.code).toBe('scanner_unavailable')
+      expect(err.scanId).toMatch(/^scn_/)
+      // The scan is not lost: a worker that comes up later finishes it, and get_scan shows it.
+      spawnCrawler(svc)
+      const done = await until(async () => {
+        const s = payload(await client.callTool({ name: 'get_scan', arguments: { scanId: err.scanId } }))
+        return s.status === 'completed' && s
+      }, 30_000, 'the late worker')
+      expect(done.report.score).toBeGreaterThan(0)
+      await client.close()
+    } finally {
+      await svc.stop()
+    }
+  })
+})
+
+describe('Redis dies mid-scan', () => {
+  test('the scan still completes and is returned: Postgres is the source of truth', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const startRedis = () => {
+      const p = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' })
+      procs.push(p)
+      return p
+    }
+    let redis = startRedis()
+    await until(async () => (await fetch(`http://127.0.0.1:${port}`).catch((e) => e)) && true, 5_000, 'redis')
+    await Bun.sleep(300)
+    const svc = await startService('production', { REDIS_URL: `redis://127.0.0.1:${port}` })
+    const slow = await slowSite(2_000)
+    sites.push(slow)
+    try {
+      const key = await svc.key()
+      const client = await connectClient(svc.mcpUrl, key)
+      const result = client.callTool({ name: 'scan_app', arguments: { url: slow.url } }, undefined, { timeout: 60_000 })
+      const sql = svc.running.services.db.sql
+      await until(async () => (await sql`SELECT 1 FROM scans WHERE status = 'running'`).length > 0, 20_000, 'scan running')
+      redis.kill('SIGKILL')
+      await redis.exited
+      const report = payload(await result)
+      expect(report.score).toBeGreaterThan(0)
+      // While Redis is down, new MCP requests get a clear 503 with Retry-After, never a hang or plain text.
+      const down = await fetch(svc.mcpUrl, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, 'mcp-session-id': 'mcs_0000000000000000000000' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) })
+      expect(down.status).toBe(503)
+      expect(down.headers.get('retry-after')).toBe('5')
+      expect((await down.json()).jsonrpc).toBe('2.0')
+      // Redis comes back empty: sessions are gone (clients initialize again), scans are not.
+      redis = startRedis()
+      const back = await until(async () => {
+        const r = await fetch(svc.mcpUrl, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: JSON.stringify(initializeBody()) })
+        return r.status === 200 && r
+      }, 15_000, 'service to recover')
+      expect(back.headers.get('mcp-session-id')).toMatch(/^mcs_/)
+      const fresh = await connectClient(svc.mcpUrl, key)
+      const stored = payload(await fresh.callTool({ name: 'get_scan', arguments: { scanId: report.id } }))
+      expect(stored.status).toBe('completed')
+      await fresh.close()
+    } finally {
+      await svc.stop()
+      redis.kill('SIGKILL')
+    }
+  })
+})
+
+describe('PostgreSQL unreachable mid-run', () => {
+  test('requests get a clear 503, and the service recovers when it returns', async () => {
+    const pg = await freshDatabase()
+    const relay = await startRelay('127.0.0.1', 5432)
+    const url = pg.url.replace('127.0.0.1:5432', `127.0.0.1:${relay.port}`)
+    const svc = await startService('production', { ROLE: 'api', DATABASE_URL: url })
+    try {
+      const key = await svc.key()
+      const client = await connectClient(svc.mcpUrl, key)
+      expect(payload(await client.callTool({ name: 'get_account', arguments: {} })).plan).toBe('free')
+      await relay.cut()
+      // A credential not yet verified cannot be checked: 503, not 401 and not a hang.
+      const other = await svc.key().catch(() => null)
+      expect(other).toBeNull()
+      const res = await fetch(svc.mcpUrl, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer act_${randomBytes(32).toString('hex').slice(0, 43)}` },
+        body: JSON.stringify(initializeBody()),
+      })
+      expect(res.status).toBe(503)
+      expect((await res.json()).error.message).toContain('credential store')
+      // A tool that needs the database says so as a tool error.
+      const r = await client.callTool({ name: 'get_account', arguments: {} })
+      expect(r.isError).toBe(true)
+      await relay.restore()
+      const ok = await until(async () => {
+        const x = await client.callTool({ name: 'get_account', arguments: {} })
+        return !x.isError && payload(x)
+      }, 15_000, 'database to come back')
+      expect(ok.plan).toBe('free')
+      await client.close()
+    } finally {
+      await relay.restore()
+      await svc.stop()
+      await relay.stop()
+      await pg.drop()
+    }
+  })
+})

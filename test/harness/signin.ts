@@ -1,0 +1,153 @@
+// Sign-in for tests: the service on a known port with BASE_URL set to it, pointed by configuration at a
+// real local OpenID provider (oidc-provider) exactly as production points at its own, plus a small
+// cookie-keeping client that signs in through that provider over plain HTTP.
+import { createServer } from 'node:net'
+import { startLocalIdp, type LocalIdp } from '../../api/signin/local-idp.ts'
+import { createSession, upsertUser } from '../../shared/db/users.ts'
+import { startService, type Mode, type TestService } from './service.ts'
+
+export const DEV_USER = 'dev@example.test'
+export const DEV_PASSWORD = 'correct horse battery staple'
+
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as { port: number }).port
+  await new Promise<void>((r) => server.close(() => r()))
+  return port
+}
+
+export interface SignInService extends TestService {
+  idp: LocalIdp
+  /** BASE_URL of the service: http://127.0.0.1:PORT. */
+  baseUrl: string
+  /** A session of a new user with its own account, made in the database (for tests needing several). */
+  extraSession(name: string): Promise<{ cookie: string; csrfToken: string; accountId: string }>
+}
+
+export async function startSignInService(mode: Mode, env: Record<string, string> = {}): Promise<SignInService> {
+  const port = await freePort()
+  const baseUrl = `http://127.0.0.1:${port}`
+  const idp = await startLocalIdp({
+    port: 0,
+    user: DEV_USER,
+    password: DEV_PASSWORD,
+    clientId: 'appaudit-test',
+    clientSecret: 'test-client-secret',
+    redirectUris: [`${baseUrl}/auth/callback`],
+  })
+  let svc: TestService
+  try {
+    svc = await startService(mode, {
+      ROLE: 'api',
+      PORT: String(port),
+      BASE_URL: baseUrl,
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: 'appaudit-test',
+      OIDC_CLIENT_SECRET: 'test-client-secret',
+      ...env,
+    })
+  } catch (e) {
+    await idp.stop()
+    throw e
+  }
+  const sql = svc.running.services.db.sql
+  return {
+    ...svc,
+    idp,
+    baseUrl,
+    async extraSession(name) {
+      const user = await upsertUser(sql, { issuer: 'https://other-idp.test', subject: name, email: `${name}@example.test`, name })
+      const { cookie, session } = await createSession(sql, user.id, 3600)
+      return { cookie, csrfToken: session.csrfToken, accountId: user.accountId }
+    },
+    async stop() {
+      await svc.stop()
+      await idp.stop()
+    },
+  }
+}
+
+/** Cookies per host (not port, as browsers keep them), with the attributes that matter here. */
+export class CookieJar {
+  private cookies = new Map<string, Map<string, string>>()
+  /** Every Set-Cookie line seen, for attribute checks. */
+  readonly seen: string[] = []
+
+  store(url: string, res: Response) {
+    const host = new URL(url).hostname
+    for (const line of res.headers.getSetCookie()) {
+      this.seen.push(line)
+      const [pair, ...attrs] = line.split(';')
+      const i = pair!.indexOf('=')
+      const name = pair!.slice(0, i).trim()
+      const value = pair!.slice(i + 1).trim()
+      const jar = this.cookies.get(host) ?? new Map()
+      this.cookies.set(host, jar)
+      if (attrs.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value === '') jar.delete(name)
+      else jar.set(name, value)
+    }
+  }
+
+  header(url: string): string {
+    const jar = this.cookies.get(new URL(url).hostname)
+    return jar ? [...jar].map(([k, v]) => `${k}=${v}`).join('; ') : ''
+  }
+
+  get(host: string, name: string): string | undefined {
+    return this.cookies.get(host)?.get(name)
+  }
+}
+
+/** One request with the jar's cookies; redirects are not followed. */
+export async function jarFetch(jar: CookieJar, url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers)
+  const cookie = jar.header(url)
+  if (cookie) headers.set('cookie', cookie)
+  const res = await fetch(url, { ...init, headers, redirect: 'manual' })
+  jar.store(url, res)
+  return res
+}
+
+/**
+ * Follows redirects from `start` the way a browser would, signing in at the local provider's login
+ * form when it appears. Returns the first URL outside the service and provider, or the final service
+ * URL (with its response).
+ */
+export async function browse(jar: CookieJar, start: string, opts: { stopAt?: (url: string) => boolean; password?: string } = {}): Promise<{ url: string; res: Response }> {
+  let url = start
+  for (let step = 0; step < 25; step++) {
+    if (opts.stopAt?.(url)) return { url, res: new Response(null) }
+    const res = await jarFetch(jar, url)
+    const location = res.headers.get('location')
+    if (res.status >= 300 && res.status < 400 && location) {
+      url = new URL(location, url).toString()
+      continue
+    }
+    const body = res.status === 200 && (res.headers.get('content-type') ?? '').includes('text/html') ? await res.clone().text() : ''
+    const form = /<form method="post" action="(\/interaction\/[^"]+\/login)"/.exec(body)
+    if (form) {
+      const post = await jarFetch(jar, new URL(form[1]!, url).toString(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ login: DEV_USER, password: opts.password ?? DEV_PASSWORD }),
+      })
+      const next = post.headers.get('location')
+      if (!next) return { url, res: post }
+      url = new URL(next, url).toString()
+      continue
+    }
+    return { url, res }
+  }
+  throw new Error(`too many redirects from ${start}`)
+}
+
+/** Signs the development user in through the real provider; returns the jar holding the session. */
+export async function signIn(svc: SignInService, returnTo = '/dashboard'): Promise<CookieJar> {
+  const jar = new CookieJar()
+  const { url } = await browse(jar, `${svc.baseUrl}/auth/login?return_to=${encodeURIComponent(returnTo)}`, {
+    stopAt: (u) => u.startsWith(svc.baseUrl) && !u.startsWith(`${svc.baseUrl}/auth/`),
+  })
+  if (!url.startsWith(svc.baseUrl + returnTo)) throw new Error(`sign-in ended at ${url}`)
+  return jar
+}

@@ -1,0 +1,58 @@
+import { describe, expect, test } from 'bun:test'
+import { parseRobotsHeader, seoIndexable } from '../../../shared/checks/seo/seo-indexable.ts'
+import { GOOD_HEADERS, makeArtifacts, request, SITE } from './artifacts.ts'
+
+const withHead = (head: string) => `<html lang="en"><head><title>T</title>${head}</head><body></body></html>`
+const withDocumentHeaders = (headers: Record<string, string>, head = '') =>
+  makeArtifacts({ page: { html: withHead(head), requests: [request(SITE, 'document', { headers: { 'content-type': 'text/html', ...headers } })] } })
+
+describe('seo-indexable', () => {
+  test('passes a page without robots directives', () => {
+    const r = seoIndexable.run(makeArtifacts())
+    expect(r.status).toBe('pass')
+  })
+
+  test('warns on <meta name="robots" content="noindex">, with the tag as evidence and a pre-launch note', () => {
+    const r = seoIndexable.run(makeArtifacts({ page: { html: withHead('<meta name="robots" content="noindex, nofollow">') } }))
+    expect(r.status).toBe('warn')
+    expect(r.summary).toContain('<meta name="robots" content="noindex">')
+    expect(r.summary).toContain('before launch')
+    expect(r.evidence.noindex).toEqual([{ source: 'meta', agent: 'all', value: 'noindex' }])
+  })
+
+  test('warns on a crawler-specific meta tag and on content="none"', () => {
+    expect(seoIndexable.run(makeArtifacts({ page: { html: withHead('<meta name="googlebot" content="noindex">') } })).summary).toContain('googlebot')
+    expect(seoIndexable.run(makeArtifacts({ page: { html: withHead('<meta name="ROBOTS" content="NONE">') } })).status).toBe('warn')
+  })
+
+  test('warns on X-Robots-Tag: noindex on the page response, from the browser or the plain-HTTP response', () => {
+    const browser = seoIndexable.run(withDocumentHeaders({ 'x-robots-tag': 'noindex' }))
+    expect(browser.status).toBe('warn')
+    expect(browser.evidence.xRobotsTag).toBe('noindex')
+    const plain = seoIndexable.run(makeArtifacts({ mainResponse: { headers: { ...GOOD_HEADERS, 'x-robots-tag': 'googlebot: noindex' } }, page: { requests: [] } }))
+    expect(plain.status).toBe('warn')
+    expect(plain.summary).toContain('googlebot')
+  })
+
+  test('nofollow, noarchive and unavailable_after alone keep the page indexable', () => {
+    const r = seoIndexable.run(withDocumentHeaders({ 'x-robots-tag': 'unavailable_after: 25 Jun 2030 15:00:00 PST, noarchive' }, '<meta name="robots" content="nofollow">'))
+    expect(r.status).toBe('pass')
+    expect(r.summary).toContain('nofollow')
+  })
+
+  test('parses agent-prefixed X-Robots-Tag values', () => {
+    expect(parseRobotsHeader('googlebot: nofollow, otherbot: noindex, nofollow')).toEqual([
+      { agent: 'googlebot', directive: 'nofollow' },
+      { agent: 'otherbot', directive: 'noindex' },
+      { agent: 'otherbot', directive: 'nofollow' },
+    ])
+    expect(parseRobotsHeader('max-snippet: 20, noindex')).toEqual([
+      { agent: 'all', directive: 'max-snippet: 20' },
+      { agent: 'all', directive: 'noindex' },
+    ])
+  })
+
+  test('is skipped without a page', () => {
+    expect(seoIndexable.run(makeArtifacts({ page: null })).status).toBe('skipped')
+  })
+})
