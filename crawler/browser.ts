@@ -28,6 +28,8 @@ export class BrowserPool {
   private openContexts = new Map<Promise<Browser>, number>()
   /** Browsers recycled but still serving contexts opened before. */
   private retiring = new Set<Promise<Browser>>()
+  /** Retired browsers being closed, so close() can wait for them too. */
+  private closing = new Set<Promise<void>>()
   /** Bumped by recycle(): contexts opened under an older generation belong to a retiring browser. */
   generation = 0
 
@@ -54,7 +56,9 @@ export class BrowserPool {
       })
       .then((b) => {
         b.on('disconnected', () => {
-          if (this.browser === p) this.browser = null
+          // A recycled browser disconnects when it is closed on purpose: nothing to report.
+          if (this.browser !== p) return
+          this.browser = null
           if (!this.closed) this.log.warn('browser disconnected; next scan relaunches it')
         })
         return b
@@ -96,7 +100,11 @@ export class BrowserPool {
 
   private closeRetired(p: Promise<Browser>): void {
     this.retiring.delete(p)
-    void p.then((b) => b.close()).catch(() => {})
+    const done: Promise<void> = p
+      .then((b) => b.close())
+      .catch(() => {})
+      .finally(() => this.closing.delete(done))
+    this.closing.add(done)
   }
 
   /** Launches now, so the first scan does not pay for it. */
@@ -111,6 +119,9 @@ export class BrowserPool {
     this.browser = null
     const retiring = [...this.retiring]
     this.retiring.clear()
-    await Promise.all([b, ...retiring].map(async (p) => p && (await p.catch(() => null))?.close().catch(() => {})))
+    await Promise.all([
+      ...[b, ...retiring].map(async (p) => p && (await p.catch(() => null))?.close().catch(() => {})),
+      ...this.closing,
+    ])
   }
 }
