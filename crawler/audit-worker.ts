@@ -222,9 +222,12 @@ async function crawlAndStore(
 
   const startedAt = new Map<string, Date>()
   let cast: { detach(): Promise<void> } | null = null
+  /** The tab the viewer shows (lanes navigate one tab each from page to page). */
+  let castPage: Page | null = null
   const detachCast = async () => {
     const c = cast
     cast = null
+    castPage = null
     await c?.detach().catch(() => {})
   }
   if (stored.length) log.info('resuming audit', { pagesStored: stored.length })
@@ -252,12 +255,14 @@ async function crawlAndStore(
           startedAt.set(url, new Date())
           progress.currentUrl = url
           touch()
+          if (page === castPage) return // the same tab navigates on: its screencast goes on
           const previous = cast
           cast = null
+          castPage = page
           void previous?.detach().catch(() => {})
           attachScreencast(page, { auditId, pubsub: infra.pubsub, kv: infra.kv, log })
             .then((c) => {
-              if (cast || signal.aborted) void c.detach()
+              if (cast || castPage !== page || signal.aborted) void c.detach()
               else cast = c
             })
             .catch((e) => log.debug('screencast not attached', { error: (e as Error).message }))

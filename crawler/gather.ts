@@ -1,7 +1,7 @@
 // Collects every artifact of one scan, once: plain-HTTP chains and probes, and the page in Chromium.
 // Every connection goes through the scan's egress proxy, which refuses blocked addresses.
 // Checks judge the artifacts afterwards; nothing here decides pass or fail.
-import type { BrowserContext, Page, Request as PwRequest } from 'playwright-core'
+import type { BrowserContext, ConsoleMessage, Frame, Page, Request as PwRequest, Response as PwResponse } from 'playwright-core'
 import AxeBuilder from '@axe-core/playwright'
 import type {
   AccessibilityArtifact, Artifacts, BrowserCookie, BrowserRequest, CorsProbeArtifact, HttpResponseArtifact, PageArtifact,
@@ -34,9 +34,11 @@ export const LIMITS = {
 /** Resolves once no request has been in flight for `quietMs`, or after `maxMs`. */
 export async function quiet(traffic: { inflight: number; last: number }, quietMs: number, maxMs: number): Promise<void> {
   const deadline = performance.now() + maxMs
-  while (performance.now() < deadline) {
-    if (traffic.inflight === 0 && performance.now() - traffic.last >= quietMs) return
-    await Bun.sleep(25)
+  for (let now = performance.now(); now < deadline; now = performance.now()) {
+    if (traffic.inflight === 0 && now - traffic.last >= quietMs) return
+    // Idle: sleep until the window would close (traffic may move it on); busy: look again shortly.
+    const wait = traffic.inflight === 0 ? traffic.last + quietMs - now : 10
+    await Bun.sleep(Math.max(2, Math.min(wait, deadline - now)))
   }
 }
 
@@ -202,38 +204,54 @@ export interface PageRecorder {
   traffic: { inflight: number; last: number }
   /** Only what the page itself did: recording stops before axe runs (it fetches stylesheets itself). */
   recording: boolean
+  /** Removes the listeners: a crawl lane navigates one tab from page to page and records each visit anew. */
+  detach(): void
 }
 
-/** Attaches the listeners that record requests, script bodies, console errors and traffic. Call before goto. */
+/**
+ * Attaches the listeners that record requests, script bodies, console errors and traffic. Call before
+ * goto. Only the main frame's navigation requests are recorded until the new document commits: on a tab
+ * that is reused, whatever the previous document still sends until then belongs to it, not to this page.
+ */
 export function recordPage(page: Page): PageRecorder {
-  const rec: PageRecorder = { requests: new Map(), scriptBodies: [], consoleErrors: [], traffic: { inflight: 0, last: performance.now() }, recording: true }
-  const { requests, scriptBodies, consoleErrors, traffic } = rec
+  const requests = new Map<PwRequest, BrowserRequest>()
+  const scriptBodies: Promise<ScriptArtifact | null>[] = []
+  const consoleErrors: string[] = []
+  const traffic = { inflight: 0, last: performance.now() }
+  const counted = new Set<PwRequest>()
+  // waiting: no navigation yet; navigating: the main frame's navigation request is out but the old
+  // document is still there (and may still send requests); started: the new document has committed.
+  let phase: 'waiting' | 'navigating' | 'started' = 'waiting'
   let scriptBytes = 0
-  page.on('console', (m) => {
-    if (m.type() === 'error' && consoleErrors.length < 50) consoleErrors.push(m.text().slice(0, 500))
-  })
-  const settle = () => {
-    traffic.inflight = Math.max(0, traffic.inflight - 1)
-    traffic.last = performance.now()
+  const onConsole = (m: ConsoleMessage) => {
+    if (phase === 'started' && m.type() === 'error' && consoleErrors.length < 50) consoleErrors.push(m.text().slice(0, 500))
   }
-  page.on('request', () => {
+  const onRequest = (r: PwRequest) => {
+    if (phase !== 'started') {
+      if (!(r.isNavigationRequest() && r.frame() === page.mainFrame())) return
+      phase = 'navigating'
+    }
+    counted.add(r)
     traffic.inflight++
     traffic.last = performance.now()
-  })
-  page.on('requestfinished', settle)
-  page.on('requestfailed', settle)
-  page.on('request', (r) => {
     if (!rec.recording || requests.size >= LIMITS.requests) return
     requests.set(r, {
       url: r.url(), method: r.method(), resourceType: r.resourceType(), status: 0, failure: null, headers: {},
       initiatorUrl: r.frame()?.url() ?? null,
     })
-  })
-  page.on('requestfailed', (r) => {
+  }
+  const settle = (r: PwRequest) => {
+    if (!counted.delete(r)) return
+    traffic.inflight = Math.max(0, traffic.inflight - 1)
+    traffic.last = performance.now()
+  }
+  const onFailed = (r: PwRequest) => {
+    settle(r)
     const req = requests.get(r)
     if (req) req.failure = r.failure()?.errorText ?? 'failed'
-  })
-  page.on('response', (res) => {
+  }
+  const onResponse = (res: PwResponse) => {
+    if (!counted.has(res.request())) return
     const req = requests.get(res.request())
     if (req) {
       req.status = res.status()
@@ -252,7 +270,27 @@ export function recordPage(page: Page): PageRecorder {
         ),
       )
     }
-  })
+  }
+  const onNavigated = (frame: Frame) => {
+    if (phase === 'navigating' && frame === page.mainFrame()) phase = 'started'
+  }
+  page.on('framenavigated', onNavigated)
+  page.on('console', onConsole)
+  page.on('request', onRequest)
+  page.on('requestfinished', settle)
+  page.on('requestfailed', onFailed)
+  page.on('response', onResponse)
+  const rec: PageRecorder = {
+    requests, scriptBodies, consoleErrors, traffic, recording: true,
+    detach() {
+      page.off('framenavigated', onNavigated)
+      page.off('console', onConsole)
+      page.off('request', onRequest)
+      page.off('requestfinished', settle)
+      page.off('requestfailed', onFailed)
+      page.off('response', onResponse)
+    },
+  }
   return rec
 }
 

@@ -282,7 +282,13 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
 
     const templates = new Set<string>()
     let axeRuns = 0
-    const wantsAxe = (template: string) => {
+    /** axe once per DOM template, up to the cap; the start page always, whichever lane gets there first. */
+    const wantsAxe = (template: string, start: boolean) => {
+      if (start) {
+        if (template) templates.add(template)
+        axeRuns++
+        return true
+      }
       if (!template || templates.has(template) || axeRuns >= CRAWL_LIMITS.axeMaxPages) return false
       templates.add(template)
       axeRuns++
@@ -292,14 +298,14 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     let servedSinceRecycle = 0
     const pool = deps.browser
 
-    /** One page under a hard deadline; the page is always closed (bounded) before this returns. */
-    const runPage = async (context: BrowserContext, entry: FrontierEntry): Promise<{ visit: PageVisit | null; error?: string; contextBroken: boolean }> => {
-      const holder: { page: Page | null } = { page: null }
-      const task = visitPage(
-        context, entry.url, origin,
-        { navTimeoutMs: opts.navTimeoutMs, blockMedia: CRAWL.blockMedia, wantsAxe, onPageStart: (page) => hooks.onPageStart(entry.url, page) },
-        (p) => (holder.page = p),
-      )
+    /**
+     * One page in the lane's tab under a hard deadline. `tabSpent`: the tab crashed, ran past the deadline
+     * or failed on our side, so the lane closes it and opens a new one for the next page.
+     */
+    const runPage = async (context: BrowserContext, tab: Page, entry: FrontierEntry): Promise<{ visit: PageVisit | null; error?: string; tabSpent: boolean; contextBroken: boolean }> => {
+      const task = visitPage(tab, entry.url, origin, {
+        navTimeoutMs: opts.navTimeoutMs, blockMedia: CRAWL.blockMedia, wantsAxe: (t) => wantsAxe(t, entry.depth === 0), onPageStart: (page) => hooks.onPageStart(entry.url, page),
+      })
       task.catch(() => {})
       let timer: ReturnType<typeof setTimeout> | undefined
       let onHalt: (() => void) | undefined
@@ -308,33 +314,37 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
         onHalt = () => resolve('halted')
         halt.signal.addEventListener('abort', onHalt, { once: true })
       })
-      let out: { visit: PageVisit | null; error?: string; contextBroken: boolean }
       try {
         const r = await Promise.race([task, deadline])
-        if (r === 'deadline') out = { visit: null, error: `page did not finish within ${opts.navTimeoutMs + CRAWL.pageDeadlineExtraMs} ms`, contextBroken: false }
-        else if (r === 'halted') out = { visit: null, contextBroken: false }
-        else out = { visit: r, contextBroken: false }
+        if (r === 'deadline') return { visit: null, error: `page did not finish within ${opts.navTimeoutMs + CRAWL.pageDeadlineExtraMs} ms`, tabSpent: true, contextBroken: false }
+        if (r === 'halted') return { visit: null, tabSpent: true, contextBroken: false }
+        return { visit: r, tabSpent: false, contextBroken: false }
       } catch (e) {
-        out = { visit: null, error: (e as Error).message.split('\n')[0] ?? 'page failed', contextBroken: !context.browser()?.isConnected() }
+        return { visit: null, error: (e as Error).message.split('\n')[0] ?? 'page failed', tabSpent: true, contextBroken: !context.browser()?.isConnected() }
       } finally {
         clearTimeout(timer)
         if (onHalt) halt.signal.removeEventListener('abort', onHalt)
       }
-      const page = holder.page as Page | null
-      if (page && !(await within(page.close().then(() => true, () => true), CRAWL.closeTimeoutMs, false))) out.contextBroken = true
-      return out
     }
 
     const lane = async (index: number) => {
       let context: BrowserContext | null = null
+      let tab: Page | null = null
       let generation = -1
       const dropContext = async () => {
         const c = context
         context = null
+        tab = null
         if (c && !(await within(c.close().then(() => true, () => true), CRAWL.closeTimeoutMs, false))) {
           log.warn('a browser context did not close; recycling the browser', { lane: index })
           pool.recycle()
         }
+      }
+      /** Closes the tab (bounded); a tab that will not close takes its context with it. */
+      const dropTab = async () => {
+        const t = tab
+        tab = null
+        if (t && !(await within(t.close().then(() => true, () => true), CRAWL.closeTimeoutMs, false))) await dropContext()
       }
       try {
         for (;;) {
@@ -346,11 +356,13 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
               generation = pool.generation
               context = await openLaneContext(pool, proxy!, CRAWL.blockMedia)
             }
+            tab ??= await context.newPage()
             await politeWait()
             if (halt.signal.aborted) return
             const t0 = performance.now()
-            const r = await runPage(context, entry)
+            const r = await runPage(context, tab, entry)
             if (r.contextBroken) await dropContext()
+            else if (r.tabSpent) await dropTab()
             if (++servedSinceRecycle >= CRAWL.recycleAfterPages) {
               servedSinceRecycle = 0
               pool.recycle()

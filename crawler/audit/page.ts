@@ -25,7 +25,7 @@ import type { ArtifactName, Artifacts, HttpResponseArtifact, RedirectChain } fro
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { runCheck, type CheckResult } from '../../shared/report.ts'
 import type { BrowserPool } from '../browser.ts'
-import { LIMITS, quiet, readLoadedPage, recordPage, USER_AGENT } from '../gather.ts'
+import { LIMITS, quiet, readLoadedPage, recordPage, USER_AGENT, type PageRecorder } from '../gather.ts'
 
 /** Artifacts that describe the origin rather than one page: collected once per site. */
 const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>(['probes', 'sourceMaps', 'cors', 'tls', 'httpRedirect'])
@@ -37,8 +37,12 @@ export const SITE_CHECKS: readonly AnyCheck[] = CHECKS.filter((c: AnyCheck) => r
 export const PAGE_CHECKS: readonly AnyCheck[] = CHECKS.filter((c: AnyCheck) => !reads(c).some((a) => SITE_ARTIFACTS.has(a)))
 
 export const CRAWL_LIMITS = {
-  /** After load, how long the network must stay idle and the longest wait for it (gather waits longer). */
-  quietMs: 100,
+  /**
+   * After load, how long the network must stay idle and the longest wait for it (a single scan waits
+   * longer). Requests that onload handlers start are in flight within milliseconds and keep the window
+   * open until they finish, so a short window still sees them; a longer one mostly idles a lane.
+   */
+  quietMs: 50,
   quietMaxMs: 500,
   /** Links read from one page. */
   linksPerPage: 2_000,
@@ -151,16 +155,29 @@ function chainOf(url: string, res: PwResponse): RedirectChain {
 }
 
 /**
- * Loads one URL in a new page of `context` and judges it. Never throws for the target's faults (they
- * become `ok: false`); rejects when the page crashes. The caller owns the deadline and closes the page.
+ * Loads one URL in the lane's tab and judges it. The lane navigates one tab from page to page: Chromium
+ * then keeps the same renderer for the site instead of starting a process per page, which costs a
+ * fraction of the CPU. Never throws for the target's faults (they become `ok: false`); rejects when the
+ * page crashes. The caller owns the deadline and replaces the tab after a crash, a deadline or an error.
  */
-export async function visitPage(context: BrowserContext, url: string, origin: string, opts: VisitOptions, track: (page: Page) => void): Promise<PageVisit> {
-  const page = await context.newPage()
-  track(page)
-  const crashed = new Promise<never>((_, reject) => page.once('crash', () => reject(new Error('page crashed'))))
+export async function visitPage(page: Page, url: string, origin: string, opts: VisitOptions): Promise<PageVisit> {
+  let onCrash: (() => void) | undefined
+  const crashed = new Promise<never>((_, reject) => page.once('crash', (onCrash = () => reject(new Error('page crashed')))))
   crashed.catch(() => {})
   const guard = <T>(p: Promise<T>) => Promise.race([p, crashed])
   const rec = recordPage(page)
+  try {
+    return await visit(page, url, origin, opts, rec, guard)
+  } finally {
+    rec.detach()
+    if (onCrash) page.off('crash', onCrash)
+  }
+}
+
+async function visit(
+  page: Page, url: string, origin: string, opts: VisitOptions, rec: PageRecorder, guard: <T>(p: Promise<T>) => Promise<T>,
+): Promise<PageVisit> {
+  const context = page.context()
   try {
     opts.onPageStart(page)
   } catch {}
@@ -176,7 +193,7 @@ export async function visitPage(context: BrowserContext, url: string, origin: st
     error = msg
   }
   if (!res) {
-    return { kind: 'page', finalUrl: page.url() || url, httpStatus: null, ok: false, error: error ?? 'no response', links: [], base: url, checks: [], loadMs: Math.round(performance.now() - t0) }
+    return { kind: 'page', finalUrl: url, httpStatus: null, ok: false, error: error ?? 'no response', links: [], base: url, checks: [], loadMs: Math.round(performance.now() - t0) }
   }
   const failure = egressFailure(res)
   if (failure) {

@@ -4,6 +4,8 @@ import type { Page } from 'playwright-core'
 import { crawlSite, type CrawledPage, type CrawlOptions, type CrawlSummary } from '../../../crawler/audit/crawl.ts'
 import { PAGE_CHECKS, SITE_CHECKS } from '../../../crawler/audit/page.ts'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
+import { quiet, recordPage } from '../../../crawler/gather.ts'
+import { proxySettingsFor, startEgressProxy } from '../../../shared/egress/proxy.ts'
 import type { EgressPolicy } from '../../../shared/egress/guard.ts'
 import { createLogger } from '../../../shared/log.ts'
 import { startCrawlSite, type CrawlSite } from '../../fixtures/crawl-site.ts'
@@ -200,6 +202,27 @@ describe('crawlSite', () => {
     expect(run.summary.stoppedBy).toBe('done')
   }, 120_000)
 
+  test('a lane navigates one tab from page to page; a crashed tab is replaced by a new one', async () => {
+    const s = site({ pages: 13, extras: false })
+    const crashUrl = `${s.origin}/p/2`
+    const tabs: Page[] = []
+    const run = await crawl(s, { concurrency: 1 }, {
+      onPageStart: (url, page) => {
+        tabs.push(page)
+        if (url === crashUrl) page.once('load', () => {
+          for (const pid of renderersBelow(process.pid)) process.kill(pid, 'SIGKILL')
+        })
+      },
+    })
+    expect(run.pages.length).toBeGreaterThan(5)
+    const crashAt = run.started.findIndex((p) => p.url === crashUrl)
+    expect(crashAt).toBeGreaterThan(0)
+    // Before the crash one tab, after it another one, each used for every page of its stretch.
+    expect(new Set(tabs.slice(0, crashAt + 1)).size).toBe(1)
+    expect(new Set(tabs.slice(crashAt + 1)).size).toBe(1)
+    expect(tabs[crashAt + 1]).not.toBe(tabs[0])
+  }, 120_000)
+
   test('a resumed crawl skips the pages already done and finds the rest from their links', async () => {
     const s = site({ pages: 30, extras: false, sitemapOnly: 2 })
     const first = await crawl(s, { maxPages: 10 })
@@ -236,6 +259,50 @@ describe('crawlSite', () => {
       foreign.stop(true)
     }
   }, 120_000)
+})
+
+describe('recording on a reused tab', () => {
+  test('what the previous document still sends is not recorded for the next page', async () => {
+    const beacons: string[] = []
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(req) {
+        const path = new URL(req.url).pathname
+        if (path === '/a') {
+          const html = '<!doctype html><title>a</title><script>setInterval(() => fetch("/poll-from-a"), 5)</script>'
+          return new Response(html, { headers: { 'content-type': 'text/html' } })
+        }
+        if (path === '/b') return new Response('<!doctype html><title>b</title><script src="/b.js"></script>', { headers: { 'content-type': 'text/html' } })
+        if (path === '/b.js') return new Response('document.title = "b!"', { headers: { 'content-type': 'application/javascript' } })
+        beacons.push(path)
+        return new Response('', { status: 204 })
+      },
+    })
+    const proxy = await startEgressProxy(LOCAL)
+    const context = await pool.newContext({ proxy: proxySettingsFor(proxy) })
+    try {
+      const tab = await context.newPage()
+      await tab.goto(`http://127.0.0.1:${server.port}/a`)
+      const rec = recordPage(tab)
+      // The lane has moved on to the next page; the old document polls on until the navigation replaces it.
+      await Bun.sleep(100)
+      await tab.goto(`http://127.0.0.1:${server.port}/b`)
+      await quiet(rec.traffic, 100, 2_000)
+      rec.detach()
+      expect(beacons).toContain('/poll-from-a')
+      const paths = [...rec.requests.values()].map((r) => new URL(r.url).pathname)
+      expect(paths).toEqual(['/b', '/b.js'])
+      expect((await Promise.all(rec.scriptBodies)).map((b) => b?.body)).toEqual(['document.title = "b!"'])
+      // Detached: the next navigation adds nothing.
+      await tab.goto(`http://127.0.0.1:${server.port}/a`)
+      expect(rec.requests.size).toBe(2)
+    } finally {
+      await context.close()
+      await proxy.stop()
+      void server.stop(true)
+    }
+  }, 60_000)
 })
 
 describe('crawl processes', () => {
