@@ -18,7 +18,7 @@ import type { BrowserPool } from '../browser.ts'
 import { gather } from '../gather.ts'
 import { bodyText, fetchBytes } from './fetch.ts'
 import { Frontier, normaliseUrl, type FrontierEntry } from './frontier.ts'
-import { CRAWL_LIMITS, openLaneContext, SITE_CHECKS, visitPage, type PageVisit } from './page.ts'
+import { CRAWL_LIMITS, openLaneContext, openLaneTab, SITE_CHECKS, visitPage, type PageVisit } from './page.ts'
 import { ROBOTS_MAX_BYTES, robotsFor, robotsForStatus, type Robots } from './robots.ts'
 import { parseSitemap, SITEMAP_MAX_BYTES } from './sitemap.ts'
 
@@ -354,9 +354,9 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             if (context && generation !== pool.generation) await dropContext()
             if (!context) {
               generation = pool.generation
-              context = await openLaneContext(pool, proxy!, CRAWL.blockMedia)
+              context = await openLaneContext(pool, proxy!)
             }
-            tab ??= await context.newPage()
+            tab ??= await openLaneTab(context, CRAWL.blockMedia)
             await politeWait()
             if (halt.signal.aborted) return
             const t0 = performance.now()

@@ -9,6 +9,7 @@ import { proxySettingsFor, startEgressProxy } from '../../../shared/egress/proxy
 import type { EgressPolicy } from '../../../shared/egress/guard.ts'
 import { createLogger } from '../../../shared/log.ts'
 import { startCrawlSite, type CrawlSite } from '../../fixtures/crawl-site.ts'
+import { noise } from '../../shared/checks/artifacts.ts'
 import { alive, chromiumBelow, descendants, memoryMiB, renderersBelow } from './procs.ts'
 
 const log = createLogger('warn')
@@ -221,6 +222,47 @@ describe('crawlSite', () => {
     expect(new Set(tabs.slice(0, crashAt + 1)).size).toBe(1)
     expect(new Set(tabs.slice(crashAt + 1)).size).toBe(1)
     expect(tabs[crashAt + 1]).not.toBe(tabs[0])
+  }, 120_000)
+
+  test('each page is judged on its own scripts, read through the reused tab; images stay unloaded', async () => {
+    // Assembled at run time; not a real key.
+    const leaked = ['sk', 'live', noise(32, 41)].join('_')
+    const seen: string[] = []
+    const doc = (body: string) => new Response(`<!doctype html><html lang="en"><head><title>t</title></head><body>${body}</body></html>`, { headers: { 'content-type': 'text/html' } })
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(req) {
+        const path = new URL(req.url).pathname
+        seen.push(path)
+        if (path === '/') return doc('<a href="/leaky">leaky</a><script src="/clean.js"></script><img src="/logo.png?v=2">')
+        if (path === '/leaky') return doc('<a href="/after">after</a><script src="/leaky.js"></script>')
+        if (path === '/after') return doc('<img src="/photo.jpg"><script src="/clean.js"></script>')
+        if (path === '/leaky.js') return new Response(`var stripe = "${leaked}";`, { headers: { 'content-type': 'application/javascript' } })
+        if (path === '/clean.js') return new Response('var ok = 1;', { headers: { 'content-type': 'application/javascript' } })
+        return new Response('', { status: 404 })
+      },
+    })
+    try {
+      const url = `http://127.0.0.1:${server.port}/`
+      const pages: CrawledPage[] = []
+      const summary = await crawlSite(
+        { startUrl: url, maxPages: 10, maxDepth: 5, maxDurationMs: 60_000, concurrency: 1, navTimeoutMs: 5_000, signal: new AbortController().signal },
+        { browser: pool, policy: LOCAL, log, trustedSpki: [], probeTimeoutMs: 2_000 },
+        { onDiscovered() {}, onPageStart() {}, onPage: async (p) => void pages.push(p) },
+      )
+      expect(summary.pagesScanned).toBe(3)
+      const secrets = (path: string) => pages.find((p) => new URL(p.url).pathname === path)?.checks.find((c) => c.id === 'js-secrets')
+      expect(secrets('/leaky')?.status).toBe('fail')
+      expect(JSON.stringify(secrets('/leaky')?.evidence)).not.toContain(leaked)
+      expect(secrets('/')?.status).toBe('pass')
+      expect(secrets('/after')?.status).toBe('pass')
+      // The start page's full scan loads its image once; the crawl's own visits load none.
+      expect(seen.filter((p) => p === '/logo.png').length).toBeLessThanOrEqual(1)
+      expect(seen).not.toContain('/photo.jpg')
+    } finally {
+      void server.stop(true)
+    }
   }, 120_000)
 
   test('a resumed crawl skips the pages already done and finds the rest from their links', async () => {
