@@ -218,6 +218,7 @@ export function recordPage(page: Page): PageRecorder {
   const scriptBodies: Promise<ScriptArtifact | null>[] = []
   const consoleErrors: string[] = []
   const traffic = { inflight: 0, last: performance.now() }
+  /** Requests of this page still in flight (finished or failed ones leave): the quiet window reads its size. */
   const counted = new Set<PwRequest>()
   // waiting: no navigation yet; navigating: the main frame's navigation request is out but the old
   // document is still there (and may still send requests); started: the new document has committed.
@@ -232,7 +233,7 @@ export function recordPage(page: Page): PageRecorder {
       phase = 'navigating'
     }
     counted.add(r)
-    traffic.inflight++
+    traffic.inflight = counted.size
     traffic.last = performance.now()
     if (!rec.recording || requests.size >= LIMITS.requests) return
     requests.set(r, {
@@ -242,7 +243,7 @@ export function recordPage(page: Page): PageRecorder {
   }
   const settle = (r: PwRequest) => {
     if (!counted.delete(r)) return
-    traffic.inflight = Math.max(0, traffic.inflight - 1)
+    traffic.inflight = counted.size
     traffic.last = performance.now()
   }
   const onFailed = (r: PwRequest) => {
