@@ -117,11 +117,7 @@ export class BrowserPool {
     this.closed = true
     const b = this.browser
     this.browser = null
-    const retiring = [...this.retiring]
-    this.retiring.clear()
-    await Promise.all([
-      ...[b, ...retiring].map(async (p) => p && (await p.catch(() => null))?.close().catch(() => {})),
-      ...this.closing,
-    ])
+    for (const p of [...this.retiring]) this.closeRetired(p)
+    await Promise.all([b?.then((browser) => browser.close()).catch(() => {}), ...this.closing])
   }
 }

@@ -284,13 +284,8 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     let axeRuns = 0
     /** axe once per DOM template, up to the cap; the start page always, whichever lane gets there first. */
     const wantsAxe = (template: string, start: boolean) => {
-      if (start) {
-        if (template) templates.add(template)
-        axeRuns++
-        return true
-      }
-      if (!template || templates.has(template) || axeRuns >= CRAWL_LIMITS.axeMaxPages) return false
-      templates.add(template)
+      if (!start && (!template || templates.has(template) || axeRuns >= CRAWL_LIMITS.axeMaxPages)) return false
+      if (template) templates.add(template)
       axeRuns++
       return true
     }
