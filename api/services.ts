@@ -2,7 +2,7 @@
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
 import type { Logger } from '../shared/log.ts'
-import type { Infra } from '../shared/queue/types.ts'
+import type { Infra } from '../shared/infra/types.ts'
 import { AuditService } from './audits/service.ts'
 import { ScanService } from './scans/service.ts'
 

@@ -17,12 +17,12 @@ import { policyFromConfig } from '../shared/egress/guard.ts'
 import { isAppError } from '../shared/errors.ts'
 import { newId } from '../shared/ids.ts'
 import type { Logger } from '../shared/log.ts'
-import type { Delivery } from '../shared/queue/types.ts'
+import type { Delivery } from '../shared/infra/types.ts'
 import type { CheckResult } from '../shared/report.ts'
 import { endViewer } from '../shared/viewer.ts'
 import { crawlSite, type CrawlSummary } from './audit/crawl.ts'
 import { attachScreencast } from './viewer/screencast.ts'
-import { trustedSpki, type RunningWorker, type WorkerDeps } from './worker.ts'
+import { trustedSpki, type RunningWorker, type WorkerDeps } from './scan-worker.ts'
 
 /** Progress goes to Postgres and pub/sub at most this often. */
 const PROGRESS_EVERY_MS = 1_000

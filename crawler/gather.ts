@@ -14,7 +14,7 @@ import { egressFailure, proxySettingsFor, readCapped, startEgressProxy, type Egr
 import type { BrowserPool } from './browser.ts'
 import { probeTls } from './tls-probe.ts'
 
-export const LIMITS = {
+export const GATHER_LIMITS = {
   mainBody: 512 * 1024,
   probeBody: 64 * 1024,
   html: 512 * 1024,
@@ -76,7 +76,7 @@ export function sourceMapUrls(scripts: ScriptArtifact[], requests: BrowserReques
       } catch {}
     }
   }
-  return [...found].filter((u) => new URL(u).origin === origin).slice(0, LIMITS.sourceMaps)
+  return [...found].filter((u) => new URL(u).origin === origin).slice(0, GATHER_LIMITS.sourceMaps)
 }
 
 export const USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36 AppAudit/0.1'
@@ -147,8 +147,8 @@ async function fetchOnce(url: string, proxy: EgressProxy, timeoutMs: number, bod
 async function followChain(startUrl: string, proxy: EgressProxy, timeoutMs: number): Promise<{ chain: RedirectChain; last: Fetched }> {
   const hops: RedirectChain['hops'] = []
   let url = startUrl
-  for (let i = 0; i <= LIMITS.redirects; i++) {
-    const got = await fetchOnce(url, proxy, timeoutMs, LIMITS.mainBody)
+  for (let i = 0; i <= GATHER_LIMITS.redirects; i++) {
+    const got = await fetchOnce(url, proxy, timeoutMs, GATHER_LIMITS.mainBody)
     if (!got.ok) return { chain: { startUrl, hops, finalUrl: null, error: `${got.code}: ${got.reason}` }, last: got }
     const location = got.res.headers.location ?? null
     hops.push({ url, status: got.res.status, location })
@@ -162,14 +162,14 @@ async function followChain(startUrl: string, proxy: EgressProxy, timeoutMs: numb
     }
   }
   return {
-    chain: { startUrl, hops, finalUrl: null, error: `more than ${LIMITS.redirects} redirects` },
+    chain: { startUrl, hops, finalUrl: null, error: `more than ${GATHER_LIMITS.redirects} redirects` },
     last: { ok: false, code: 'target_unreachable', reason: 'too many redirects' },
   }
 }
 
 async function probe(origin: string, path: string, proxy: EgressProxy, timeoutMs: number): Promise<ProbeResult> {
   const url = origin + path
-  const got = await fetchOnce(url, proxy, timeoutMs, LIMITS.probeBody)
+  const got = await fetchOnce(url, proxy, timeoutMs, GATHER_LIMITS.probeBody)
   if (!got.ok) return { path, url, status: 0, contentType: '', body: '', error: `${got.code}: ${got.reason}` }
   return { path, url, status: got.res.status, contentType: got.res.contentType, body: got.res.body, error: null }
 }
@@ -235,7 +235,7 @@ export function recordPage(page: Page): PageRecorder {
     counted.add(r)
     traffic.inflight = counted.size
     traffic.last = performance.now()
-    if (!rec.recording || requests.size >= LIMITS.requests) return
+    if (!rec.recording || requests.size >= GATHER_LIMITS.requests) return
     requests.set(r, {
       url: r.url(), method: r.method(), resourceType: r.resourceType(), status: 0, failure: null, headers: {},
       initiatorUrl: r.frame()?.url() ?? null,
@@ -258,12 +258,12 @@ export function recordPage(page: Page): PageRecorder {
       req.status = res.status()
       req.headers = res.headers()
     }
-    if (rec.recording && res.request().resourceType() === 'script' && scriptBodies.length < LIMITS.scripts && res.status() < 400) {
+    if (rec.recording && res.request().resourceType() === 'script' && scriptBodies.length < GATHER_LIMITS.scripts && res.status() < 400) {
       scriptBodies.push(
         res.body().then(
           (buf) => {
-            if (scriptBytes >= LIMITS.scriptsTotal) return null
-            const body = buf.subarray(0, LIMITS.scriptBody).toString('utf8')
+            if (scriptBytes >= GATHER_LIMITS.scriptsTotal) return null
+            const body = buf.subarray(0, GATHER_LIMITS.scriptBody).toString('utf8')
             scriptBytes += body.length
             return { url: res.url(), inline: false, body }
           },
@@ -321,11 +321,11 @@ export async function readLoadedPage(
   const external = (await Promise.all(rec.scriptBodies)).filter((s): s is ScriptArtifact => s !== null)
   const scripts = [
     ...external,
-    ...inline.filter((b) => b.trim()).map((body, i) => ({ url: `${finalUrl}#inline-${i + 1}`, inline: true, body: body.slice(0, LIMITS.scriptBody) })),
+    ...inline.filter((b) => b.trim()).map((body, i) => ({ url: `${finalUrl}#inline-${i + 1}`, inline: true, body: body.slice(0, GATHER_LIMITS.scriptBody) })),
   ]
   return {
     page: {
-      finalUrl, status, title, html: html.slice(0, LIMITS.html), requests: [...rec.requests.values()],
+      finalUrl, status, title, html: html.slice(0, GATHER_LIMITS.html), requests: [...rec.requests.values()],
       cookies: cookies.map(toCookie), consoleErrors: rec.consoleErrors,
     },
     scripts,
@@ -356,7 +356,7 @@ async function loadPage(url: string, proxy: EgressProxy, opts: GatherOptions): P
       if (failure) error = `${failure.code}: ${failure.reason}`
       // Late requests (XHR after load) matter for mixed content and third parties: wait until nothing is
       // in flight for a short quiet window (Chromium's networkidle waits a fixed 500 ms), at most 1 s.
-      await quiet(traffic, LIMITS.quietMs, LIMITS.quietMaxMs)
+      await quiet(traffic, GATHER_LIMITS.quietMs, GATHER_LIMITS.quietMaxMs)
     } catch (e) {
       error = (e as Error).message.split('\n')[0] ?? 'navigation failed'
     }
@@ -442,7 +442,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const tProbe = performance.now()
     const finalAsUrl = new URL(finalUrl)
     const [probeList, cors, tls] = await Promise.all([
-      mapLimit(PROBE_PATHS, LIMITS.probeConcurrency, async (p) => [p, await probe(finalOrigin, p, proxy, opts.probeTimeoutMs)] as const),
+      mapLimit(PROBE_PATHS, GATHER_LIMITS.probeConcurrency, async (p) => [p, await probe(finalOrigin, p, proxy, opts.probeTimeoutMs)] as const),
       corsProbe(finalUrl, proxy, opts.probeTimeoutMs),
       finalAsUrl.protocol === 'https:'
         ? probeTls(finalAsUrl, proxy.port, { timeoutMs: opts.probeTimeoutMs, trustedSpki: opts.trustedSpki ?? [], now: Date.now() })

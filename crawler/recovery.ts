@@ -6,7 +6,7 @@ import type { Sql } from '../shared/db/index.ts'
 import { refundAudit } from '../shared/db/ledger.ts'
 import { failScan, unfinishedScans } from '../shared/db/scans.ts'
 import type { Logger } from '../shared/log.ts'
-import type { Infra, JobQueue } from '../shared/queue/types.ts'
+import type { Infra, JobQueue } from '../shared/infra/types.ts'
 import { endViewer } from '../shared/viewer.ts'
 
 export interface RecoveryOptions {

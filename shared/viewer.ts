@@ -7,7 +7,7 @@
 // sockets at once.
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { sha256Hex } from './ids.ts'
-import type { KeyValue, PubSub } from './queue/types.ts'
+import type { KeyValue, PubSub } from './infra/types.ts'
 
 /**
  * How long the ended mark outlives the crawl. Longer than any token may live (VIEWER_TOKEN_TTL_S is capped

@@ -10,7 +10,7 @@ import { parseTargetUrl, policyFromConfig, resolveTarget } from '../../shared/eg
 import { auditChannel, type AuditEvent } from '../../shared/audit-events.ts'
 import { AppError } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
-import type { Infra } from '../../shared/queue/types.ts'
+import type { Infra } from '../../shared/infra/types.ts'
 import { createViewerToken, endViewer, viewerLink } from '../../shared/viewer.ts'
 
 export const AUDIT_DEFAULTS = { maxPages: 50, maxDepth: 3 } as const

@@ -3,7 +3,7 @@
 // every other replica clears its cache too. Should the announcement be lost (Redis down), the cache
 // still expires within 5 s: that is the bound for other replicas.
 import type { Logger } from '../../shared/log.ts'
-import type { PubSub } from '../../shared/queue/types.ts'
+import type { PubSub } from '../../shared/infra/types.ts'
 import type { BearerAuth } from './bearer.ts'
 
 const CHANNEL = 'auth:revoked'

@@ -7,7 +7,7 @@
 // Patches and directory runs do not exist yet: their routes authenticate, then answer 404 for any id.
 import Elysia from 'elysia'
 import type { Sql } from '../../shared/db/index.ts'
-import type { Session } from '../../shared/db/users.ts'
+import type { SignInSession } from '../../shared/db/users.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Revocations } from '../auth/revocation.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
@@ -36,7 +36,7 @@ export function dashboardRoutes(d: DashboardDeps) {
   const base = new URL(d.baseUrl)
 
   /** The signed-in session of a dashboard route, or the 401 that ends the request. */
-  async function authenticate(req: Request): Promise<Session | Response> {
+  async function authenticate(req: Request): Promise<SignInSession | Response> {
     if (req.headers.get('authorization') !== null) {
       return problem(401, 'bearer_not_accepted', 'Dashboard routes accept only a signed-in session, never a bearer token; agents use /api/mcp.')
     }
@@ -45,7 +45,7 @@ export function dashboardRoutes(d: DashboardDeps) {
   }
 
   /** Pages: signed-in users only, on BASE_URL's host (where the session cookie lives). */
-  async function pageSession(req: Request): Promise<Session | Response> {
+  async function pageSession(req: Request): Promise<SignInSession | Response> {
     const url = new URL(req.url)
     if ((req.headers.get('host') ?? url.host) !== base.host) return Response.redirect(`${d.baseUrl}${url.pathname}${url.search}`, 302)
     const session = await currentSession(d.sql, req)
@@ -53,7 +53,7 @@ export function dashboardRoutes(d: DashboardDeps) {
     return new Response(null, { status: 302, headers: { location: `/auth/login?return_to=${encodeURIComponent(url.pathname)}`, 'cache-control': 'no-store' } })
   }
 
-  async function action(req: Request, run: (s: Session) => Promise<Response>): Promise<Response> {
+  async function action(req: Request, run: (s: SignInSession) => Promise<Response>): Promise<Response> {
     const s = await authenticate(req)
     if (s instanceof Response) return s
     const why = csrfProblem(req, d.baseUrl, s, req.headers.get('x-csrf-token'))
@@ -61,7 +61,7 @@ export function dashboardRoutes(d: DashboardDeps) {
     return run(s)
   }
 
-  const label = (s: Session) => s.user.email || s.user.name || s.user.subject
+  const label = (s: SignInSession) => s.user.email || s.user.name || s.user.subject
   const notFound = () => problem(404, 'not_found', 'No such resource in this account.')
 
   return new Elysia({ name: 'dashboard' })

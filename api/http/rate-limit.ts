@@ -2,7 +2,7 @@
 // together. The store offers get/set only, so two replicas racing on one key may each let one extra
 // request through: the limit is approximate by at most the number of concurrent requests.
 import { RATE_LIMITS, type RateLimitName } from '../../shared/rate-limits.ts'
-import type { KeyValue } from '../../shared/queue/types.ts'
+import type { KeyValue } from '../../shared/infra/types.ts'
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number }
 

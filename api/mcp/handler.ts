@@ -14,9 +14,9 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
 import type { Services } from '../services.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
-import { SessionStore } from './sessions.ts'
+import { McpSessionStore } from './sessions.ts'
 
-export function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+export function rpcErrorResponse(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return withCors(
     new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
       status,
@@ -27,7 +27,7 @@ export function rpcError(status: number, code: number, message: string, headers:
 
 /** A store we depend on is down: say so, and when to come back. Nothing was changed. */
 const unavailable = (what: string) =>
-  rpcError(503, -32603, `Service temporarily unavailable: ${what} cannot be reached. Nothing was changed; retry shortly.`, { 'retry-after': '5' })
+  rpcErrorResponse(503, -32603, `Service temporarily unavailable: ${what} cannot be reached. Nothing was changed; retry shortly.`, { 'retry-after': '5' })
 
 export function wwwAuthenticate(baseUrl: string, reason: 'missing' | 'invalid'): string {
   const description = reason === 'missing' ? 'No authorization provided' : 'The access token is invalid, expired or revoked'
@@ -104,12 +104,12 @@ function passesTransportChecks(req: Request): boolean {
 
 export function createMcpHandler(services: Services, auth: BearerAuth) {
   const { config } = services
-  const sessions = new SessionStore(services.infra.kv, config.MCP_SESSION_TTL_S)
+  const sessions = new McpSessionStore(services.infra.kv, config.MCP_SESSION_TTL_S)
 
   return async function handle(req: Request): Promise<Response> {
     if (req.method === 'OPTIONS') return corsPreflight()
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
-      return rpcError(405, -32000, `Method ${req.method} not allowed`, { allow: 'GET, POST, DELETE, OPTIONS' })
+      return rpcErrorResponse(405, -32000, `Method ${req.method} not allowed`, { allow: 'GET, POST, DELETE, OPTIONS' })
     }
 
     let authResult
@@ -120,7 +120,7 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
       return unavailable('the credential store')
     }
     if (!authResult.ok) {
-      return rpcError(401, -32001, authResult.reason === 'missing' ? 'Unauthorized: no bearer credential' : 'Unauthorized: invalid bearer credential', {
+      return rpcErrorResponse(401, -32001, authResult.reason === 'missing' ? 'Unauthorized: no bearer credential' : 'Unauthorized: invalid bearer credential', {
         'www-authenticate': wwwAuthenticate(config.baseUrl, authResult.reason),
       })
     }
@@ -129,11 +129,11 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
     let parsedBody: unknown
     if (req.method === 'POST') {
       const text = await readBody(req, config.MAX_BODY_BYTES)
-      if (text === null) return rpcError(413, -32600, `Request body larger than ${config.MAX_BODY_BYTES} bytes`)
+      if (text === null) return rpcErrorResponse(413, -32600, `Request body larger than ${config.MAX_BODY_BYTES} bytes`)
       try {
         parsedBody = JSON.parse(text)
       } catch {
-        return rpcError(400, -32700, 'Parse error: the body is not valid JSON')
+        return rpcErrorResponse(400, -32700, 'Parse error: the body is not valid JSON')
       }
     }
 
@@ -141,10 +141,10 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
     const initializing = req.method === 'POST' && messages.some(isInitialize)
     const sessionId = req.headers.get('mcp-session-id')
     if (!initializing) {
-      if (!sessionId) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (call initialize first)')
+      if (!sessionId) return rpcErrorResponse(400, -32000, 'Bad Request: Mcp-Session-Id header is required (call initialize first)')
       const session = await sessions.get(sessionId).catch(() => undefined)
       if (session === undefined) return unavailable('the session store')
-      if (!session || session.accountId !== principal.account.id) return rpcError(404, -32001, 'Session not found')
+      if (!session || session.accountId !== principal.account.id) return rpcErrorResponse(404, -32001, 'Session not found')
       if (req.method === 'DELETE') {
         await sessions.end(sessionId)
         return withCors(new Response(null, { status: 204 }))

@@ -47,7 +47,7 @@ const toolError = (e: AppError): CallToolResult => ({ ...json(e.toJSON()), isErr
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 /** A JSON-RPC error as the spec words it. (McpError prefixes its message with "MCP error <code>:".) */
-const rpcError = (code: ErrorCode, message: string) => Object.assign(new Error(message), { code })
+const protocolError = (code: ErrorCode, message: string) => Object.assign(new Error(message), { code })
 
 export function validationErrors(tool: Tool, args: unknown) {
   return [...Value.Errors(tool.input, args)].slice(0, 20).map((e) => ({ path: e.path || '/', message: e.message }))
@@ -61,9 +61,9 @@ export function createMcpServer(services: Services): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => TOOL_LIST)
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const tool = findTool(req.params.name)
-    if (!tool) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
+    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
     const principal = extra.authInfo?.extra?.principal as Principal | undefined
-    if (!principal) throw rpcError(ErrorCode.InternalError, 'Unauthenticated call reached a tool')
+    if (!principal) throw protocolError(ErrorCode.InternalError, 'Unauthenticated call reached a tool')
     return callTool(tool, req.params.arguments ?? {}, principal, services, extra, req.params._meta?.progressToken)
   })
   return server

@@ -1,9 +1,9 @@
 // MCP sessions live in the shared key-value store (Redis in production), not in one process's memory,
 // so any api replica can serve any session. A session belongs to the account that opened it.
 import { newId } from '../../shared/ids.ts'
-import type { KeyValue } from '../../shared/queue/types.ts'
+import type { KeyValue } from '../../shared/infra/types.ts'
 
-export interface Session {
+export interface McpSession {
   accountId: string
   protocolVersion: string
   createdAt: number
@@ -13,21 +13,21 @@ const key = (id: string) => `mcp:session:${id}`
 /** Sliding expiry is refreshed at most this often per session and process. */
 const TOUCH_EVERY_MS = 60_000
 
-export class SessionStore {
+export class McpSessionStore {
   private touched = new Map<string, number>()
 
   constructor(private kv: KeyValue, private ttlSeconds: number) {}
 
   async create(accountId: string, protocolVersion: string): Promise<string> {
     const id = newId('mcs')
-    const s: Session = { accountId, protocolVersion, createdAt: Date.now() }
+    const s: McpSession = { accountId, protocolVersion, createdAt: Date.now() }
     await this.kv.set(key(id), JSON.stringify(s), this.ttlSeconds)
     return id
   }
 
-  private cache = new Map<string, { session: Session; until: number }>()
+  private cache = new Map<string, { session: McpSession; until: number }>()
 
-  async get(id: string): Promise<Session | null> {
+  async get(id: string): Promise<McpSession | null> {
     if (!/^mcs_[0-9A-Za-z]{10,40}$/.test(id)) return null
     const hit = this.cache.get(id)
     if (hit && hit.until > Date.now()) return hit.session
@@ -39,7 +39,7 @@ export class SessionStore {
     return s
   }
 
-  private async getStored(id: string): Promise<Session | null> {
+  private async getStored(id: string): Promise<McpSession | null> {
     const raw = await this.kv.get(key(id))
     if (!raw) return null
     const now = Date.now()
@@ -48,7 +48,7 @@ export class SessionStore {
       this.touched.set(id, now)
       this.kv.touch(key(id), this.ttlSeconds).catch(() => {})
     }
-    return JSON.parse(raw) as Session
+    return JSON.parse(raw) as McpSession
   }
 
   async end(id: string): Promise<boolean> {

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { base62 } from '../../shared/ids.ts'
 import type { Sql } from '../../shared/db/index.ts'
-import type { KeyValue } from '../../shared/queue/types.ts'
+import type { KeyValue } from '../../shared/infra/types.ts'
 import { checkAuthorizeRequest, CODE_TTL_MS, decide } from './authorize.ts'
 import { authorizationServerMetadata } from './metadata.ts'
 import type { AuthorizeRequest } from './model.ts'

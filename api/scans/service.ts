@@ -7,7 +7,7 @@ import { createScan, failScan, getScan, type ScanRow } from '../../shared/db/sca
 import { parseTargetUrl, policyFromConfig, resolveTarget } from '../../shared/egress/guard.ts'
 import { AppError, type ErrorCode } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
-import type { Infra } from '../../shared/queue/types.ts'
+import type { Infra } from '../../shared/infra/types.ts'
 import { parseScanEvent, scanChannel } from '../../shared/scan-events.ts'
 
 export interface ScanWaitOptions {

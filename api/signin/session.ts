@@ -7,12 +7,12 @@
 //     constant time.
 import { timingSafeEqual } from 'node:crypto'
 import type { Sql } from '../../shared/db/index.ts'
-import { findSession, type Session } from '../../shared/db/users.ts'
+import { findSession, type SignInSession } from '../../shared/db/users.ts'
 import { readCookie } from '../http/cookies.ts'
 
 export const SESSION_COOKIE = 'aa_session'
 
-export async function currentSession(sql: Sql, req: Request): Promise<Session | null> {
+export async function currentSession(sql: Sql, req: Request): Promise<SignInSession | null> {
   const cookie = readCookie(req, SESSION_COOKIE)
   return cookie ? findSession(sql, cookie) : null
 }
@@ -24,7 +24,7 @@ const same = (a: string, b: string) => {
 }
 
 /** Null when a state-changing request is the dashboard's own, else why not. */
-export function csrfProblem(req: Request, baseUrl: string, session: Session, token: string | null): string | null {
+export function csrfProblem(req: Request, baseUrl: string, session: SignInSession, token: string | null): string | null {
   const origin = req.headers.get('origin')
   if (!origin || origin !== new URL(baseUrl).origin) return 'the request does not come from this site (Origin)'
   if (!token || !same(token, session.csrfToken)) return 'the anti-CSRF token is missing or wrong'

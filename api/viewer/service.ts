@@ -4,7 +4,7 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
 import type { Config } from '../../shared/config.ts'
 import type { Logger } from '../../shared/log.ts'
-import type { KeyValue, PubSub } from '../../shared/queue/types.ts'
+import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
 import {
   CLOSE_ENDED,
   CLOSE_POLICY,

@@ -23,9 +23,10 @@ import { CHECKS } from '../../shared/checks/registry.ts'
 import type { AnyCheck } from '../../shared/checks/registry.ts'
 import type { ArtifactName, Artifacts, HttpResponseArtifact, RedirectChain } from '../../shared/checks/types.ts'
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
-import { runCheck, type CheckResult } from '../../shared/report.ts'
+import { runCheck } from '../../shared/checks/runner.ts'
+import type { CheckResult } from '../../shared/report.ts'
 import type { BrowserPool } from '../browser.ts'
-import { LIMITS, quiet, readLoadedPage, recordPage, USER_AGENT, type PageRecorder } from '../gather.ts'
+import { GATHER_LIMITS, quiet, readLoadedPage, recordPage, USER_AGENT, type PageRecorder } from '../gather.ts'
 
 /** Artifacts that describe the origin rather than one page: collected once per site. */
 const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>(['probes', 'sourceMaps', 'cors', 'tls', 'httpRedirect'])
@@ -152,8 +153,8 @@ async function responseArtifact(url: string, res: PwResponse): Promise<HttpRespo
     headers,
     setCookies,
     contentType: headers['content-type'] ?? '',
-    body: buf ? buf.subarray(0, LIMITS.mainBody).toString('utf8') : '',
-    bodyTruncated: buf ? buf.length > LIMITS.mainBody : false,
+    body: buf ? buf.subarray(0, GATHER_LIMITS.mainBody).toString('utf8') : '',
+    bodyTruncated: buf ? buf.length > GATHER_LIMITS.mainBody : false,
   }
 }
 

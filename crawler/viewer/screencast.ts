@@ -12,7 +12,7 @@
 //   watch state lingers briefly after its last page detaches, so detach-then-attach does not resubscribe.
 import type { CDPSession, Page } from 'playwright-core'
 import type { Logger } from '../../shared/log.ts'
-import type { KeyValue, PubSub } from '../../shared/queue/types.ts'
+import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
 import { viewerChannels, viewerKeys } from '../../shared/viewer.ts'
 
 export interface ScreencastDeps {

@@ -40,6 +40,17 @@ export async function createApiKey(sql: Sql, accountId: string, label = ''): Pro
   return { id, plaintext: secret.plaintext, displayPrefix: secret.displayPrefix }
 }
 
+/**
+ * The embedded default's key for the local user: the 'local' account (created on first start, scale plan)
+ * gets a new 'local-start' key and its earlier ones are revoked. The plaintext is returned once, never stored.
+ */
+export async function issueLocalStartKey(sql: Sql): Promise<{ id: string; plaintext: string; displayPrefix: string }> {
+  const [local] = await sql<{ id: string }[]>`SELECT id FROM accounts WHERE name = 'local' ORDER BY created_at LIMIT 1`
+  const accountId = local?.id ?? (await createAccount(sql, 'scale', 'local')).id
+  await sql`UPDATE api_keys SET revoked_at = now() WHERE account_id = ${accountId} AND label = 'local-start' AND revoked_at IS NULL`
+  return createApiKey(sql, accountId, 'local-start')
+}
+
 export async function findPrincipalByApiKey(sql: Sql, plaintext: string): Promise<Principal | null> {
   const rows = await sql<(AccountRow & { key_id: string })[]>`
     SELECT a.id, a.name, a.plan, a.created_at, k.id AS key_id

@@ -119,7 +119,7 @@ export async function releaseAudit(sql: Sql, auditId: string, worker: string): P
   return r.count > 0
 }
 
-export interface AuditPageInput {
+export interface NewAuditPage {
   url: string
   finalUrl: string
   depth: number
@@ -131,14 +131,14 @@ export interface AuditPageInput {
   loadMs: number
 }
 
-export interface AuditPageRow extends AuditPageInput {
+export interface AuditPageRow extends NewAuditPage {
   worker: string
   startedAt: Date | null
   storedAt: Date
 }
 
 /** Stores one crawled page, only while `worker` holds the audit. false: not stored (lease lost, or already there). */
-export async function storeAuditPage(sql: Sql, auditId: string, worker: string, page: AuditPageInput, startedAt: Date | null): Promise<boolean> {
+export async function storeAuditPage(sql: Sql, auditId: string, worker: string, page: NewAuditPage, startedAt: Date | null): Promise<boolean> {
   const r = await sql`
     INSERT INTO audit_pages (audit_id, url, final_url, depth, http_status, ok, error, links, checks, load_ms, worker, started_at)
     SELECT ${auditId}, ${page.url}, ${page.finalUrl}, ${page.depth}, ${page.httpStatus}, ${page.ok}, ${page.error ?? null},

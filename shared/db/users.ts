@@ -38,7 +38,7 @@ export async function upsertUser(sql: Sql, claims: { issuer: string; subject: st
   }) as Promise<User>
 }
 
-export interface Session {
+export interface SignInSession {
   id: string
   user: User
   csrfToken: string
@@ -57,7 +57,7 @@ export async function createSession(sql: Sql, userId: string, ttlSeconds: number
   return { cookie, session: { id, csrfToken, expiresAt } }
 }
 
-export async function findSession(sql: Sql, cookie: string): Promise<Session | null> {
+export async function findSession(sql: Sql, cookie: string): Promise<SignInSession | null> {
   if (!/^[0-9A-Za-z]{40,50}$/.test(cookie)) return null
   const [r] = await sql<(UserRow & { session_id: string; csrf_token: string; expires_at: Date })[]>`
     SELECT u.*, s.id AS session_id, s.csrf_token, s.expires_at

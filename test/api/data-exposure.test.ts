@@ -3,9 +3,9 @@
 // and a /rest/v1 gateway, plus a Firebase Realtime Database stand-in.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { findInBundle, importedScripts } from '../../api/sites/bundle.ts'
-import { contentRangeTotal } from '../../api/sites/exposure.ts'
-import { redact } from '../../api/sites/redact.ts'
+import { findInBundle, importedScripts } from '../../api/data-exposure/bundle.ts'
+import { contentRangeTotal } from '../../api/data-exposure/service.ts'
+import { redact } from '../../api/data-exposure/redact.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { SEEDED, startSupabaseFixture, supabaseAppSite, type AppSite, type SupabaseFixture } from '../fixtures/postgrest.ts'

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import { createClient } from 'redis'
 import { sha256Hex } from '../../shared/ids.ts'
-import { createMemoryInfra } from '../../shared/queue/memory.ts'
-import { createRedisInfra } from '../../shared/queue/redis.ts'
-import type { Infra } from '../../shared/queue/types.ts'
+import { createMemoryInfra } from '../../shared/infra/memory.ts'
+import { createRedisInfra } from '../../shared/infra/redis.ts'
+import type { Infra } from '../../shared/infra/types.ts'
 import {
   CLOSE_ENDED,
   CLOSE_POLICY,

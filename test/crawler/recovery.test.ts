@@ -8,9 +8,9 @@ import { openDatabase } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
 import { createScan, getScanById } from '../../shared/db/scans.ts'
 import { createLogger } from '../../shared/log.ts'
-import { createMemoryInfra } from '../../shared/queue/memory.ts'
-import { createRedisInfra } from '../../shared/queue/redis.ts'
-import type { Infra } from '../../shared/queue/types.ts'
+import { createMemoryInfra } from '../../shared/infra/memory.ts'
+import { createRedisInfra } from '../../shared/infra/redis.ts'
+import type { Infra } from '../../shared/infra/types.ts'
 import { freshDatabase, REDIS_URL } from '../harness/service.ts'
 
 const cleanups: Array<() => Promise<void>> = []

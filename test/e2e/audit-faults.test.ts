@@ -1,5 +1,5 @@
 // What happens to an audit when its worker dies, is stopped, or Redis forgets its job: real crawler
-// processes (`bun crawler/main.ts`, each its own process group), real signals, the real PostgreSQL and
+// processes (`bun server/crawler.ts`, each its own process group), real signals, the real PostgreSQL and
 // Redis, a real Chromium and a slow fixture site.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -34,7 +34,7 @@ async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: num
 function spawnCrawler(svc: TestService, extra: Record<string, string> = {}): ChildProcess {
   const c = svc.running.services.config
   const log = openSync(join(tmpdir(), `appaudit-audit-faults-${Date.now()}-${children.length}.log`), 'w')
-  const p = spawn('bun', ['crawler/main.ts'], {
+  const p = spawn('bun', ['server/crawler.ts'], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', log, log],

@@ -30,7 +30,7 @@ async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: num
 /** A crawler-only process sharing the service's PostgreSQL and Redis. */
 function spawnCrawler(svc: TestService, extra: Record<string, string> = {}): Subprocess {
   const c = svc.running.services.config
-  const p = Bun.spawn(['bun', 'crawler/main.ts'], {
+  const p = Bun.spawn(['bun', 'server/crawler.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,

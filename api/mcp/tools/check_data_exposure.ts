@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { checkDataExposure as check } from '../../sites/exposure.ts'
+import { checkDataExposure as check } from '../../data-exposure/service.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict, Url } from './schemas.ts'
 

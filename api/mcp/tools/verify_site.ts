@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { dnsServersFromConfig, verifySite as verify } from '../../sites/verification.ts'
+import { dnsServersFromConfig, verifySite as verify } from '../../verification/service.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict, Url } from './schemas.ts'
 

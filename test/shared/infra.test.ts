@@ -1,9 +1,9 @@
 // The job queue, pub/sub and key-value contracts, run against both implementations.
 import { afterEach, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import { createMemoryInfra } from '../../shared/queue/memory.ts'
-import { createRedisInfra } from '../../shared/queue/redis.ts'
-import type { Delivery, Infra, QueueTuning } from '../../shared/queue/types.ts'
+import { createMemoryInfra } from '../../shared/infra/memory.ts'
+import { createRedisInfra } from '../../shared/infra/redis.ts'
+import type { Delivery, Infra, QueueTuning } from '../../shared/infra/types.ts'
 import { REDIS_URL } from '../harness/service.ts'
 
 const TUNING: QueueTuning = { claimIdleMs: 600, heartbeatMs: 150 }

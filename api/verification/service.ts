@@ -20,8 +20,8 @@ import {
 } from '../../shared/db/verifications.ts'
 import { ipFamily } from '../../shared/egress/address.ts'
 import { base62 } from '../../shared/ids.ts'
-import { EgressHttp } from './http.ts'
-import { checkTarget } from './target.ts'
+import { EgressHttp } from '../data-exposure/http.ts'
+import { checkTarget } from '../http/target.ts'
 
 export { isVerified }
 

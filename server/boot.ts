@@ -3,11 +3,11 @@
 import type { Config } from '../shared/config.ts'
 import { openDatabase } from '../shared/db/index.ts'
 import type { Logger } from '../shared/log.ts'
-import { openInfra } from '../shared/queue/index.ts'
-import { createApp, type AppOptions } from './app.ts'
-import { rememberPeer } from './http/client-ip.ts'
-import { createViewerSockets, type ViewerSocketData } from './viewer/service.ts'
-import { createServices, type Services } from './services.ts'
+import { openInfra } from '../shared/infra/index.ts'
+import { createApp, type AppOptions } from '../api/app.ts'
+import { rememberPeer } from '../api/http/client-ip.ts'
+import { createViewerSockets, type ViewerSocketData } from '../api/viewer/service.ts'
+import { createServices, type Services } from '../api/services.ts'
 
 export interface Running {
   services: Services
@@ -38,7 +38,7 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
     // The embedded default signs people in at a real local OpenID provider; deployments with a
     // database of their own name their provider in OIDC_ISSUER (or have no sign-in).
     if (!config.OIDC_ISSUER && !config.DATABASE_URL) {
-      const { startEmbeddedSignIn } = await import('./signin/local-idp.ts')
+      const { startEmbeddedSignIn } = await import('../api/signin/local-idp.ts')
       const embedded = await startEmbeddedSignIn(config)
       stops.push(() => embedded.idp.stop())
       appOptions.oidc = embedded.oidc
@@ -63,7 +63,7 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
 
   if (config.ROLE !== 'api') {
     // Browsers live only in the crawler: loaded here, never by the api role.
-    const { startCrawler } = await import('../crawler/run.ts')
+    const { startCrawler } = await import('../crawler/start.ts')
     const crawler = await startCrawler({ config, db, infra, log })
     stops.push(() => crawler.stop())
   }

@@ -2,11 +2,11 @@
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
 import type { Logger } from '../shared/log.ts'
-import type { Infra } from '../shared/queue/types.ts'
+import type { Infra } from '../shared/infra/types.ts'
 import { BrowserPool, chromiumPath } from './browser.ts'
 import { startAuditWorker } from './audit-worker.ts'
 import { DEFAULT_RECOVERY, startRecovery } from './recovery.ts'
-import { startScanWorker, trustedSpki } from './worker.ts'
+import { startScanWorker, trustedSpki } from './scan-worker.ts'
 
 export async function startCrawler(deps: { config: Config; db: Database; infra: Infra; log: Logger }) {
   const browser = new BrowserPool(

@@ -15,9 +15,9 @@ import { AppError } from '../../shared/errors.ts'
 import { findInBundle, importedScripts, type BundleFindings, type Source, type SupabaseKeyKind } from './bundle.ts'
 import { EgressHttp, type FetchOutcome } from './http.ts'
 import { redact } from './redact.ts'
-import { checkTarget } from './target.ts'
+import { checkTarget } from '../http/target.ts'
 
-export const LIMITS = {
+export const EXPOSURE_LIMITS = {
   scripts: 20,
   scriptBytes: 2 * 1024 * 1024,
   pageBytes: 2 * 1024 * 1024,
@@ -145,7 +145,7 @@ const failText = (f: Extract<FetchOutcome, { ok: false }>) => `${f.code}: ${f.re
 async function loadBundle(http: EgressHttp, url: URL) {
   const page = await http.get(url.href, {
     redirects: 'any',
-    bodyLimit: LIMITS.pageBytes,
+    bodyLimit: EXPOSURE_LIMITS.pageBytes,
     headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
   })
   if (!page.ok) {
@@ -163,10 +163,10 @@ async function loadBundle(http: EgressHttp, url: URL) {
   let skippedCrossOrigin = srcs.length - queue.length
   const loaded: string[] = []
   let truncated = 0
-  // Breadth-first over scripts and the same-origin modules they import, at most LIMITS.scripts fetches.
-  while (queue.length && loaded.length < LIMITS.scripts) {
-    const batch = queue.splice(0, Math.min(LIMITS.concurrency, LIMITS.scripts - loaded.length))
-    const got = await Promise.all(batch.map((s) => http.get(s, { redirects: 'same-origin', bodyLimit: LIMITS.scriptBytes, headers: { accept: '*/*' } })))
+  // Breadth-first over scripts and the same-origin modules they import, at most EXPOSURE_LIMITS.scripts fetches.
+  while (queue.length && loaded.length < EXPOSURE_LIMITS.scripts) {
+    const batch = queue.splice(0, Math.min(EXPOSURE_LIMITS.concurrency, EXPOSURE_LIMITS.scripts - loaded.length))
+    const got = await Promise.all(batch.map((s) => http.get(s, { redirects: 'same-origin', bodyLimit: EXPOSURE_LIMITS.scriptBytes, headers: { accept: '*/*' } })))
     got.forEach((g, i) => {
       const src = batch[i]!
       loaded.push(src)
@@ -181,8 +181,8 @@ async function loadBundle(http: EgressHttp, url: URL) {
       }
     })
   }
-  if (queue.length) notes.push(`${queue.length} more same-origin scripts were not loaded (limit ${LIMITS.scripts}).`)
-  if (truncated) notes.push(`${truncated} scripts were larger than ${LIMITS.scriptBytes} bytes; only their start was searched.`)
+  if (queue.length) notes.push(`${queue.length} more same-origin scripts were not loaded (limit ${EXPOSURE_LIMITS.scripts}).`)
+  if (truncated) notes.push(`${truncated} scripts were larger than ${EXPOSURE_LIMITS.scriptBytes} bytes; only their start was searched.`)
   return { finalUrl, origin, sources, loaded, skippedCrossOrigin, truncated, notes }
 }
 
@@ -211,7 +211,7 @@ async function probeTable(http: EgressHttp, projectUrl: string, key: { kind: Sup
   // JWT and goes in apikey only (the gateway maps it to the anon role).
   const headers: Record<string, string> = { apikey: key.value, accept: 'application/json' }
   if (key.kind === 'anon') headers.authorization = `Bearer ${key.value}`
-  const got = await http.once(`${base}?select=*&limit=${LIMITS.sampleRows}`, { headers, bodyLimit: LIMITS.sampleBytes })
+  const got = await http.once(`${base}?select=*&limit=${EXPOSURE_LIMITS.sampleRows}`, { headers, bodyLimit: EXPOSURE_LIMITS.sampleBytes })
   if (!got.ok) {
     return { name, readable: null, status: got.code === 'target_blocked' ? 'blocked' : 'unreachable', rowCount: null, sample: null, httpStatus: null, detail: failText(got) }
   }
@@ -230,7 +230,7 @@ async function probeTable(http: EgressHttp, projectUrl: string, key: { kind: Sup
   if (rows.length === 0) {
     return { ...base401, readable: null, status: 'empty_or_rls', detail: 'answered 200 with no rows: row level security hides them, or the table is empty' }
   }
-  const sample = rows.slice(0, LIMITS.sampleRows).map((r) => redact(r))
+  const sample = rows.slice(0, EXPOSURE_LIMITS.sampleRows).map((r) => redact(r))
   const counted = await http.once(`${base}?select=*`, {
     method: 'HEAD',
     headers: { ...headers, prefer: 'count=exact', 'range-unit': 'items', range: '0-0' },
@@ -302,9 +302,9 @@ export async function checkDataExposure(deps: ExposureDeps, accountId: string, r
 
     let tableResults: TableResult[]
     if (canProbeSupabase) {
-      const deadline = Date.now() + LIMITS.probeBudgetMs
+      const deadline = Date.now() + EXPOSURE_LIMITS.probeBudgetMs
       let done = 0
-      tableResults = await mapLimit(tables, LIMITS.concurrency, async (name) => {
+      tableResults = await mapLimit(tables, EXPOSURE_LIMITS.concurrency, async (name) => {
         if (Date.now() > deadline || deps.signal?.aborted) return notChecked(name, 'time budget for data requests used up')
         const r = await probeTable(http, sb.projectUrl, sb.key!, name)
         await progress(40 + Math.round((50 * ++done) / tables.length), `checked table ${name}`)

@@ -1,7 +1,7 @@
 // `bun run start`: the service. With no DATABASE_URL and no REDIS_URL it is the embedded default:
 // PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
 import { loadConfigOrExit } from '../shared/config.ts'
-import { createAccount, createApiKey } from '../shared/db/accounts.ts'
+import { issueLocalStartKey } from '../shared/db/accounts.ts'
 import { createLogger } from '../shared/log.ts'
 import { boot } from './boot.ts'
 
@@ -16,11 +16,7 @@ if (running.url) {
   const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
   if (!config.DATABASE_URL) {
     // Embedded default: hand the local user a working key (a new one each start; plaintext is never stored).
-    const sql = running.services.db.sql
-    const [local] = await sql<{ id: string }[]>`SELECT id FROM accounts WHERE name = 'local' ORDER BY created_at LIMIT 1`
-    const accountId = local?.id ?? (await createAccount(sql, 'scale', 'local')).id
-    await sql`UPDATE api_keys SET revoked_at = now() WHERE account_id = ${accountId} AND label = 'local-start' AND revoked_at IS NULL`
-    const key = await createApiKey(sql, accountId, 'local-start')
+    const key = await issueLocalStartKey(running.services.db.sql)
     lines.push(`  API key:      ${key.plaintext}`, ``, `Try it:`,
       `  curl -s ${running.url}/api/mcp -H 'Authorization: Bearer ${key.plaintext}' \\`,
       `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,

@@ -1,0 +1,46 @@
+// Runs the registered checks over one page's artifacts. Each check sees only the artifacts it declares, and
+// a crash in one check becomes its own 'error' result, never the whole report's.
+import type { CheckResult } from '../report-schema.ts'
+import { CHECKS, type AnyCheck } from './registry.ts'
+import type { ArtifactName, Artifacts } from './types.ts'
+
+/** Runs one check on only the artifacts it declares. Never throws: a crash becomes status 'error'. */
+export function runCheck(check: AnyCheck, artifacts: Artifacts): CheckResult {
+  const base = { id: check.id, title: check.title, category: check.category }
+  const missing = check.requires.filter((name) => artifacts[name] === null || artifacts[name] === undefined)
+  if (missing.length > 0) {
+    return {
+      ...base,
+      severity: check.severity,
+      status: 'skipped',
+      summary: `Not applicable: ${missing.join(', ')} could not be collected.`,
+      evidence: { missing },
+    }
+  }
+  const names: ArtifactName[] = [...check.requires, ...(check.optional ?? [])]
+  const input = Object.fromEntries(names.map((name) => [name, artifacts[name] ?? null])) as unknown as Artifacts
+  try {
+    const outcome = check.run(input)
+    return {
+      ...base,
+      severity: outcome.severity ?? check.severity,
+      status: outcome.status,
+      summary: outcome.summary,
+      evidence: outcome.evidence,
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    return {
+      ...base,
+      severity: check.severity,
+      status: 'error',
+      summary: `The check could not run: ${message}`,
+      evidence: { error: message },
+    }
+  }
+}
+
+/** Every registered check, in registry order. */
+export function runChecks(artifacts: Artifacts): CheckResult[] {
+  return CHECKS.map((check) => runCheck(check, artifacts))
+}
