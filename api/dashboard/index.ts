@@ -1,4 +1,4 @@
-// The dashboard: its pages, its actions, and the dashboard routes of SPEC.md 4.6. Rules enforced:
+// The dashboard: its pages, its actions, and the dashboard routes (README: "Signing in, the dashboard, and OAuth for agents"). Rules enforced:
 //   - authentication is the session cookie only: any Authorization header, even a valid bearer token,
 //     is refused with 401 (these routes serve the web app, never an agent);
 //   - each user sees only their own account's data: another account's id is 404, like a missing one;

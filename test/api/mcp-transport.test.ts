@@ -1,4 +1,4 @@
-// The raw HTTP rules of /api/mcp (SPEC.md 4.1, 5, 7; DESIGN.md "Errors"), with plain fetch.
+// The raw HTTP rules of /api/mcp (README "Errors"; docs/decisions.md "MCP transport"), with plain fetch.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
@@ -49,7 +49,7 @@ describe('CORS', () => {
 })
 
 describe('authentication', () => {
-  test('a call without a credential gets 401 with exactly the WWW-Authenticate of SPEC.md section 5', async () => {
+  test('a call without a credential gets 401 with exactly the documented WWW-Authenticate', async () => {
     const res = await fetch(svc.mcpUrl, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(initializeBody()) })
     expect(res.status).toBe(401)
     expect(res.headers.get('www-authenticate')).toBe(

@@ -1,4 +1,4 @@
-// The dashboard routes of SPEC.md 4.6 and the settings actions: session cookie only (401 to any bearer
+// The dashboard routes and the settings actions: session cookie only (401 to any bearer
 // token), one account never sees another's data (404), no CORS, no framing, CSRF-protected POSTs.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createAudit } from '../../../shared/db/audits.ts'

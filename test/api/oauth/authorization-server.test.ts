@@ -1,4 +1,4 @@
-// The OAuth 2.0 authorization server for agents (SPEC.md 4.4 and 5; RFC 8414, 7591, 6749, 7636, 8707,
+// The OAuth 2.0 authorization server for agents (RFC 8414, 7591, 6749, 7636, 8707,
 // 9207, 9700), against the real service and a person signed in through the real local provider.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { initializeBody, MCP_HEADERS } from '../../harness/client.ts'
