@@ -1,6 +1,7 @@
 // Redis implementation: jobs on streams read through a consumer group (XADD, XREADGROUP, XACK),
 // pending recovery with XAUTOCLAIM, heartbeats with XCLAIM JUSTID; pub/sub; keys with TTL.
 import { createClient } from 'redis'
+import { sleep, withDeadline } from '../async.ts'
 import type { Logger } from '../log.ts'
 import type { ConsumeOptions, Delivery, Infra, Job, JobQueue, KeyValue, PubSub, QueueTuning } from './types.ts'
 
@@ -15,18 +16,34 @@ type Client = ReturnType<typeof makeClient>
 
 const GROUP = 'workers'
 
+/**
+ * Pub/sub commands and a graceful close do not fail fast while disconnected as other commands do: node-redis
+ * queues them until Redis is back. These bounds keep a request or a shutdown from waiting on that.
+ */
+const SUBSCRIBE_TIMEOUT_MS = 5_000
+const CLOSE_TIMEOUT_MS = 2_000
+
+/** Closes a client: gracefully when connected (bounded), at once when it is not. Never throws. */
+async function closeClient(client: Client): Promise<void> {
+  if (client.isReady) await withDeadline(client.close(), CLOSE_TIMEOUT_MS, 'redis close').catch(() => {})
+  if (client.isOpen) client.destroy()
+}
+
+/** Connects a client unless signal aborts first; then the half-open client is destroyed. */
+async function connectUnlessAborted(client: Client, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return false
+  const aborted = new Promise<false>((resolve) => signal.addEventListener('abort', () => resolve(false), { once: true }))
+  const connected = await Promise.race([client.connect().then(() => true), aborted])
+  if (!connected && client.isOpen) client.destroy()
+  return connected
+}
+
 async function connect(url: string, log?: Logger): Promise<Client> {
   const client = makeClient(url)
   client.on('error', (e: Error) => log?.warn('redis error', { error: e.message }))
   await client.connect()
   return client
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
-  })
 
 type RawEntry = [id: string, fields: string[]]
 
@@ -95,7 +112,7 @@ class RedisQueue implements JobQueue {
       reader.on('error', () => {})
       this.readers.add(reader)
       try {
-        await reader.connect()
+        if (!(await connectUnlessAborted(reader, opts.signal))) return
         while (!opts.signal.aborted) {
           let msg: Awaited<ReturnType<RedisQueue['next']>>
           try {
@@ -113,7 +130,7 @@ class RedisQueue implements JobQueue {
         }
       } finally {
         this.readers.delete(reader)
-        await reader.quit().catch(() => {})
+        await closeClient(reader)
       }
     }
     await Promise.all(Array.from({ length: opts.concurrency }, slot))
@@ -156,7 +173,7 @@ class RedisQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.readers].map((r) => r.quit().catch(() => {})))
+    await Promise.all([...this.readers].map(closeClient))
   }
 }
 
@@ -173,7 +190,11 @@ class RedisPubSub implements PubSub {
     this.subscriber ??= (async () => {
       const s = this.client.duplicate()
       s.on('error', (e: Error) => this.log?.warn('redis subscriber error', { error: e.message }))
-      await s.connect()
+      await withDeadline(s.connect(), SUBSCRIBE_TIMEOUT_MS, 'redis subscriber connect').catch((e) => {
+        this.subscriber = null
+        s.destroy()
+        throw e
+      })
       return s
     })()
     return this.subscriber
@@ -186,14 +207,20 @@ class RedisPubSub implements PubSub {
   async subscribe(channel: string, listener: (m: string) => void) {
     const s = await this.sub()
     const l = (m: string) => listener(m)
-    await s.subscribe(this.prefix + channel, l)
+    await withDeadline(s.subscribe(this.prefix + channel, l), SUBSCRIBE_TIMEOUT_MS, 'redis subscribe').catch(async (e) => {
+      // Not subscribed in time: take the listener back so a late reconnect does not deliver to it.
+      await withDeadline(s.unsubscribe(this.prefix + channel, l), SUBSCRIBE_TIMEOUT_MS, 'redis unsubscribe').catch(() => {})
+      throw e
+    })
     return async () => {
-      await s.unsubscribe(this.prefix + channel, l).catch(() => {})
+      // The listener is removed at once; the UNSUBSCRIBE itself may wait for a reconnect, which no caller needs.
+      await withDeadline(s.unsubscribe(this.prefix + channel, l), SUBSCRIBE_TIMEOUT_MS, 'redis unsubscribe').catch(() => {})
     }
   }
 
   async close(): Promise<void> {
-    if (this.subscriber) await (await this.subscriber).quit().catch(() => {})
+    const s = await this.subscriber?.catch(() => null)
+    if (s) await closeClient(s)
   }
 }
 
@@ -229,7 +256,7 @@ export async function createRedisInfra(url: string, tuning: QueueTuning, prefix:
     async close() {
       await queue.close()
       await pubsub.close()
-      await client.quit().catch(() => {})
+      await closeClient(client)
     },
   }
 }
