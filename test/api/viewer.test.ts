@@ -19,6 +19,7 @@ import {
   viewerTokenState,
 } from '../../shared/viewer.ts'
 import { REDIS_URL, startService, type Mode, type TestService } from '../harness/service.ts'
+import { until, within } from '../harness/wait.ts'
 
 const TUNING = { claimIdleMs: 60_000, heartbeatMs: 10_000 }
 const auditId = () => `aud_${randomBytes(8).toString('hex')}`
@@ -126,17 +127,6 @@ function openSocket(url: string, origin: string | null) {
   return { ws, messages, closed, opened }
 }
 
-async function until(pred: () => boolean | Promise<boolean>, ms = 5_000, what = 'condition') {
-  const t0 = Date.now()
-  while (!(await pred())) {
-    if (Date.now() - t0 > ms) throw new Error(`${what} not met within ${ms} ms`)
-    await Bun.sleep(25)
-  }
-}
-
-const within = <T>(p: Promise<T>, ms = 5_000) =>
-  Promise.race([p, Bun.sleep(ms).then(() => { throw new Error(`no answer within ${ms} ms`) })])
-
 describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mode) => {
   let svc: TestService
   let wsBase: string
@@ -180,9 +170,9 @@ describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mo
     const a = auditId()
     await createViewerToken(infra().kv, a, 60)
     const s = openSocket(`${wsBase}/viewer/${a}/ws`, svc.url)
-    await within(s.opened)
+    await within(s.opened, 5_000)
     s.ws.send(randomBytes(32).toString('base64url'))
-    const c = await within(s.closed)
+    const c = await within(s.closed, 5_000)
     expect(c.code).toBe(CLOSE_POLICY)
     expect(c.reason).toContain('not valid')
     expect(s.messages).toEqual([])
@@ -192,18 +182,18 @@ describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mo
     const a = auditId()
     const token = await createViewerToken(infra().kv, auditId(), 60)
     const s = openSocket(`${wsBase}/viewer/${a}/ws`, svc.url)
-    await within(s.opened)
+    await within(s.opened, 5_000)
     s.ws.send(token)
-    expect((await within(s.closed)).code).toBe(CLOSE_POLICY)
+    expect((await within(s.closed, 5_000)).code).toBe(CLOSE_POLICY)
   })
 
   test('relays frames while open, ignores anything the client sends after the token, closes when the crawl ends', async () => {
     const a = auditId()
     const token = await createViewerToken(infra().kv, a, 60)
     const s = openSocket(`${wsBase}/viewer/${a}/ws`, svc.url)
-    await within(s.opened)
+    await within(s.opened, 5_000)
     s.ws.send(token)
-    await until(() => s.messages.length > 0, 5_000, 'ready message')
+    await until(() => s.messages.length > 0, 5_000, 'ready message', { rethrow: true, everyMs: 25 })
     expect(JSON.parse(s.messages[0]!)).toMatchObject({ type: 'ready', auditId: a })
     // While the socket is open, the crawler is told someone watches.
     expect(await infra().kv.get(viewerKeys.watching(a))).toBe('1')
@@ -211,17 +201,17 @@ describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mo
     s.ws.send('{"type":"navigate","url":"https://evil.example"}')
     const frame = JSON.stringify({ type: 'frame', url: 'http://site/', data: 'AAAA', ts: 1 })
     await infra().pubsub.publish(viewerChannels.frames(a), frame)
-    await until(() => s.messages.length >= 2, 5_000, 'relayed frame')
+    await until(() => s.messages.length >= 2, 5_000, 'relayed frame', { rethrow: true, everyMs: 25 })
     expect(s.messages[1]).toBe(frame)
     await endViewer(infra().pubsub, infra().kv, a)
-    const c = await within(s.closed)
+    const c = await within(s.closed, 5_000)
     expect(c.code).toBe(CLOSE_ENDED)
     expect(c.reason).toBe('This crawl has ended')
     // A fresh open of the same link after the end: ended, never frames.
     const again = openSocket(`${wsBase}/viewer/${a}/ws`, svc.url)
-    await within(again.opened)
+    await within(again.opened, 5_000)
     again.ws.send(token)
-    expect((await within(again.closed)).code).toBe(CLOSE_ENDED)
+    expect((await within(again.closed, 5_000)).code).toBe(CLOSE_ENDED)
     expect(again.messages).toEqual([])
   })
 
@@ -232,24 +222,24 @@ describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mo
     const unsub = await infra().pubsub.subscribe(viewerChannels.control(a), (m) => control.push(m))
     const s1 = openSocket(`${wsBase}/viewer/${a}/ws`, svc.url)
     const s2 = openSocket(`${wsBase}/viewer/${a}/ws`, svc.url)
-    await within(Promise.all([s1.opened, s2.opened]))
+    await within(Promise.all([s1.opened, s2.opened]), 5_000)
     s1.ws.send(token)
     s2.ws.send(token)
-    await until(() => s1.messages.length > 0 && s2.messages.length > 0, 5_000, 'both ready')
+    await until(() => s1.messages.length > 0 && s2.messages.length > 0, 5_000, 'both ready', { rethrow: true, everyMs: 25 })
     s1.ws.close()
-    await within(s1.closed)
+    await within(s1.closed, 5_000)
     await Bun.sleep(200)
     expect(await infra().kv.get(viewerKeys.watching(a))).toBe('1')
     s2.ws.close()
-    await within(s2.closed)
-    await until(async () => (await infra().kv.get(viewerKeys.watching(a))) === null, 5_000, 'watching key removed')
-    await until(() => control.includes('unwatch'), 5_000, 'unwatch published')
+    await within(s2.closed, 5_000)
+    await until(async () => (await infra().kv.get(viewerKeys.watching(a))) === null, 5_000, 'watching key removed', { rethrow: true, everyMs: 25 })
+    await until(() => control.includes('unwatch'), 5_000, 'unwatch published', { rethrow: true, everyMs: 25 })
     await unsub()
   })
 
   test('a socket that never sends its token is closed', async () => {
     const s = openSocket(`${wsBase}/viewer/${auditId()}/ws`, svc.url)
-    await within(s.opened)
+    await within(s.opened, 5_000)
     const c = await within(s.closed, 15_000)
     expect(c.code).toBe(CLOSE_POLICY)
   }, 20_000)

@@ -2,64 +2,32 @@
 // processes (`bun server/crawler.ts`, each its own process group), real signals, the real PostgreSQL and
 // Redis, a real Chromium and a slow fixture site.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { openSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Principal } from '../../shared/db/accounts.ts'
 import { createAccount } from '../../shared/db/accounts.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
+import { exited, killChildren, spawnCrawler } from '../harness/processes.ts'
 import { dropRedisPrefix, startService, type TestService } from '../harness/service.ts'
+import { until } from '../harness/wait.ts'
 
-const ROOT = join(import.meta.dir, '..', '..')
-const children: ChildProcess[] = []
 const sites: AuditSite[] = []
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) process.kill(-c.pid!, 'SIGKILL')
+  killChildren()
   for (const s of sites) await s.stop()
 })
 
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const t0 = Date.now()
-  while (Date.now() - t0 < ms) {
-    const v = await fn().catch(() => null)
-    if (v) return v
-    await Bun.sleep(100)
-  }
-  throw new Error(`timed out waiting for ${what}`)
+/** The tuning every crawler of this file runs with: short leases and recovery, so takeovers happen in seconds. */
+const TUNING: Record<string, string> = {
+  JOB_CLAIM_IDLE_MS: '2000',
+  RECOVERY_INTERVAL_MS: '1000',
+  RECOVERY_GRACE_S: '1',
+  AUDIT_WORKER_CONCURRENCY: '1',
+  AUDIT_CONCURRENCY: '2',
+  NAV_TIMEOUT_MS: '8000',
+  PROBE_TIMEOUT_MS: '3000',
+  LOG_LEVEL: 'info',
 }
-
-/** A crawler-only process in a process group of its own, sharing the service's PostgreSQL and Redis. */
-function spawnCrawler(svc: TestService, extra: Record<string, string> = {}): ChildProcess {
-  const c = svc.running.services.config
-  const log = openSync(join(tmpdir(), `appaudit-audit-faults-${Date.now()}-${children.length}.log`), 'w')
-  const p = spawn('bun', ['server/crawler.ts'], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', log, log],
-    env: {
-      ...process.env,
-      DATABASE_URL: c.DATABASE_URL,
-      REDIS_URL: c.REDIS_URL,
-      REDIS_PREFIX: c.REDIS_PREFIX,
-      ALLOW_PRIVATE_TARGETS: 'true',
-      JOB_CLAIM_IDLE_MS: '2000',
-      RECOVERY_INTERVAL_MS: '1000',
-      RECOVERY_GRACE_S: '1',
-      AUDIT_WORKER_CONCURRENCY: '1',
-      AUDIT_CONCURRENCY: '2',
-      NAV_TIMEOUT_MS: '8000',
-      PROBE_TIMEOUT_MS: '3000',
-      LOG_LEVEL: 'info',
-      ...extra,
-    },
-  })
-  children.push(p)
-  return p
-}
-
-const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())))
+const crawler = (svc: TestService, extra: Record<string, string> = {}) => spawnCrawler(svc, { ...TUNING, ...extra })
 
 interface Proc { pid: number; ppid: number; pgid: number; comm: string }
 async function processes(): Promise<Proc[]> {
@@ -100,14 +68,14 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
     const site = startAuditSite({ pages: 14, delayMs: 600 })
     sites.push(site)
     try {
-      const a = spawnCrawler(svc)
+      const a = crawler(svc)
       const { auditId } = await start(site.url)
       await until(async () => {
         const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
         return r!.n >= 3
-      }, 60_000, 'the first worker to store some pages')
-      const b = spawnCrawler(svc)
-      await until(async () => (await tree(b.pid!)).some((p) => /chrom/i.test(p.comm)), 30_000, 'the second worker to be up')
+      }, 60_000, 'the first worker to store some pages', { everyMs: 100 })
+      const b = crawler(svc)
+      await until(async () => (await tree(b.pid!)).some((p) => /chrom/i.test(p.comm)), 30_000, 'the second worker to be up', { everyMs: 100 })
       const aTree = await tree(a.pid!)
       expect(aTree.some((p) => /chrom/i.test(p.comm))).toBe(true)
 
@@ -118,7 +86,7 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
       const done = await until(async () => {
         const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
         return r && r.status !== 'queued' && r.status !== 'running' && r
-      }, 90_000, 'the audit to finish')
+      }, 90_000, 'the audit to finish', { everyMs: 100 })
       expect(done.status).toBe('completed')
       expect(done.attempts).toBe(2)
       expect(done.worker).toContain(`-${b.pid}-audit-`)
@@ -143,7 +111,7 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
       const left = await until(async () => {
         const s = await survivors(aTree)
         return s.length === 0 ? [] : null
-      }, 10_000, `the killed worker's processes to exit: ${JSON.stringify(await survivors(aTree))}`)
+      }, 10_000, `the killed worker's processes to exit: ${JSON.stringify(await survivors(aTree))}`, { everyMs: 100 })
       expect(left).toEqual([])
       process.kill(-b.pid!, 'SIGTERM')
       await exited(b)
@@ -161,19 +129,19 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
       expect((await getBalance(sql, accountId)).used).toBe(1)
       // Two holders die in turn mid-crawl; the third delivery is one too many.
       for (let round = 1; round <= 2; round++) {
-        const w = spawnCrawler(svc, { JOB_MAX_DELIVERIES: '2' })
+        const w = crawler(svc, { JOB_MAX_DELIVERIES: '2' })
         await until(async () => {
           const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId} AND worker LIKE ${`%-${w.pid}-audit-%`}`
           return r!.n >= 1
-        }, 60_000, `worker ${round} to store a page`)
+        }, 60_000, `worker ${round} to store a page`, { everyMs: 100 })
         process.kill(-w.pid!, 'SIGKILL')
         await exited(w)
       }
-      const last = spawnCrawler(svc, { JOB_MAX_DELIVERIES: '2' })
+      const last = crawler(svc, { JOB_MAX_DELIVERIES: '2' })
       const done = await until(async () => {
         const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
         return r && r.status === 'failed' && r
-      }, 60_000, 'the audit to fail for good')
+      }, 60_000, 'the audit to fail for good', { everyMs: 100 })
       expect(done.error!.code).toBe('audit_failed')
       expect(done.error!.message).toMatch(/attempts/)
       expect(done.refunded).toBe(true)
@@ -195,12 +163,12 @@ describe('an audit whose worker gets SIGTERM', () => {
     sites.push(site)
     try {
       // With one delivery allowed, a handed-back job that counted as an attempt would fail on redelivery.
-      const a = spawnCrawler(svc, { JOB_MAX_DELIVERIES: '1' })
+      const a = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
       const { auditId } = await start(site.url)
       await until(async () => {
         const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
         return r!.n >= 2
-      }, 60_000, 'pages to be stored')
+      }, 60_000, 'pages to be stored', { everyMs: 100 })
       const aTree = await tree(a.pid!)
       const t0 = Date.now()
       process.kill(a.pid!, 'SIGTERM')
@@ -212,11 +180,11 @@ describe('an audit whose worker gets SIGTERM', () => {
       expect(handed!.lease_until).toBeNull()
       expect(await until(async () => ((await survivors(aTree)).length === 0 ? 'gone' : null), 10_000, 'the stopped worker\'s Chromium to exit')).toBe('gone')
 
-      const b = spawnCrawler(svc, { JOB_MAX_DELIVERIES: '1' })
+      const b = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
       const done = await until(async () => {
         const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
         return r && r.status !== 'queued' && r.status !== 'running' && r
-      }, 90_000, 'the audit to finish')
+      }, 90_000, 'the audit to finish', { everyMs: 100 })
       expect(done.status).toBe('completed')
       expect(done.pages_scanned).toBe(12)
       process.kill(-b.pid!, 'SIGTERM')
@@ -233,12 +201,12 @@ describe('Redis loses the audit jobs mid-audit', () => {
     const site = startAuditSite({ pages: 8, delayMs: 500 })
     sites.push(site)
     try {
-      const w = spawnCrawler(svc)
+      const w = crawler(svc)
       const first = await start(site.url)
       await until(async () => {
         const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${first.auditId}`
         return r!.n >= 2
-      }, 60_000, 'the first audit to be under way')
+      }, 60_000, 'the first audit to be under way', { everyMs: 100 })
       // One audit at a time per worker: the second waits in the stream when Redis forgets everything.
       const second = await start(site.url)
       const prefix = svc.running.services.config.REDIS_PREFIX
@@ -248,7 +216,7 @@ describe('Redis loses the audit jobs mid-audit', () => {
         until(async () => {
           const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${id}`
           return r && r.status !== 'queued' && r.status !== 'running' && r
-        }, 120_000, `audit ${id} to finish`)
+        }, 120_000, `audit ${id} to finish`, { everyMs: 100 })
       const a1 = await finished(first.auditId)
       const a2 = await finished(second.auditId)
       expect(a1.status).toBe('completed')

@@ -5,16 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
-
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const t0 = Date.now()
-  while (Date.now() - t0 < ms) {
-    const v = await fn().catch(() => null)
-    if (v) return v
-    await Bun.sleep(200)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+import { until } from '../harness/wait.ts'
 
 let svc: TestService
 let client: Client
@@ -53,7 +44,7 @@ const finished = (auditId: string) =>
   until(async () => {
     const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId } }))
     return a.status !== 'queued' && a.status !== 'running' && a
-  }, 90_000, `audit ${auditId}`)
+  }, 90_000, `audit ${auditId}`, { everyMs: 200 })
 
 describe('audit_app with private targets not allowed', () => {
   test.each(['http://169.254.169.254/', 'http://[::ffff:127.0.0.2]/', 'http://0x7f.2/', 'http://10.0.0.1:8443/'])('%s is refused at once with target_blocked and not charged', async (url) => {

@@ -7,6 +7,7 @@ import { chromium, type Browser } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
+import { until } from '../harness/wait.ts'
 
 const PAGES = 12
 
@@ -35,16 +36,6 @@ function slowAnimatedSite() {
     },
   })
   return { url: `http://127.0.0.1:${server.port}/`, stop: () => server.stop(true) }
-}
-
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const t0 = Date.now()
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`)
-    await Bun.sleep(100)
-  }
 }
 
 describe.each(['production', 'embedded'] as Mode[])('audit_app browserViewer (%s)', (mode) => {
@@ -78,13 +69,13 @@ describe.each(['production', 'embedded'] as Mode[])('audit_app browserViewer (%s
 
     const viewer = await viewerBrowser.newPage()
     await viewer.goto(url)
-    await until(async () => Number(await viewer.textContent('#frames')) >= 3, 30_000, 'frames of the crawl in the viewer')
+    await until(async () => Number(await viewer.textContent('#frames')) >= 3, 30_000, 'frames of the crawl in the viewer', { everyMs: 100, rethrow: true })
     expect(await viewer.textContent('#url')).toStartWith(site.url)
 
     const finished = await until(async () => {
       const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
       return ['completed', 'failed', 'cancelled'].includes(a.status) ? a : null
-    }, 120_000, 'the audit finishing')
+    }, 120_000, 'the audit finishing', { everyMs: 100, rethrow: true })
     expect(finished.status).toBe('completed')
 
     await viewer.waitForSelector('#ended:not([hidden])', { timeout: 10_000 })

@@ -7,16 +7,7 @@ import { isViewerEnded } from '../../shared/viewer.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
-
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const t0 = Date.now()
-  while (Date.now() - t0 < ms) {
-    const v = await fn().catch(() => null)
-    if (v) return v
-    await Bun.sleep(200)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+import { until } from '../harness/wait.ts'
 
 describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s)', (mode) => {
   let svc: TestService
@@ -48,7 +39,7 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
       const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
       seen.add(a.status)
       return (a.status === 'completed' || a.status === 'failed') && a
-    }, 90_000, 'the audit to finish')
+    }, 90_000, 'the audit to finish', { everyMs: 200 })
     expect(seen.has('running')).toBe(true)
     expect(done.status).toBe('completed')
     expect(done.progress).toMatchObject({ pagesScanned: 6, pagesFailed: 0, currentUrl: null, refunded: false })
@@ -91,7 +82,7 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     await until(async () => {
       const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: mine.auditId } }))
       return a.status === 'completed' && a
-    }, 60_000, 'the one-page audit')
+    }, 60_000, 'the one-page audit', { everyMs: 200 })
   }, 90_000)
 
   test('a cancelled audit stops crawling, keeps its stored pages and its viewer link dies', async () => {
@@ -102,7 +93,7 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
       await until(async () => {
         const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${started.auditId}`
         return r!.n >= 2
-      }, 60_000, 'pages to be stored')
+      }, 60_000, 'pages to be stored', { everyMs: 200 })
       const [row] = await sql<{ account_id: string }[]>`SELECT account_id FROM audits WHERE id = ${started.auditId}`
       const principal = { account: { id: row!.account_id, name: '', plan: 'free' as const, createdAt: new Date() }, credentialId: 'key_test', kind: 'api_key' as const }
       const cancelled = await svc.running.services.audits.cancel(principal, started.auditId)
@@ -114,7 +105,7 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
         const before = requestsAt()
         await Bun.sleep(2_000)
         return requestsAt() === before
-      }, 40_000, 'the crawl to stop')
+      }, 40_000, 'the crawl to stop', { everyMs: 200 })
       const after = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
       expect(after.status).toBe('cancelled')
       expect(after.progress.refunded).toBe(false)

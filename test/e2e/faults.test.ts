@@ -2,52 +2,21 @@
 // real stores behind a relay that can be cut.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { connectClient, initializeBody, MCP_HEADERS, payload } from '../harness/client.ts'
-import { freshDatabase, REDIS_URL, startService, type TestService } from '../harness/service.ts'
+import { exited, killChildren, signalGroup, spawnCrawler } from '../harness/processes.ts'
+import { freshDatabase, REDIS_URL, startService } from '../harness/service.ts'
 import { startRelay } from '../harness/tcp-relay.ts'
 import { slowSite, spaSite, type Site } from '../fixtures/sites.ts'
+import { until, within } from '../harness/wait.ts'
 
-const ROOT = join(import.meta.dir, '..', '..')
 const sites: Site[] = []
 const procs: Subprocess[] = []
 afterAll(async () => {
+  killChildren()
   for (const p of procs) p.kill('SIGKILL')
   for (const s of sites) await s.stop()
 })
-
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const t0 = Date.now()
-  while (Date.now() - t0 < ms) {
-    const v = await fn().catch(() => null)
-    if (v) return v
-    await Bun.sleep(100)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
-/** A crawler-only process sharing the service's PostgreSQL and Redis. */
-function spawnCrawler(svc: TestService, extra: Record<string, string> = {}): Subprocess {
-  const c = svc.running.services.config
-  const p = Bun.spawn(['bun', 'server/crawler.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: c.DATABASE_URL,
-      REDIS_URL: c.REDIS_URL,
-      REDIS_PREFIX: c.REDIS_PREFIX,
-      ALLOW_PRIVATE_TARGETS: 'true',
-      JOB_CLAIM_IDLE_MS: c.JOB_CLAIM_IDLE_MS.toString(),
-      LOG_LEVEL: 'warn',
-      ...extra,
-    },
-    stdout: 'ignore',
-    stderr: 'ignore',
-  })
-  procs.push(p)
-  return p
-}
 
 describe('a crawler worker killed with SIGKILL mid-scan', () => {
   test('another worker takes the scan over from the pending list and finishes it', async () => {
@@ -63,8 +32,8 @@ describe('a crawler worker killed with SIGKILL mid-scan', () => {
         const [r] = await sql<{ id: string; worker: string }[]>`SELECT id, worker FROM scans WHERE status = 'running'`
         return r
       }, 30_000, 'the first worker to start the scan')
-      first.kill('SIGKILL')
-      await first.exited
+      signalGroup(first, 'SIGKILL')
+      await exited(first)
       spawnCrawler(svc)
       const report = payload(await result)
       expect(report.id).toBe(running.id)
@@ -94,7 +63,7 @@ describe('a crawler worker killed with SIGKILL mid-scan', () => {
       const done = await until(async () => {
         const s = payload(await client.callTool({ name: 'get_scan', arguments: { scanId: err.scanId } }))
         return s.status === 'completed' && s
-      }, 30_000, 'the late worker')
+      }, 30_000, 'the late worker', { everyMs: 100 })
       expect(done.report.score).toBeGreaterThan(0)
       await client.close()
     } finally {
@@ -112,7 +81,7 @@ describe('Redis dies mid-scan', () => {
       return p
     }
     let redis = startRedis()
-    await until(async () => (await fetch(`http://127.0.0.1:${port}`).catch((e) => e)) && true, 5_000, 'redis')
+    await until(async () => (await fetch(`http://127.0.0.1:${port}`).catch((e) => e)) && true, 5_000, 'redis', { everyMs: 100 })
     await Bun.sleep(300)
     const svc = await startService('production', { REDIS_URL: `redis://127.0.0.1:${port}` })
     const slow = await slowSite(2_000)
@@ -122,9 +91,9 @@ describe('Redis dies mid-scan', () => {
       const client = await connectClient(svc.mcpUrl, key)
       const result = client.callTool({ name: 'scan_app', arguments: { url: slow.url } }, undefined, { timeout: 60_000 })
       const sql = svc.running.services.db.sql
-      await until(async () => (await sql`SELECT 1 FROM scans WHERE status = 'running'`).length > 0, 20_000, 'scan running')
+      await until(async () => (await sql`SELECT 1 FROM scans WHERE status = 'running'`).length > 0, 20_000, 'scan running', { everyMs: 100 })
       redis.kill('SIGKILL')
-      await redis.exited
+      await within(redis.exited, 10_000, 'redis to exit')
       const report = payload(await result)
       expect(report.score).toBeGreaterThan(0)
       // While Redis is down, new MCP requests get a clear 503 with Retry-After, never a hang or plain text.
@@ -137,7 +106,7 @@ describe('Redis dies mid-scan', () => {
       const back = await until(async () => {
         const r = await fetch(svc.mcpUrl, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: JSON.stringify(initializeBody()) })
         return r.status === 200 && r
-      }, 15_000, 'service to recover')
+      }, 15_000, 'service to recover', { everyMs: 100 })
       expect(back.headers.get('mcp-session-id')).toMatch(/^mcs_/)
       const fresh = await connectClient(svc.mcpUrl, key)
       const stored = payload(await fresh.callTool({ name: 'get_scan', arguments: { scanId: report.id } }))
@@ -178,7 +147,7 @@ describe('PostgreSQL unreachable mid-run', () => {
       const ok = await until(async () => {
         const x = await client.callTool({ name: 'get_account', arguments: {} })
         return !x.isError && payload(x)
-      }, 15_000, 'database to come back')
+      }, 15_000, 'database to come back', { everyMs: 100 })
       expect(ok.plan).toBe('free')
       await client.close()
     } finally {

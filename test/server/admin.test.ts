@@ -7,6 +7,7 @@ import { findPrincipalByApiKey } from '../../shared/db/accounts.ts'
 import { openDatabase } from '../../shared/db/index.ts'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
 import { freshDatabase } from '../harness/service.ts'
+import { within } from '../harness/wait.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const cleanups: Array<() => Promise<void> | void> = []
@@ -15,7 +16,8 @@ afterAll(async () => {
 })
 
 async function run(args: string[], env: Record<string, string>) {
-  const p = Bun.spawn(['bun', 'run', 'admin', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
+  // Bun kills a child that outlives `timeout`, so a hung command fails its test instead of hanging the suite.
+  const p = Bun.spawn(['bun', 'run', 'admin', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe', timeout: 60_000 })
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
   return { out, err, code }
 }
@@ -59,13 +61,14 @@ describe('bun run start (embedded default)', () => {
       env: { ...process.env, PORT: '0', DATA_DIR: dir, ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
       stdout: 'pipe',
       stderr: 'ignore',
+      timeout: 90_000,
     })
     cleanups.push(() => void p.kill('SIGKILL'))
     const reader = p.stdout.getReader()
     let text = ''
     const t0 = Date.now()
     while (!/API key:\s+act_\S+/.test(text) && Date.now() - t0 < 30_000) {
-      const { value, done } = await reader.read()
+      const { value, done } = await within(reader.read(), Math.max(1, 30_000 - (Date.now() - t0)), 'start-up output')
       if (done) break
       text += new TextDecoder().decode(value)
     }
@@ -76,11 +79,11 @@ describe('bun run start (embedded default)', () => {
     const res = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: JSON.stringify(initializeBody()) })
     expect(res.status).toBe(200)
     p.kill('SIGTERM')
-    expect(await p.exited).toBe(0)
+    expect(await within(p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
   })
 
   test('a bad configuration stops start-up with every bad field listed', async () => {
-    const p = Bun.spawn(['bun', 'run', 'start'], { cwd: ROOT, env: { ...process.env, PORT: 'x', ROLE: 'nope' }, stdout: 'ignore', stderr: 'pipe' })
+    const p = Bun.spawn(['bun', 'run', 'start'], { cwd: ROOT, env: { ...process.env, PORT: 'x', ROLE: 'nope' }, stdout: 'ignore', stderr: 'pipe', timeout: 60_000 })
     const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited])
     expect(code).toBe(2)
     expect(err).toContain('PORT')

@@ -5,6 +5,7 @@ import { createMemoryInfra } from '../../shared/infra/memory.ts'
 import { createRedisInfra } from '../../shared/infra/redis.ts'
 import type { Delivery, Infra, QueueTuning } from '../../shared/infra/types.ts'
 import { REDIS_URL } from '../harness/service.ts'
+import { until } from '../harness/wait.ts'
 
 const TUNING: QueueTuning = { claimIdleMs: 600, heartbeatMs: 150 }
 const opened: Infra[] = []
@@ -24,14 +25,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((i) => i.close()))
 })
 
-function until(pred: () => boolean, ms = 5_000) {
-  return new Promise<void>((resolve, reject) => {
-    const t0 = Date.now()
-    const tick = () => (pred() ? resolve() : Date.now() - t0 > ms ? reject(new Error('condition not met in time')) : setTimeout(tick, 20))
-    tick()
-  })
-}
-
 describe.each(impls)('%s queue', (_name, make) => {
   test('delivers each job once and not again after ack', async () => {
     const infra = await open(make)
@@ -43,7 +36,7 @@ describe.each(impls)('%s queue', (_name, make) => {
       await d.ack()
     }, { consumer: 'c1', concurrency: 2, signal: stop.signal })
     for (let i = 0; i < 20; i++) await infra.queue.enqueue({ kind: 'scan', ref: `r${i}` })
-    await until(() => seen.length === 20)
+    await until(() => seen.length === 20, 5_000, 'seen.length === 20', { everyMs: 20 })
     await Bun.sleep(TUNING.claimIdleMs + 300)
     stop.abort()
     await done
@@ -60,7 +53,7 @@ describe.each(impls)('%s queue', (_name, make) => {
       await d.ack()
     }, { consumer: 'c1', concurrency: 1, signal: stop.signal })
     await infra.queue.enqueue({ kind: 'scan', ref: 'x' })
-    await until(() => counts.length === 2, 8_000)
+    await until(() => counts.length === 2, 8_000, 'counts.length === 2', { everyMs: 20 })
     stop.abort()
     await done
     expect(counts).toEqual([1, 2])
@@ -77,7 +70,7 @@ describe.each(impls)('%s queue', (_name, make) => {
       await d.ack()
     }, { consumer: 'c1', concurrency: 1, signal: stop.signal })
     await infra.queue.enqueue({ kind: 'scan', ref: 'y' })
-    await until(() => seen.length === 3, 3_000)
+    await until(() => seen.length === 3, 3_000, 'seen.length === 3', { everyMs: 20 })
     stop.abort()
     await done
     expect(seen).toEqual([1, 1, 2])
@@ -89,7 +82,7 @@ describe.each(impls)('%s queue', (_name, make) => {
     const unsub = await infra.pubsub.subscribe('scan:abc', (m) => got.push(m))
     await infra.pubsub.publish('scan:abc', 'one')
     await infra.pubsub.publish('scan:other', 'nope')
-    await until(() => got.length === 1)
+    await until(() => got.length === 1, 5_000, 'got.length === 1', { everyMs: 20 })
     await unsub()
     await infra.pubsub.publish('scan:abc', 'two')
     await Bun.sleep(100)
@@ -123,7 +116,7 @@ describe('redis queue across consumers', () => {
       await new Promise(() => {})
     }, { consumer: 'dead', concurrency: 1, signal: stopA.signal })
     await a.queue.enqueue({ kind: 'scan', ref: 'orphan' })
-    await until(() => aGot)
+    await until(() => aGot, 5_000, 'aGot', { everyMs: 20 })
     void aDone
     await a.close() // heartbeats stop with the connection
     opened.splice(opened.indexOf(a), 1)
@@ -134,7 +127,7 @@ describe('redis queue across consumers', () => {
       taken.push({ ref: d.job.ref, count: d.deliveryCount })
       await d.ack()
     }, { consumer: 'alive', concurrency: 1, signal: stopB.signal })
-    await until(() => taken.length === 1, 5_000)
+    await until(() => taken.length === 1, 5_000, 'taken.length === 1', { everyMs: 20 })
     stopB.abort()
     await bDone
     expect(taken).toEqual([{ ref: 'orphan', count: 2 }])
@@ -153,7 +146,7 @@ describe('redis queue across consumers', () => {
     }
     const da = a.queue.consume('scan', handler('a'), { consumer: 'a', concurrency: 1, signal: stop.signal })
     await a.queue.enqueue({ kind: 'scan', ref: 'long' })
-    await until(() => holders.length === 1)
+    await until(() => holders.length === 1, 5_000, 'holders.length === 1', { everyMs: 20 })
     const db = b.queue.consume('scan', handler('b'), { consumer: 'b', concurrency: 1, signal: stop.signal })
     await Bun.sleep(TUNING.claimIdleMs * 3 + 200)
     stop.abort()

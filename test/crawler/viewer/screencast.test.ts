@@ -10,6 +10,7 @@ import { createRedisInfra } from '../../../shared/infra/redis.ts'
 import type { Infra } from '../../../shared/infra/types.ts'
 import { createViewerToken, endViewer, viewerChannels, viewerLink } from '../../../shared/viewer.ts'
 import { REDIS_URL, startService, type Mode, type TestService } from '../../harness/service.ts'
+import { until } from '../../harness/wait.ts'
 
 /** Two pages that never stop changing, so Chromium keeps producing frames. */
 function animatedSite() {
@@ -44,14 +45,6 @@ function captureLogs() {
       process.stdout.write = out
       process.stderr.write = err
     },
-  }
-}
-
-async function until(pred: () => boolean | Promise<boolean>, ms: number, what: string) {
-  const t0 = Date.now()
-  while (!(await pred())) {
-    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`)
-    await Bun.sleep(50)
   }
 }
 
@@ -107,10 +100,10 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
 
     const viewer = await viewerBrowser.newPage()
     await viewer.goto(link)
-    await until(async () => (await framesShown(viewer)) >= 5, 15_000, 'frames in the viewer')
+    await until(async () => (await framesShown(viewer)) >= 5, 15_000, 'frames in the viewer', { rethrow: true })
     const src1 = await viewer.getAttribute('#screen', 'src')
     expect(src1).toStartWith('data:image/jpeg;base64,')
-    await until(async () => (await viewer.getAttribute('#screen', 'src')) !== src1, 5_000, 'the picture changes')
+    await until(async () => (await viewer.getAttribute('#screen', 'src')) !== src1, 5_000, 'the picture changes', { rethrow: true })
     expect(await viewer.textContent('#url')).toBe(`${site.url}/one`)
     const message = JSON.parse(published[0]!)
     expect(message).toMatchObject({ type: 'frame', url: `${site.url}/one` })
@@ -121,16 +114,16 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
     const cast2 = await attachScreencast(nextPage, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
     await cast.detach()
     await crawlPage.close()
-    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer follows the next page')
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer follows the next page', { rethrow: true })
 
     // A later page takes the stream; when it goes, the latest page still attached takes it back.
     const third = await crawlPage.context().newPage()
     await third.goto(`${site.url}/three`)
     const cast3 = await attachScreencast(third, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
-    await until(async () => (await viewer.textContent('#url')) === `${site.url}/three`, 10_000, 'the viewer follows the third page')
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/three`, 10_000, 'the viewer follows the third page', { rethrow: true })
     await cast3.detach()
     await third.close()
-    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer returns to the page still attached')
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer returns to the page still attached', { rethrow: true })
 
     // The last viewer leaves: publishing stops at once.
     await viewer.close()
@@ -142,7 +135,7 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
     // Someone opens the link again, then the crawl ends while they watch.
     const viewer2 = await viewerBrowser.newPage()
     await viewer2.goto(link)
-    await until(async () => (await framesShown(viewer2)) >= 3, 15_000, 'frames for the second viewer')
+    await until(async () => (await framesShown(viewer2)) >= 3, 15_000, 'frames for the second viewer', { rethrow: true })
     await endViewer(crawlerInfra.pubsub, crawlerInfra.kv, auditId)
     await viewer2.waitForSelector('#ended:not([hidden])', { timeout: 5_000 })
     expect(await viewer2.textContent('#ended h1')).toBe('This crawl has ended')
