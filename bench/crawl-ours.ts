@@ -10,7 +10,8 @@
 //
 //   bun bench/crawl-ours.ts --site=URL --concurrency=N --pages=N [--engine]
 import { createInterface } from 'node:readline'
-import { flag, intFlag, sleep } from './lib/stats.ts'
+import { sleep } from '../shared/async.ts'
+import { flag, intFlag } from './lib/stats.ts'
 
 const siteFlag = flag('site')
 if (typeof siteFlag !== 'string') throw new Error('--site=URL is required')

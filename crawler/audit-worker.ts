@@ -7,6 +7,7 @@
 import { hostname } from 'node:os'
 import type { Page } from 'playwright-core'
 import { auditChannel, type AuditEvent } from '../shared/audit-events.ts'
+import { sleep } from '../shared/async.ts'
 import { buildAuditResult, type AuditPageInput } from '../shared/audit-report.ts'
 import {
   claimAudit, completeAudit, failAudit, getAuditById, isFinished, listAuditPages, releaseAudit, renewAuditLease,
@@ -26,12 +27,6 @@ import { trustedSpki, type RunningWorker, type WorkerDeps } from './scan-worker.
 
 /** Progress goes to Postgres and pub/sub at most this often. */
 const PROGRESS_EVERY_MS = 1_000
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
-  })
 
 /** Target failures: the site's fault, so the audit fails without a retry or a refund. */
 const TARGET_CODES = new Set(['target_blocked', 'target_unreachable', 'invalid_url'])

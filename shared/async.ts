@@ -4,7 +4,7 @@
 /** Waits ms, or less when signal aborts (then it resolves at once, never rejects). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve()
+    if (signal?.aborted || ms <= 0) return resolve()
     const done = () => {
       clearTimeout(t)
       signal?.removeEventListener('abort', done)

@@ -73,7 +73,6 @@ export async function writeResult(result: unknown): Promise<void> {
   if (typeof file === 'string') await Bun.write(file, JSON.stringify(result, null, 2))
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** Rejects after `ms` with a message naming what took too long. */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -13,6 +13,7 @@ import type { BrowserContext, Page } from 'playwright-core'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { Logger } from '../../shared/log.ts'
+import { sleep, within } from '../../shared/async.ts'
 import { runCheck } from '../../shared/checks/runner.ts'
 import type { CheckResult } from '../../shared/report.ts'
 import type { BrowserPool } from '../browser.ts'
@@ -103,24 +104,6 @@ export const CRAWL = {
   maxSitemapPages: 10_000,
   /** Images, fonts and media not loaded while crawling. */
   blockMedia: true,
-}
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve()
-    const t = setTimeout(done, ms)
-    function done() {
-      clearTimeout(t)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    signal.addEventListener('abort', done, { once: true })
-  })
-
-/** Resolves with `fallback` if `p` takes longer than `ms`. */
-const within = <T>(p: Promise<T>, ms: number, fallback: T): Promise<T> => {
-  let t: ReturnType<typeof setTimeout> | undefined
-  return Promise.race([p, new Promise<T>((r) => (t = setTimeout(() => r(fallback), ms)))]).finally(() => clearTimeout(t))
 }
 
 async function loadRobots(origin: string, proxy: EgressProxy, timeoutMs: number, signal: AbortSignal): Promise<{ robots: Robots; status: number | null }> {
