@@ -15,21 +15,18 @@ import {
 } from '../shared/db/audits.ts'
 import { refundAudit } from '../shared/db/ledger.ts'
 import { policyFromConfig } from '../shared/egress/guard.ts'
-import { isAppError } from '../shared/errors.ts'
 import { newId } from '../shared/ids.ts'
 import type { Logger } from '../shared/log.ts'
 import type { Delivery } from '../shared/infra/types.ts'
 import type { CheckResult } from '../shared/report.ts'
 import { endViewer } from '../shared/viewer.ts'
 import { crawlSite, type CrawlSummary } from './audit/crawl.ts'
+import { runJob } from './job.ts'
 import { attachScreencast } from './viewer/screencast.ts'
 import { trustedSpki, type RunningWorker, type WorkerDeps } from './scan-worker.ts'
 
 /** Progress goes to Postgres and pub/sub at most this often. */
 const PROGRESS_EVERY_MS = 1_000
-
-/** Target failures: the site's fault, so the audit fails without a retry or a refund. */
-const TARGET_CODES = new Set(['target_blocked', 'target_unreachable', 'invalid_url'])
 
 export function startAuditWorker(deps: WorkerDeps): RunningWorker {
   const consumer = `${hostname()}-${process.pid}-audit-${newId('w').slice(2, 10)}`
@@ -63,23 +60,43 @@ async function failOurs(deps: WorkerDeps, auditId: string, message: string) {
   await finish(deps, auditId, 'failed')
 }
 
+/** A claimed audit: its lease renewed in the background until cleanup. */
+interface HeldAudit {
+  audit: AuditRow
+  crawlAbort: AbortController
+  leaseLost(): boolean
+  stopRenewing(): void
+}
+
 export async function handleAudit(deps: WorkerDeps, d: Delivery, consumer: string, parentLog: Logger, stopping: AbortSignal): Promise<void> {
   const { db, config } = deps
   const auditId = d.job.ref
   const log = parentLog.child({ auditId, delivery: d.deliveryCount })
 
-  let audit = await getAuditById(db.sql, auditId)
-  if (!audit || isFinished(audit.status)) {
-    await d.ack() // finished, or deleted: a late duplicate
-    return
-  }
-  if (d.deliveryCount > config.JOB_MAX_DELIVERIES) {
-    await failOurs(deps, auditId, `Gave up after ${config.JOB_MAX_DELIVERIES} attempts`)
-    await d.ack()
-    log.warn('audit failed for good after repeated attempts; refunded')
-    return
-  }
+  await runJob<AuditRow, HeldAudit>(d, {
+    name: 'audit',
+    givenUpNote: '; refunded',
+    load: (ref) => getAuditById(db.sql, ref),
+    isFinished: (audit) => isFinished(audit.status),
+    claim: () => claimOrDrop(deps, d, consumer, log, stopping),
+    run: (held) => crawlToEnd(deps, d, held, consumer, log, stopping),
+    failOurs: (ref, message) => failOurs(deps, ref, message),
+    async failTarget(ref, e) {
+      await failAudit(db.sql, ref, { code: e.code, message: e.message })
+      await finish(deps, ref, 'failed')
+    },
+    beforeRetry: (ref) => releaseAudit(db.sql, ref, consumer).then(() => {}, () => {}),
+    cleanup: (held) => held.stopRenewing(),
+  }, { maxDeliveries: config.JOB_MAX_DELIVERIES, log })
+}
 
+/**
+ * Takes the audit's Postgres lease and keeps renewing it; null when another live holder runs it (the
+ * delivery is then acked, or handed back uncounted on shutdown).
+ */
+async function claimOrDrop(deps: WorkerDeps, d: Delivery, consumer: string, log: Logger, stopping: AbortSignal): Promise<HeldAudit | null> {
+  const { db, config } = deps
+  const auditId = d.job.ref
   const leaseMs = config.JOB_CLAIM_IDLE_MS
   let claimed = await claimAudit(db.sql, auditId, consumer, leaseMs)
   if (!claimed) {
@@ -92,14 +109,16 @@ export async function handleAudit(deps: WorkerDeps, d: Delivery, consumer: strin
       if (!stopping.aborted) claimed = await claimAudit(db.sql, auditId, consumer, leaseMs)
     }
     if (!claimed) {
-      if (stopping.aborted) return void (await d.release({ countAttempt: false }))
+      if (stopping.aborted) {
+        await d.release({ countAttempt: false })
+        return null
+      }
       // A live holder runs it. Should it die, its lease expires and recovery dispatches the audit again.
       log.info('audit held by another live worker; dropping this delivery')
       await d.ack()
-      return
+      return null
     }
   }
-  audit = claimed
 
   const crawlAbort = new AbortController()
   let leaseLost = false
@@ -116,63 +135,57 @@ export async function handleAudit(deps: WorkerDeps, d: Delivery, consumer: strin
       })
       .catch((e) => log.warn('lease renewal failed', { error: (e as Error).message }))
   }, Math.max(200, Math.floor(leaseMs / 3)))
-
-  try {
-    const outcome = await crawlAndStore(deps, audit, consumer, crawlAbort.signal, log)
-    if (stopping.aborted && !leaseLost && outcome.stoppedBy === 'aborted') {
-      await releaseAudit(db.sql, auditId, consumer)
-      await d.release({ countAttempt: false })
-      log.info('audit handed back on shutdown', { pagesStored: outcome.progress.pagesScanned + outcome.progress.pagesFailed })
-      return
-    }
-    if (leaseLost) {
-      // Cancelled while crawling: this holder is the one to end the viewer. Otherwise another holder has it.
-      if ((await getAuditById(db.sql, auditId))?.status === 'cancelled') await finish(deps, auditId, 'cancelled')
-      await d.ack()
-      return
-    }
-    const pages = await listAuditPages(db.sql, auditId)
-    if (pages.length > 0 && pages.every((p) => !p.ok)) {
-      // Nothing loaded: the target's fault (blocked, unreachable, an error on every page). Not refunded.
-      const first = pages.find((p) => p.url === audit.url) ?? pages[0]!
-      const code = /block/i.test(first.error ?? '') ? 'target_blocked' : 'target_unreachable'
-      await failAudit(db.sql, auditId, { code, message: `No page of the site could be loaded: ${first.error ?? `HTTP ${first.httpStatus}`}` })
-      await finish(deps, auditId, 'failed')
-      await d.ack()
-      log.info('audit failed: target', { code })
-      return
-    }
-    const result = buildAuditResult(
-      { auditId, url: audit.url, stoppedBy: outcome.stoppedBy, pagesDiscovered: outcome.progress.pagesDiscovered, finishedAt: new Date().toISOString() },
-      pages.map((p): AuditPageInput => ({ ...p, checks: p.checks as CheckResult[] })),
-      outcome.siteChecks,
-    )
-    const progress = { pagesDiscovered: result.pagesDiscovered, pagesScanned: result.pagesScanned, pagesFailed: result.pagesFailed, currentUrl: null }
-    if (await completeAudit(db.sql, auditId, consumer, result, progress)) {
-      await finish(deps, auditId, 'completed')
-      log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
-    }
-    await d.ack()
-  } catch (e) {
-    if (isAppError(e) && TARGET_CODES.has(e.code)) {
-      await failAudit(db.sql, auditId, { code: e.code, message: e.message })
-      await finish(deps, auditId, 'failed')
-      await d.ack()
-      log.info('audit failed: target', { code: e.code })
-      return
-    }
-    log.warn('audit attempt failed; handing it back', { error: (e as Error).message })
-    if (d.deliveryCount >= config.JOB_MAX_DELIVERIES) {
-      await failOurs(deps, auditId, `Audit failed after ${d.deliveryCount} attempts: ${(e as Error).message}`)
-      await d.ack()
-    } else {
-      await releaseAudit(db.sql, auditId, consumer).catch(() => {})
-      await d.release({ countAttempt: true })
-    }
-  } finally {
-    clearInterval(lease)
-    stopping.removeEventListener('abort', onStop)
+  return {
+    audit: claimed,
+    crawlAbort,
+    leaseLost: () => leaseLost,
+    stopRenewing() {
+      clearInterval(lease)
+      stopping.removeEventListener('abort', onStop)
+    },
   }
+}
+
+/** One attempt: crawl (resuming), then hand back on shutdown, or end the audit as its pages say. */
+async function crawlToEnd(deps: WorkerDeps, d: Delivery, held: HeldAudit, consumer: string, log: Logger, stopping: AbortSignal): Promise<void> {
+  const { db } = deps
+  const { audit } = held
+  const auditId = audit.id
+  const outcome = await crawlAndStore(deps, audit, consumer, held.crawlAbort.signal, log)
+  if (stopping.aborted && !held.leaseLost() && outcome.stoppedBy === 'aborted') {
+    await releaseAudit(db.sql, auditId, consumer)
+    await d.release({ countAttempt: false })
+    log.info('audit handed back on shutdown', { pagesStored: outcome.progress.pagesScanned + outcome.progress.pagesFailed })
+    return
+  }
+  if (held.leaseLost()) {
+    // Cancelled while crawling: this holder is the one to end the viewer. Otherwise another holder has it.
+    if ((await getAuditById(db.sql, auditId))?.status === 'cancelled') await finish(deps, auditId, 'cancelled')
+    await d.ack()
+    return
+  }
+  const pages = await listAuditPages(db.sql, auditId)
+  if (pages.length > 0 && pages.every((p) => !p.ok)) {
+    // Nothing loaded: the target's fault (blocked, unreachable, an error on every page). Not refunded.
+    const first = pages.find((p) => p.url === audit.url) ?? pages[0]!
+    const code = /block/i.test(first.error ?? '') ? 'target_blocked' : 'target_unreachable'
+    await failAudit(db.sql, auditId, { code, message: `No page of the site could be loaded: ${first.error ?? `HTTP ${first.httpStatus}`}` })
+    await finish(deps, auditId, 'failed')
+    await d.ack()
+    log.info('audit failed: target', { code })
+    return
+  }
+  const result = buildAuditResult(
+    { auditId, url: audit.url, stoppedBy: outcome.stoppedBy, pagesDiscovered: outcome.progress.pagesDiscovered, finishedAt: new Date().toISOString() },
+    pages.map((p): AuditPageInput => ({ ...p, checks: p.checks as CheckResult[] })),
+    outcome.siteChecks,
+  )
+  const progress = { pagesDiscovered: result.pagesDiscovered, pagesScanned: result.pagesScanned, pagesFailed: result.pagesFailed, currentUrl: null }
+  if (await completeAudit(db.sql, auditId, consumer, result, progress)) {
+    await finish(deps, auditId, 'completed')
+    log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
+  }
+  await d.ack()
 }
 
 /** Runs the crawl, resuming from the pages an earlier holder stored, and stores each page as it arrives. */

@@ -2,12 +2,13 @@
 // tells the waiting api over pub/sub. Errors are sorted by consequence:
 //   the target's fault (blocked, unreachable) -> scan failed at once, no retry;
 //   ours (browser crash, database hiccup)     -> retried on another delivery, failed after the limit.
+// The decisions themselves are crawler/job.ts's, the same for audits.
 import { hostname } from 'node:os'
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
-import { completeScan, failScan, getScanById, markScanRunning } from '../shared/db/scans.ts'
+import { completeScan, failScan, getScanById, markScanRunning, type ScanRow } from '../shared/db/scans.ts'
 import { policyFromConfig } from '../shared/egress/guard.ts'
-import { isAppError } from '../shared/errors.ts'
+import type { ErrorCode } from '../shared/errors.ts'
 import { newId } from '../shared/ids.ts'
 import type { Logger } from '../shared/log.ts'
 import type { Delivery, Infra } from '../shared/infra/types.ts'
@@ -17,6 +18,7 @@ import { buildReport } from '../shared/report.ts'
 import { scanChannel, type ScanEvent } from '../shared/scan-events.ts'
 import type { BrowserPool } from './browser.ts'
 import { gather } from './gather.ts'
+import { runJob } from './job.ts'
 
 export const trustedSpki = (config: Config) => config.TRUSTED_CERT_SPKI.split(',').map((s) => s.trim()).filter(Boolean)
 
@@ -58,61 +60,50 @@ export async function handleScan(deps: WorkerDeps, d: Delivery, consumer: string
   const scanId = d.job.ref
   const log = parentLog.child({ scanId, delivery: d.deliveryCount })
   const publish = (e: ScanEvent) => infra.pubsub.publish(scanChannel(scanId), JSON.stringify(e)).catch(() => {})
-
-  const scan = await getScanById(db.sql, scanId)
-  if (!scan || scan.status === 'completed' || scan.status === 'failed') {
-    await d.ack() // already finished, or deleted: a late duplicate
-    return
-  }
-  if (d.deliveryCount > config.JOB_MAX_DELIVERIES) {
-    await failScan(db.sql, scanId, { code: 'scan_failed', message: `Gave up after ${config.JOB_MAX_DELIVERIES} attempts` })
+  const fail = async (error: { code: ErrorCode; message: string }) => {
+    await failScan(db.sql, scanId, error)
     await publish({ type: 'done', status: 'failed' })
-    await d.ack()
-    log.warn('scan failed for good after repeated attempts')
-    return
   }
-  if (!(await markScanRunning(db.sql, scanId, consumer))) {
-    await d.ack()
-    return
-  }
+
+  await runJob(d, {
+    name: 'scan',
+    load: (ref) => getScanById(db.sql, ref),
+    isFinished: (scan) => scan.status === 'completed' || scan.status === 'failed',
+    async claim(scan) {
+      if (await markScanRunning(db.sql, scanId, consumer)) return scan
+      await d.ack()
+      return null
+    },
+    run: (scan) => scanOnce(deps, scan, d, log, publish),
+    failOurs: (_ref, message) => fail({ code: 'scan_failed', message }),
+    failTarget: (_ref, e) => fail({ code: e.code, message: e.message }),
+  }, { maxDeliveries: config.JOB_MAX_DELIVERIES, log })
+}
+
+/** One attempt: gather, judge, store the report, tell the waiting api, ack. */
+async function scanOnce(deps: WorkerDeps, scan: ScanRow, d: Delivery, log: Logger, publish: (e: ScanEvent) => Promise<void>) {
+  const { db, config } = deps
+  const scanId = scan.id
   const started = performance.now()
-  try {
-    const { artifacts, timings } = await gather(scan.url, {
-      policy: policyFromConfig(config),
-      browser: deps.browser,
-      navTimeoutMs: config.NAV_TIMEOUT_MS,
-      probeTimeoutMs: config.PROBE_TIMEOUT_MS,
-      trustedSpki: trustedSpki(config),
-      progress: (p, message) => void publish({ type: 'progress', progress: p, total: 100, message }),
-    })
-    const tJudge = performance.now()
-    const results = runChecks(artifacts)
-    timings.checks = Math.round(performance.now() - tJudge)
-    timings.total = Math.round(performance.now() - started)
-    const report = buildReport(
-      { id: scanId, url: scan.url, finalUrl: artifacts.target.finalUrl, createdAt: scan.createdAt.toISOString(), timings },
-      results,
-    )
-    await completeScan(db.sql, scanId, report, platformSignals(artifacts.mainResponse.headers, artifacts.page?.html ?? artifacts.mainResponse.body))
-    await publish({ type: 'progress', progress: 100, total: 100, message: `done: score ${report.score} (${report.grade})` })
-    await publish({ type: 'done', status: 'completed' })
-    await d.ack()
-    log.info('scan completed', { score: report.score, ms: timings.total })
-  } catch (e) {
-    if (isAppError(e) && (e.code === 'target_blocked' || e.code === 'target_unreachable' || e.code === 'invalid_url')) {
-      await failScan(db.sql, scanId, { code: e.code, message: e.message })
-      await publish({ type: 'done', status: 'failed' })
-      await d.ack()
-      log.info('scan failed: target', { code: e.code })
-      return
-    }
-    log.warn('scan attempt failed; handing it back', { error: (e as Error).message })
-    if (d.deliveryCount >= config.JOB_MAX_DELIVERIES) {
-      await failScan(db.sql, scanId, { code: 'scan_failed', message: `Scan failed after ${d.deliveryCount} attempts: ${(e as Error).message}` })
-      await publish({ type: 'done', status: 'failed' })
-      await d.ack()
-    } else {
-      await d.release({ countAttempt: true })
-    }
-  }
+  const { artifacts, timings } = await gather(scan.url, {
+    policy: policyFromConfig(config),
+    browser: deps.browser,
+    navTimeoutMs: config.NAV_TIMEOUT_MS,
+    probeTimeoutMs: config.PROBE_TIMEOUT_MS,
+    trustedSpki: trustedSpki(config),
+    progress: (p, message) => void publish({ type: 'progress', progress: p, total: 100, message }),
+  })
+  const tJudge = performance.now()
+  const results = runChecks(artifacts)
+  timings.checks = Math.round(performance.now() - tJudge)
+  timings.total = Math.round(performance.now() - started)
+  const report = buildReport(
+    { id: scanId, url: scan.url, finalUrl: artifacts.target.finalUrl, createdAt: scan.createdAt.toISOString(), timings },
+    results,
+  )
+  await completeScan(db.sql, scanId, report, platformSignals(artifacts.mainResponse.headers, artifacts.page?.html ?? artifacts.mainResponse.body))
+  await publish({ type: 'progress', progress: 100, total: 100, message: `done: score ${report.score} (${report.grade})` })
+  await publish({ type: 'done', status: 'completed' })
+  await d.ack()
+  log.info('scan completed', { score: report.score, ms: timings.total })
 }
