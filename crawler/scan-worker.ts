@@ -17,7 +17,7 @@ import { runChecks } from '../shared/checks/runner.ts'
 import { buildReport } from '../shared/report.ts'
 import { scanChannel, type ScanEvent } from '../shared/scan-events.ts'
 import type { BrowserPool } from './browser.ts'
-import { gather } from './gather.ts'
+import { gather } from './gather/index.ts'
 import { runJob } from './job.ts'
 
 export const trustedSpki = (config: Config) => config.TRUSTED_CERT_SPKI.split(',').map((s) => s.trim()).filter(Boolean)

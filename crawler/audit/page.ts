@@ -1,4 +1,4 @@
-// One page of a site crawl: load it in a lane's browser context, record it with gather.ts's recorder,
+// One page of a site crawl: load it in a lane's browser context, record it with the gatherers' page recorder,
 // read its links from the rendered DOM and judge it with the page-level checks.
 //
 // Which checks run per page, and which once per site, follows from the artifacts a check declares
@@ -26,7 +26,10 @@ import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/
 import { runCheck } from '../../shared/checks/runner.ts'
 import type { CheckResult } from '../../shared/report.ts'
 import type { BrowserPool } from '../browser.ts'
-import { GATHER_LIMITS, quiet, readLoadedPage, recordPage, USER_AGENT, type PageRecorder } from '../gather.ts'
+import { BROWSER_USER_AGENT } from '../../shared/egress/http.ts'
+import { GATHER_LIMITS } from '../gather/limits.ts'
+import { readLoadedPage } from '../gather/page-reader.ts'
+import { quiet, recordPage, type PageRecorder } from '../gather/page-recorder.ts'
 
 /** Artifacts that describe the origin rather than one page: collected once per site. */
 const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>(['probes', 'sourceMaps', 'cors', 'tls', 'httpRedirect'])
@@ -62,7 +65,7 @@ export const CRAWL_LIMITS = {
 export async function openLaneContext(pool: BrowserPool, proxy: EgressProxy): Promise<BrowserContext> {
   return pool.newContext({
     proxy: proxySettingsFor(proxy),
-    userAgent: USER_AGENT,
+    userAgent: BROWSER_USER_AGENT,
     serviceWorkers: 'block',
     ignoreHTTPSErrors: false,
     acceptDownloads: false,

@@ -3,7 +3,7 @@
 import { createHash, X509Certificate } from 'node:crypto'
 import { connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls'
-import type { TlsArtifact } from '../shared/checks/types.ts'
+import type { TlsArtifact } from '../../shared/checks/types.ts'
 
 /** Opens a CONNECT tunnel through the proxy; rejects with the proxy's status line when refused. */
 function tunnel(proxyPort: number, host: string, port: number, timeoutMs: number): Promise<Socket> {

@@ -1,0 +1,91 @@
+// Collects every artifact of one scan, once: plain-HTTP chains and probes, and the page in Chromium, each by
+// its own gatherer in this folder. Every connection goes through the scan's egress proxy, which refuses
+// blocked addresses. Checks judge the artifacts afterwards; nothing here decides pass or fail.
+import { mapLimit } from '../../shared/async.ts'
+import { PROBE_PATHS } from '../../shared/checks/probes.ts'
+import type { Artifacts } from '../../shared/checks/types.ts'
+import type { EgressPolicy } from '../../shared/egress/guard.ts'
+import { startEgressProxy } from '../../shared/egress/proxy.ts'
+import { AppError } from '../../shared/errors.ts'
+import type { BrowserPool } from '../browser.ts'
+import { corsProbe } from './cors-probe.ts'
+import { followChain, httpFormOf } from './http-chain.ts'
+import { GATHER_LIMITS } from './limits.ts'
+import { loadPage } from './page-reader.ts'
+import { probe, sourceMapUrls } from './probes.ts'
+import { probeTls } from './tls.ts'
+
+export interface GatherOptions {
+  policy: EgressPolicy
+  browser: BrowserPool
+  navTimeoutMs: number
+  probeTimeoutMs: number
+  /** Certificates trusted besides public CAs, by SPKI hash (as the browser is told). */
+  trustedSpki?: string[]
+  progress?: (progress: number, message: string) => void
+}
+
+export interface Gathered {
+  artifacts: Artifacts
+  timings: Record<string, number>
+}
+
+export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathered> {
+  const timings: Record<string, number> = {}
+  const t0 = performance.now()
+  const mark = (name: string, since: number) => (timings[name] = Math.round(performance.now() - since))
+  const target = new URL(rawUrl)
+  const proxy = await startEgressProxy(opts.policy)
+  try {
+    opts.progress?.(10, 'fetching over HTTP and loading in the browser')
+    const tChain = performance.now()
+    const mainP = followChain(target.href, proxy, opts.probeTimeoutMs).finally(() => mark('httpChain', tChain))
+    const tPage = performance.now()
+    const pageP = loadPage(target.href, proxy, opts).finally(() => mark('browser', tPage))
+    const httpForm = httpFormOf(target)
+    const httpP = httpForm && httpForm !== target.href ? followChain(httpForm, proxy, opts.probeTimeoutMs) : null
+
+    const main = await mainP
+    if (!main.last.ok) {
+      // The page may still load in the browser, but without the plain-HTTP view there is no report.
+      await pageP.catch(() => {})
+      throw new AppError(main.last.code, `${target.href}: ${main.last.reason}`)
+    }
+    const finalUrl = main.chain.finalUrl ?? target.href
+    const finalOrigin = new URL(finalUrl).origin
+    opts.progress?.(40, 'probing for exposed files')
+    const tProbe = performance.now()
+    const finalAsUrl = new URL(finalUrl)
+    const [probeList, cors, tls] = await Promise.all([
+      mapLimit(PROBE_PATHS, GATHER_LIMITS.probeConcurrency, async (p) => [p, await probe(finalOrigin, p, proxy, opts.probeTimeoutMs)] as const),
+      corsProbe(finalUrl, proxy, opts.probeTimeoutMs),
+      finalAsUrl.protocol === 'https:'
+        ? probeTls(finalAsUrl, proxy.port, { timeoutMs: opts.probeTimeoutMs, trustedSpki: opts.trustedSpki ?? [], now: Date.now() })
+        : null,
+    ])
+    const probes = Object.fromEntries(probeList)
+    mark('probes', tProbe)
+    const [loaded, httpChain] = await Promise.all([pageP, httpP])
+    const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], finalOrigin)
+    const sourceMaps = await Promise.all(mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs)))
+    opts.progress?.(80, 'page loaded; judging')
+    const artifacts: Artifacts = {
+      target: { url: target.href, finalUrl, origin: finalOrigin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
+      mainResponse: main.last.res,
+      redirectChain: main.chain,
+      httpRedirect: httpChain ? httpChain.chain : target.protocol === 'http:' ? main.chain : null,
+      page: loaded.page,
+      scripts: loaded.scripts,
+      probes,
+      sourceMaps,
+      cors,
+      tls,
+      accessibility: loaded.accessibility,
+      performance: loaded.performance,
+    }
+    timings.gather = Math.round(performance.now() - t0)
+    return { artifacts, timings }
+  } finally {
+    await proxy.stop().catch(() => {})
+  }
+}

@@ -1,0 +1,17 @@
+// How much one scan gathers at most, and how long it waits for a page to go quiet.
+export const GATHER_LIMITS = {
+  mainBody: 512 * 1024,
+  probeBody: 64 * 1024,
+  html: 512 * 1024,
+  scriptBody: 2 * 1024 * 1024,
+  scriptsTotal: 8 * 1024 * 1024,
+  scripts: 60,
+  requests: 500,
+  redirects: 10,
+  sourceMaps: 5,
+  /** After load: how long the network must stay idle, and the longest wait for it. */
+  quietMs: 150,
+  quietMaxMs: 1_000,
+  /** Probes in flight at once against one origin: enough to be quick, few enough not to look like an attack. */
+  probeConcurrency: 6,
+}

@@ -1,0 +1,98 @@
+// The page in Chromium: load it through the egress proxy, wait for the network to go quiet, then read DOM,
+// scripts, cookies and timings (and run axe). readLoadedPage is shared with the site crawler.
+import type { BrowserContext, Page } from 'playwright-core'
+import type { AccessibilityArtifact, BrowserCookie, PageArtifact, PerformanceArtifact, ScriptArtifact } from '../../shared/checks/types.ts'
+import { BROWSER_USER_AGENT } from '../../shared/egress/http.ts'
+import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
+import type { BrowserPool } from '../browser.ts'
+import { runAxe } from './axe.ts'
+import { GATHER_LIMITS } from './limits.ts'
+import { quiet, recordPage, type PageRecorder } from './page-recorder.ts'
+import { readTimings } from './timings.ts'
+
+function toCookie(c: Awaited<ReturnType<BrowserContext['cookies']>>[number]): BrowserCookie {
+  return {
+    name: c.name, value: c.value, domain: c.domain, path: c.path, secure: c.secure, httpOnly: c.httpOnly,
+    sameSite: c.sameSite ?? null, expires: c.expires,
+  }
+}
+
+export type Loaded = {
+  page: PageArtifact | null
+  scripts: ScriptArtifact[]
+  accessibility: AccessibilityArtifact | null
+  performance: PerformanceArtifact | null
+  error: string | null
+}
+
+/**
+ * Reads a loaded page: DOM, title, inline scripts, cookies and timings (before any interaction), then
+ * axe when asked. Shared with the site crawler, which runs axe on a sample of pages only.
+ */
+export async function readLoadedPage(
+  page: Page,
+  context: BrowserContext,
+  rec: PageRecorder,
+  loaded: { status: number; error: string | null },
+  opts: { axe: boolean },
+): Promise<Loaded> {
+  const { status, error } = loaded
+  // Cookies, DOM and timings are read before axe runs: they describe the page before any interaction.
+  const [html, title, inline, cookies, timings] = await Promise.all([
+    page.content().catch(() => ''),
+    page.title().catch(() => ''),
+    page.$$eval('script:not([src])', (els) => els.slice(0, 50).map((e) => e.textContent ?? '')).catch(() => [] as string[]),
+    context.cookies().catch(() => []),
+    page.evaluate(readTimings).catch(() => null),
+  ])
+  rec.recording = false
+  const accessibility = opts.axe ? await runAxe(page) : null
+  const finalUrl = page.url()
+  const external = (await Promise.all(rec.scriptBodies)).filter((s): s is ScriptArtifact => s !== null)
+  const scripts = [
+    ...external,
+    ...inline.filter((b) => b.trim()).map((body, i) => ({ url: `${finalUrl}#inline-${i + 1}`, inline: true, body: body.slice(0, GATHER_LIMITS.scriptBody) })),
+  ]
+  return {
+    page: {
+      finalUrl, status, title, html: html.slice(0, GATHER_LIMITS.html), requests: [...rec.requests.values()],
+      cookies: cookies.map(toCookie), consoleErrors: rec.consoleErrors,
+    },
+    scripts,
+    accessibility,
+    performance: timings,
+    error,
+  }
+}
+
+export async function loadPage(url: string, proxy: EgressProxy, opts: { browser: BrowserPool; navTimeoutMs: number }): Promise<Loaded> {
+  const context = await opts.browser.newContext({
+    proxy: proxySettingsFor(proxy),
+    userAgent: BROWSER_USER_AGENT,
+    serviceWorkers: 'block',
+    ignoreHTTPSErrors: false,
+    viewport: { width: 1280, height: 800 },
+  })
+  try {
+    const page = await context.newPage()
+    const rec = recordPage(page)
+    const traffic = rec.traffic
+    let status = 0
+    let error: string | null = null
+    try {
+      const res = await page.goto(url, { waitUntil: 'load', timeout: opts.navTimeoutMs })
+      status = res?.status() ?? 0
+      const failure = res ? egressFailure(res) : null
+      if (failure) error = `${failure.code}: ${failure.reason}`
+      // Late requests (XHR after load) matter for mixed content and third parties: wait until nothing is
+      // in flight for a short quiet window (Chromium's networkidle waits a fixed 500 ms), at most 1 s.
+      await quiet(traffic, GATHER_LIMITS.quietMs, GATHER_LIMITS.quietMaxMs)
+    } catch (e) {
+      error = (e as Error).message.split('\n')[0] ?? 'navigation failed'
+    }
+    if (status === 0) return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response' }
+    return await readLoadedPage(page, context, rec, { status, error }, { axe: true })
+  } finally {
+    await context.close().catch(() => {})
+  }
+}

@@ -1,0 +1,35 @@
+// Requests for files that should not be served (PROBE_PATHS), and the source maps the page's scripts point at.
+import type { BrowserRequest, ProbeResult, ScriptArtifact } from '../../shared/checks/types.ts'
+import type { EgressProxy } from '../../shared/egress/proxy.ts'
+import { fetchOnce } from './http-chain.ts'
+import { GATHER_LIMITS } from './limits.ts'
+
+export async function probe(origin: string, path: string, proxy: EgressProxy, timeoutMs: number): Promise<ProbeResult> {
+  const url = origin + path
+  const got = await fetchOnce(url, proxy, timeoutMs, GATHER_LIMITS.probeBody)
+  if (!got.ok) return { path, url, status: 0, contentType: '', body: '', error: `${got.code}: ${got.reason}` }
+  return { path, url, status: got.res.status, contentType: got.res.contentType, body: got.res.body, error: null }
+}
+
+/** Same-origin source map URLs the loaded scripts point at (comment or SourceMap header). */
+export function sourceMapUrls(scripts: ScriptArtifact[], requests: BrowserRequest[], origin: string): string[] {
+  const found = new Set<string>()
+  for (const s of scripts) {
+    if (s.inline) continue
+    const m = /\/\/[#@] sourceMappingURL=([^\s'"]+)\s*$/.exec(s.body.slice(-2_000))
+    if (m && !m[1]!.startsWith('data:')) {
+      try {
+        found.add(new URL(m[1]!, s.url).href)
+      } catch {}
+    }
+  }
+  for (const r of requests) {
+    const h = r.headers.sourcemap ?? r.headers['x-sourcemap']
+    if (h && r.resourceType === 'script') {
+      try {
+        found.add(new URL(h, r.url).href)
+      } catch {}
+    }
+  }
+  return [...found].filter((u) => new URL(u).origin === origin).slice(0, GATHER_LIMITS.sourceMaps)
+}
