@@ -13,7 +13,7 @@ import type { Sql } from '../../shared/db/index.ts'
 import { isVerified } from '../../shared/db/verifications.ts'
 import { AppError } from '../../shared/errors.ts'
 import { findInBundle, importedScripts, type BundleFindings, type Source, type SupabaseKeyKind } from './bundle.ts'
-import { EgressHttp, type FetchOutcome } from './http.ts'
+import { EgressHttp, type FetchOutcome } from '../../shared/egress/http.ts'
 import { redact } from './redact.ts'
 import { checkTarget } from '../http/target.ts'
 

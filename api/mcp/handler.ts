@@ -12,6 +12,7 @@ import type { Principal } from '../../shared/db/accounts.ts'
 import type { BearerAuth } from '../auth/bearer.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
+import { readCappedText } from '../../shared/http-body.ts'
 import type { Services } from '../services.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
 import { McpSessionStore } from './sessions.ts'
@@ -41,20 +42,9 @@ async function readBody(req: Request, limit: number): Promise<string | null> {
   if (!req.body) return ''
   // With a declared length the HTTP server already frames the body: read it in one go.
   if (Number.isFinite(declared)) return await req.text()
-  const reader = req.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => {})
-      return null
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString('utf8')
+  // One byte past the limit tells a body that is too large from one that is exactly the limit.
+  const { text, truncated } = await readCappedText(req.body, limit + 1)
+  return truncated ? null : text
 }
 
 /** An SSE stream that starts with a comment, so the client gets headers at once, not at the first event. */

@@ -20,7 +20,7 @@ import {
 } from '../../shared/db/verifications.ts'
 import { ipFamily } from '../../shared/egress/address.ts'
 import { base62 } from '../../shared/ids.ts'
-import { EgressHttp } from '../data-exposure/http.ts'
+import { EgressHttp } from '../../shared/egress/http.ts'
 import { checkTarget } from '../http/target.ts'
 
 export { isVerified }

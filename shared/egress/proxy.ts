@@ -387,24 +387,3 @@ export function egressFailure(x: unknown): EgressFailure | null {
 export function isBlockedResponse(x: unknown): boolean {
   return egressFailure(x)?.code === 'target_blocked'
 }
-
-/** Reads at most `limit` bytes of a response body (the rest is never read) as UTF-8. */
-export async function readCapped(res: Response, limit: number): Promise<{ text: string; truncated: boolean }> {
-  if (!res.body) return { text: '', truncated: false }
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  let truncated = false
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    chunks.push(value)
-    size += value.byteLength
-    if (size >= limit) {
-      truncated = true
-      await reader.cancel().catch(() => {})
-      break
-    }
-  }
-  return { text: Buffer.concat(chunks).subarray(0, limit).toString('utf8'), truncated }
-}
