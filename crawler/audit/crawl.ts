@@ -3,25 +3,28 @@
 //      and the origin the crawl stays on (where the start URL's redirects end);
 //   2. robots.txt (obeyed, RFC 9309) and sitemaps (robots' Sitemap lines, else /sitemap.xml; indexes
 //      followed) seed the frontier beside the start URL and any resumed pages' links;
-//   3. `concurrency` lanes, each with its own browser context (media blocked), take URLs breadth
-//      first, load each in a new page under a hard deadline, judge it with the page-level checks,
-//      hand it to hooks.onPage and queue its same-origin links.
-// Every connection, browser and plain HTTP, goes through one egress proxy for the crawl (gather()
-// keeps its own, as for any scan). Stops on the page, depth and wall-time caps, on abort, or when
-// nothing is left. Pages still loading at a stop are dropped unreported, so a resumed run visits them.
-import type { BrowserContext, Page } from 'playwright-core'
+//   3. `concurrency` lanes (lane-pool.ts), each a browser context with one tab that navigates from page to
+//      page (lane.ts), take URLs breadth first, load each under a hard deadline, judge it with the
+//      page-level checks, hand it to hooks.onPage and queue its same-origin links.
+// The run (run.ts) holds why it stops and what it counted. Every connection, browser and plain HTTP, goes
+// through one egress proxy for the crawl (gather() keeps its own, as for any scan). Stops on the page,
+// depth and wall-time caps, on abort, or when nothing is left. Pages still loading at a stop are dropped
+// unreported, so a resumed run visits them.
+import type { Page } from 'playwright-core'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { Logger } from '../../shared/log.ts'
-import { sleep, within } from '../../shared/async.ts'
 import { runCheck } from '../../shared/checks/runner.ts'
 import type { CheckResult } from '../../shared/report.ts'
 import type { BrowserPool } from '../browser.ts'
 import { gather } from '../gather/index.ts'
 import { bodyText, fetchBytes } from './fetch.ts'
-import { Frontier, normaliseUrl, type FrontierEntry } from './frontier.ts'
-import { CRAWL_LIMITS, openLaneContext, openLaneTab, SITE_CHECKS, visitPage, type PageVisit } from './page.ts'
+import { Frontier, normaliseUrl } from './frontier.ts'
+import { PageLane } from './lane.ts'
+import { AxeSample, LanePool, PageDispatch } from './lane-pool.ts'
+import { SITE_CHECKS } from './page.ts'
 import { ROBOTS_MAX_BYTES, robotsFor, robotsForStatus, type Robots } from './robots.ts'
+import { CrawlRun, type CrawlSummary } from './run.ts'
 import { parseSitemap, SITEMAP_MAX_BYTES } from './sitemap.ts'
 
 export type { CheckResult } from '../../shared/report.ts'
@@ -66,17 +69,7 @@ export interface CrawlHooks {
   onPage(page: CrawledPage): Promise<void>
 }
 
-export interface CrawlSummary {
-  /** Pages of this run that loaded with a status below 400 (resumed pages not included). */
-  pagesScanned: number
-  /** Pages of this run that did not: error status, timeout, crash, blocked. */
-  pagesFailed: number
-  /** Distinct pages known at the end, resumed ones included. */
-  pagesDiscovered: number
-  stoppedBy: 'done' | 'maxPages' | 'maxDuration' | 'aborted'
-  /** Site-level check results from the start URL's scan. */
-  siteChecks: CheckResult[]
-}
+export type { CrawlSummary } from './run.ts'
 
 export interface CrawlDeps {
   /** The crawler's browser pool; recycled every CRAWL.recycleAfterPages pages. */
@@ -147,54 +140,28 @@ function normaliseSitemapUrl(loc: string, origin: string): string | null {
   }
 }
 
-type Stop = 'maxDuration' | 'aborted' | 'hookFailed'
-
 export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: CrawlHooks): Promise<CrawlSummary> {
   const log = deps.log.child({ crawl: opts.startUrl })
   const started = performance.now()
-  const halt = new AbortController()
-  let stopped: Stop | null = null
-  let hookError: unknown = null
-  const stop = (why: Stop) => {
-    stopped ??= why
-    halt.abort()
-    wake()
-  }
-  const onAbort = () => stop('aborted')
-  opts.signal.addEventListener('abort', onAbort, { once: true })
-  const durationTimer = setTimeout(() => stop('maxDuration'), opts.maxDurationMs)
-  if (opts.signal.aborted) stop('aborted')
-
-  // Lanes waiting for work sleep on this; anything that may give them work wakes them.
-  let waiters: Array<() => void> = []
-  function wake() {
-    const w = waiters
-    waiters = []
-    for (const f of w) f()
-  }
-
+  const run = new CrawlRun(opts.signal, opts.maxDurationMs)
+  const lanes = new LanePool()
   let proxy: EgressProxy | null = null
-  const lanes: Promise<void>[] = []
   let siteChecks: CheckResult[] = []
-  let scanned = 0
-  let failed = 0
   let frontier: Frontier | null = null
-  let budgetHit = false
   try {
     // Site level first: a blocked or unreachable target fails here (AppError), before any lane starts.
-    const site = await Promise.race([
+    const site = await run.unlessHalted(
       gather(opts.startUrl, {
         policy: deps.policy, browser: deps.browser, navTimeoutMs: opts.navTimeoutMs, probeTimeoutMs: deps.probeTimeoutMs, trustedSpki: deps.trustedSpki,
       }),
-      new Promise<null>((r) => halt.signal.addEventListener('abort', () => r(null), { once: true })),
-    ])
-    if (!site) return summary()
+    )
+    if (!site) return run.summary(0, siteChecks)
     siteChecks = SITE_CHECKS.map((c) => runCheck(c, site.artifacts))
     const origin = site.artifacts.target.origin
     const startUrl = normaliseUrl(site.artifacts.target.finalUrl, site.artifacts.target.finalUrl, origin) ?? site.artifacts.target.finalUrl
 
     proxy = await startEgressProxy(deps.policy)
-    const { robots, status: robotsStatus } = await loadRobots(origin, proxy, deps.probeTimeoutMs, halt.signal)
+    const { robots, status: robotsStatus } = await loadRobots(origin, proxy, deps.probeTimeoutMs, run.signal)
     const crawlDelayMs = Math.min(robots.crawlDelayMs ?? 0, CRAWL.maxCrawlDelayMs)
     log.info('crawl starting', { origin, robotsStatus, crawlDelayMs, concurrency: opts.concurrency })
 
@@ -211,7 +178,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     const queueLinks = (links: string[], depth: number) => {
       let added = false
       for (const l of links) added = fr.add(l, depth) || added
-      if (added) wake()
+      if (added) run.wake()
       report()
     }
     for (const r of opts.resume ?? []) fr.markDone(normaliseUrl(r.url, r.url, origin) ?? r.url)
@@ -219,137 +186,43 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     if (!fr.has(startUrl)) fr.add(startUrl, 0, true)
     for (const r of opts.resume ?? []) queueLinks(r.links.map((l) => normaliseUrl(l, r.url, origin)).filter((l): l is string => l !== null), r.depth + 1)
     report()
-    const budget = Math.max(0, opts.maxPages - (opts.resume?.length ?? 0))
 
-    let sitemapsPending = true
-    void loadSitemaps(origin, robots.sitemaps, proxy, deps.probeTimeoutMs, halt.signal, (loc) => {
+    const dispatch = new PageDispatch(run, fr, deps.browser, {
+      budget: Math.max(0, opts.maxPages - (opts.resume?.length ?? 0)),
+      crawlDelayMs,
+      recycleAfterPages: CRAWL.recycleAfterPages,
+    })
+    void loadSitemaps(origin, robots.sitemaps, proxy, deps.probeTimeoutMs, run.signal, (loc) => {
       const url = normaliseUrl(loc, loc, origin)
-      if (url && fr.add(url, 1)) wake()
+      if (url && fr.add(url, 1)) run.wake()
     })
       .catch((e) => log.warn('sitemaps could not be read', { error: (e as Error).message }))
       .finally(() => {
-        sitemapsPending = false
+        dispatch.sitemapsDone()
         report()
-        wake()
+        run.wake()
       })
 
-    let claimed = 0
-    let inFlight = 0
-    /** The next URL for a lane, waiting while other lanes or the sitemaps may still add some; null: no more. */
-    const take = async (): Promise<FrontierEntry | null> => {
-      for (;;) {
-        if (halt.signal.aborted) return null
-        if (claimed < budget) {
-          const next = fr.next()
-          if (next) {
-            claimed++
-            inFlight++
-            return next
-          }
-        } else if (inFlight === 0) {
-          budgetHit = fr.pending > 0
-          return null
-        }
-        if (inFlight === 0 && !sitemapsPending && fr.pending === 0) return null
-        await new Promise<void>((r) => waiters.push(r))
-      }
-    }
-
-    let nextStartAt = 0
-    const politeWait = async () => {
-      if (crawlDelayMs <= 0) return
-      const now = performance.now()
-      const at = Math.max(now, nextStartAt)
-      nextStartAt = at + crawlDelayMs
-      await sleep(at - now, halt.signal)
-    }
-
-    const templates = new Set<string>()
-    let axeRuns = 0
-    /** axe once per DOM template, up to the cap; the start page always, whichever lane gets there first. */
-    const wantsAxe = (template: string, start: boolean) => {
-      if (!start && (!template || templates.has(template) || axeRuns >= CRAWL_LIMITS.axeMaxPages)) return false
-      if (template) templates.add(template)
-      axeRuns++
-      return true
-    }
-
-    let servedSinceRecycle = 0
-    const pool = deps.browser
-
-    /**
-     * One page in the lane's tab under a hard deadline. `tabSpent`: the tab crashed, ran past the deadline
-     * or failed on our side, so the lane closes it and opens a new one for the next page.
-     */
-    const runPage = async (context: BrowserContext, tab: Page, entry: FrontierEntry): Promise<{ visit: PageVisit | null; error?: string; tabSpent: boolean; contextBroken: boolean }> => {
-      const task = visitPage(tab, entry.url, origin, {
-        navTimeoutMs: opts.navTimeoutMs, blockMedia: CRAWL.blockMedia, wantsAxe: (t) => wantsAxe(t, entry.depth === 0), onPageStart: (page) => hooks.onPageStart(entry.url, page),
-      })
-      task.catch(() => {})
-      let timer: ReturnType<typeof setTimeout> | undefined
-      let onHalt: (() => void) | undefined
-      const deadline = new Promise<'deadline' | 'halted'>((resolve) => {
-        timer = setTimeout(() => resolve('deadline'), opts.navTimeoutMs + CRAWL.pageDeadlineExtraMs)
-        onHalt = () => resolve('halted')
-        halt.signal.addEventListener('abort', onHalt, { once: true })
-      })
-      try {
-        const r = await Promise.race([task, deadline])
-        if (r === 'deadline') return { visit: null, error: `page did not finish within ${opts.navTimeoutMs + CRAWL.pageDeadlineExtraMs} ms`, tabSpent: true, contextBroken: false }
-        if (r === 'halted') return { visit: null, tabSpent: true, contextBroken: false }
-        return { visit: r, tabSpent: false, contextBroken: false }
-      } catch (e) {
-        return { visit: null, error: (e as Error).message.split('\n')[0] ?? 'page failed', tabSpent: true, contextBroken: !context.browser()?.isConnected() }
-      } finally {
-        clearTimeout(timer)
-        if (onHalt) halt.signal.removeEventListener('abort', onHalt)
-      }
-    }
-
-    const lane = async (index: number) => {
-      let context: BrowserContext | null = null
-      let tab: Page | null = null
-      let generation = -1
-      const dropContext = async () => {
-        const c = context
-        context = null
-        tab = null
-        if (c && !(await within(c.close().then(() => true, () => true), CRAWL.closeTimeoutMs, false))) {
-          log.warn('a browser context did not close; recycling the browser', { lane: index })
-          pool.recycle()
-        }
-      }
-      /** Closes the tab (bounded); a tab that will not close takes its context with it. */
-      const dropTab = async () => {
-        const t = tab
-        tab = null
-        if (t && !(await within(t.close().then(() => true, () => true), CRAWL.closeTimeoutMs, false))) await dropContext()
-      }
+    const axe = new AxeSample()
+    const settings = { origin, navTimeoutMs: opts.navTimeoutMs, pageDeadlineExtraMs: CRAWL.pageDeadlineExtraMs, closeTimeoutMs: CRAWL.closeTimeoutMs, blockMedia: CRAWL.blockMedia }
+    const crawlLane = async (index: number) => {
+      const lane = new PageLane(index, deps.browser, proxy!, settings, log)
       try {
         for (;;) {
-          const entry = await take()
+          const entry = await dispatch.take()
           if (!entry) return
           try {
-            if (context && generation !== pool.generation) await dropContext()
-            if (!context) {
-              generation = pool.generation
-              context = await openLaneContext(pool, proxy!)
-            }
-            tab ??= await openLaneTab(context, CRAWL.blockMedia)
-            await politeWait()
-            if (halt.signal.aborted) return
+            await lane.ready()
+            await dispatch.politeWait()
+            if (run.halted) return
             const t0 = performance.now()
-            const r = await runPage(context, tab, entry)
-            if (r.contextBroken) await dropContext()
-            else if (r.tabSpent) await dropTab()
-            if (++servedSinceRecycle >= CRAWL.recycleAfterPages) {
-              servedSinceRecycle = 0
-              pool.recycle()
-            }
-            if (halt.signal.aborted && !r.visit) return // stopped mid-page: left for a resumed run
+            const r = await lane.visit(entry, {
+              halt: run.signal, wantsAxe: (t) => axe.wants(t, entry.depth === 0), onPageStart: (page) => hooks.onPageStart(entry.url, page),
+            })
+            dispatch.served()
+            if (run.halted && !r.visit) return // stopped mid-page: left for a resumed run
             if (r.visit?.kind === 'not_html') {
-              claimed--
-              fr.notAPage(entry.url)
+              dispatch.notAPage(entry.url)
               report()
               continue
             }
@@ -360,8 +233,8 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             const page: CrawledPage = v
               ? { url: entry.url, finalUrl: v.finalUrl, depth: entry.depth, httpStatus: v.httpStatus, ok: v.ok, ...(v.error ? { error: v.error } : {}), links, checks: v.checks, loadMs: v.loadMs }
               : { url: entry.url, finalUrl: entry.url, depth: entry.depth, httpStatus: null, ok: false, error: r.error ?? 'page failed', links: [], checks: [], loadMs: Math.round(performance.now() - t0) }
-            if (page.ok) scanned++
-            else failed++
+            if (page.ok) run.scanned++
+            else run.failed++
             if (v && v.finalUrl !== entry.url) {
               const final = normaliseUrl(v.finalUrl, v.finalUrl, origin)
               if (final) fr.markDone(final) // reached by a redirect: not visited again under its own name
@@ -369,8 +242,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             try {
               await hooks.onPage(page)
             } catch (e) {
-              hookError ??= e
-              stop('hookFailed')
+              run.hookFailed(e)
               return
             }
             queueLinks(links, entry.depth + 1)
@@ -379,41 +251,30 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             // goes on with a fresh context.
             const error = (e as Error).message.split('\n')[0] ?? 'page task failed'
             log.warn('page task failed', { url: entry.url, error })
-            await dropContext()
-            failed++
+            await lane.dropContext()
+            run.failed++
             try {
               await hooks.onPage({ url: entry.url, finalUrl: entry.url, depth: entry.depth, httpStatus: null, ok: false, error, links: [], checks: [], loadMs: 0 })
             } catch (e2) {
-              hookError ??= e2
-              stop('hookFailed')
+              run.hookFailed(e2)
               return
             }
           } finally {
-            inFlight--
-            wake()
+            dispatch.release()
           }
         }
       } finally {
-        await dropContext()
+        await lane.dropContext()
       }
     }
-    for (let i = 0; i < Math.max(1, opts.concurrency); i++) lanes.push(lane(i))
-    await Promise.all(lanes)
-    if (hookError) throw hookError
-    log.info('crawl finished', { scanned, failed, discovered: fr.size, ms: Math.round(performance.now() - started) })
-    return summary()
+    lanes.start(Math.max(1, opts.concurrency), crawlLane)
+    await lanes.done()
+    run.rethrowHookError()
+    log.info('crawl finished', { scanned: run.scanned, failed: run.failed, discovered: fr.size, ms: Math.round(performance.now() - started) })
+    return run.summary(fr.size, siteChecks)
   } finally {
-    clearTimeout(durationTimer)
-    opts.signal.removeEventListener('abort', onAbort)
-    halt.abort()
-    wake()
-    await Promise.allSettled(lanes)
+    run.end()
+    await lanes.settled()
     await proxy?.stop().catch(() => {})
-  }
-
-  function summary(): CrawlSummary {
-    const stoppedBy: CrawlSummary['stoppedBy'] =
-      stopped === 'aborted' ? 'aborted' : stopped === 'maxDuration' ? 'maxDuration' : budgetHit ? 'maxPages' : 'done'
-    return { pagesScanned: scanned, pagesFailed: failed, pagesDiscovered: frontier?.size ?? 0, stoppedBy, siteChecks }
   }
 }

@@ -1,0 +1,112 @@
+// One lane of a crawl: a browser context of its own and one tab that navigates from page to page. The lane
+// opens them when needed, replaces the tab when a page crashed, overran its deadline or failed on our side,
+// replaces the context when its browser was recycled or is gone, and closes them with a bound.
+import type { BrowserContext, Page } from 'playwright-core'
+import { within } from '../../shared/async.ts'
+import type { EgressProxy } from '../../shared/egress/proxy.ts'
+import type { Logger } from '../../shared/log.ts'
+import type { BrowserPool } from '../browser.ts'
+import type { FrontierEntry } from './frontier.ts'
+import { openLaneContext, openLaneTab, visitPage, type PageVisit } from './page.ts'
+
+export interface LaneSettings {
+  origin: string
+  navTimeoutMs: number
+  /** A page gets navTimeoutMs plus this to read, judge and close, then it is given up. */
+  pageDeadlineExtraMs: number
+  /** Closing a tab or context that does not answer within this: the lane gives up on that context. */
+  closeTimeoutMs: number
+  blockMedia: boolean
+}
+
+export interface PageOutcome {
+  visit: PageVisit | null
+  /** Why there is no visit, when there is none and the run did not just stop. */
+  error?: string
+}
+
+export class PageLane {
+  private context: BrowserContext | null = null
+  private tab: Page | null = null
+  /** The pool's browser generation the context belongs to. */
+  private generation = -1
+
+  constructor(
+    private readonly index: number,
+    private readonly pool: BrowserPool,
+    private readonly proxy: EgressProxy,
+    private readonly settings: LaneSettings,
+    private readonly log: Logger,
+  ) {}
+
+  /** Opens what the next page needs: a context on the pool's current browser, and a tab in it. */
+  async ready(): Promise<void> {
+    if (this.context && this.generation !== this.pool.generation) await this.dropContext()
+    if (!this.context) {
+      this.generation = this.pool.generation
+      this.context = await openLaneContext(this.pool, this.proxy)
+    }
+    this.tab ??= await openLaneTab(this.context, this.settings.blockMedia)
+  }
+
+  /**
+   * One page in the lane's tab under a hard deadline, then the tab or context replaced when the page left
+   * it unusable. Call ready() first.
+   */
+  async visit(
+    entry: FrontierEntry,
+    o: { halt: AbortSignal; wantsAxe: (template: string) => boolean; onPageStart: (page: Page) => void },
+  ): Promise<PageOutcome> {
+    const context = this.context!
+    const { navTimeoutMs, pageDeadlineExtraMs } = this.settings
+    const task = visitPage(this.tab!, entry.url, this.settings.origin, {
+      navTimeoutMs, blockMedia: this.settings.blockMedia, wantsAxe: o.wantsAxe, onPageStart: o.onPageStart,
+    })
+    task.catch(() => {})
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let onHalt: (() => void) | undefined
+    const deadline = new Promise<'deadline' | 'halted'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), navTimeoutMs + pageDeadlineExtraMs)
+      onHalt = () => resolve('halted')
+      o.halt.addEventListener('abort', onHalt, { once: true })
+    })
+    // tabSpent: the tab crashed, ran past the deadline or failed on our side, so the next page gets a new one.
+    let outcome: PageOutcome & { tabSpent: boolean; contextBroken: boolean }
+    try {
+      const r = await Promise.race([task, deadline])
+      if (r === 'deadline') {
+        outcome = { visit: null, error: `page did not finish within ${navTimeoutMs + pageDeadlineExtraMs} ms`, tabSpent: true, contextBroken: false }
+      } else if (r === 'halted') {
+        outcome = { visit: null, tabSpent: true, contextBroken: false }
+      } else {
+        outcome = { visit: r, tabSpent: false, contextBroken: false }
+      }
+    } catch (e) {
+      outcome = { visit: null, error: (e as Error).message.split('\n')[0] ?? 'page failed', tabSpent: true, contextBroken: !context.browser()?.isConnected() }
+    } finally {
+      clearTimeout(timer)
+      if (onHalt) o.halt.removeEventListener('abort', onHalt)
+    }
+    if (outcome.contextBroken) await this.dropContext()
+    else if (outcome.tabSpent) await this.dropTab()
+    return { visit: outcome.visit, ...(outcome.error !== undefined ? { error: outcome.error } : {}) }
+  }
+
+  /** Closes the context (bounded); one that will not close has its browser recycled. */
+  async dropContext(): Promise<void> {
+    const c = this.context
+    this.context = null
+    this.tab = null
+    if (c && !(await within(c.close().then(() => true, () => true), this.settings.closeTimeoutMs, false))) {
+      this.log.warn('a browser context did not close; recycling the browser', { lane: this.index })
+      this.pool.recycle()
+    }
+  }
+
+  /** Closes the tab (bounded); a tab that will not close takes its context with it. */
+  private async dropTab(): Promise<void> {
+    const t = this.tab
+    this.tab = null
+    if (t && !(await within(t.close().then(() => true, () => true), this.settings.closeTimeoutMs, false))) await this.dropContext()
+  }
+}
