@@ -8,7 +8,7 @@ import { hostname } from 'node:os'
 import type { Page } from 'playwright-core'
 import { auditChannel, type AuditEvent } from '../shared/audit-events.ts'
 import { sleep } from '../shared/async.ts'
-import { buildAuditResult, type AuditPageInput } from '../shared/audit-report.ts'
+import { buildAuditResult } from '../shared/audit-report.ts'
 import {
   claimAudit, completeAudit, failAudit, getAuditById, isFinished, listAuditPages, releaseAudit, renewAuditLease,
   storeAuditPage, updateAuditProgress, type AuditProgress, type AuditRow,
@@ -177,7 +177,7 @@ async function crawlToEnd(deps: WorkerDeps, d: Delivery, held: HeldAudit, consum
   }
   const result = buildAuditResult(
     { auditId, url: audit.url, stoppedBy: outcome.stoppedBy, pagesDiscovered: outcome.progress.pagesDiscovered, finishedAt: new Date().toISOString() },
-    pages.map((p): AuditPageInput => ({ ...p, checks: p.checks as CheckResult[] })),
+    pages,
     outcome.siteChecks,
   )
   const progress = { pagesDiscovered: result.pagesDiscovered, pagesScanned: result.pagesScanned, pagesFailed: result.pagesFailed, currentUrl: null }

@@ -4,19 +4,12 @@
 import { createHash } from 'node:crypto'
 import { CHECKS_VERSION, getCheck } from './checks/registry.ts'
 import type { CheckStatus, Severity } from './checks/types.ts'
+import type { CrawledPage } from './audit-page.ts'
 import type { CheckResult } from './report.ts'
 import { gradeOf, penaltyOf, scoreOf, type Grade } from './scoring.ts'
 
-export interface AuditPageInput {
-  url: string
-  finalUrl: string
-  depth: number
-  httpStatus: number | null
-  ok: boolean
-  error?: string
-  loadMs: number
-  checks: CheckResult[]
-}
+/** A page as the result reads it: its links are the crawl's business, not the result's. */
+export type AuditPageInput = Omit<CrawledPage, 'links'>
 
 export interface AuditFinding {
   /** checkId:hash of the normalised evidence: equal on every page where the same thing is wrong. */

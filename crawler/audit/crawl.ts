@@ -11,6 +11,7 @@
 // depth and wall-time caps, on abort, or when nothing is left. Pages still loading at a stop are dropped
 // unreported, so a resumed run visits them.
 import type { Page } from 'playwright-core'
+import type { CrawledPage } from '../../shared/audit-page.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { Logger } from '../../shared/log.ts'
@@ -44,21 +45,7 @@ export interface CrawlOptions {
   resume?: Array<{ url: string; depth: number; links: string[] }>
 }
 
-export interface CrawledPage {
-  url: string
-  finalUrl: string
-  depth: number
-  /** null when no response arrived (timeout, crash, blocked, unreachable). */
-  httpStatus: number | null
-  /** Loaded with a status below 400. */
-  ok: boolean
-  error?: string
-  /** Same-origin page links found in the rendered DOM, normalised, robots rules not yet applied. */
-  links: string[]
-  /** Page-level check results (see page.ts for which checks those are). */
-  checks: CheckResult[]
-  loadMs: number
-}
+export type { CrawledPage } from '../../shared/audit-page.ts'
 
 export interface CrawlHooks {
   /** Distinct pages known so far (resumed, visited, queued); called when it changes. */

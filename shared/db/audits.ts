@@ -4,6 +4,8 @@
 import { newId } from '../ids.ts'
 import type { Sql } from './index.ts'
 import { debitAudit, reserveAudit, type ChargeSource } from './ledger.ts'
+import type { CrawledPage } from '../audit-page.ts'
+import type { CheckResult } from '../report-schema.ts'
 
 export type AuditStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
 
@@ -119,26 +121,14 @@ export async function releaseAudit(sql: Sql, auditId: string, worker: string): P
   return r.count > 0
 }
 
-export interface NewAuditPage {
-  url: string
-  finalUrl: string
-  depth: number
-  httpStatus: number | null
-  ok: boolean
-  error?: string
-  links: string[]
-  checks: unknown[]
-  loadMs: number
-}
-
-export interface AuditPageRow extends NewAuditPage {
+export interface AuditPageRow extends CrawledPage {
   worker: string
   startedAt: Date | null
   storedAt: Date
 }
 
 /** Stores one crawled page, only while `worker` holds the audit. false: not stored (lease lost, or already there). */
-export async function storeAuditPage(sql: Sql, auditId: string, worker: string, page: NewAuditPage, startedAt: Date | null): Promise<boolean> {
+export async function storeAuditPage(sql: Sql, auditId: string, worker: string, page: CrawledPage, startedAt: Date | null): Promise<boolean> {
   const r = await sql`
     INSERT INTO audit_pages (audit_id, url, final_url, depth, http_status, ok, error, links, checks, load_ms, worker, started_at)
     SELECT ${auditId}, ${page.url}, ${page.finalUrl}, ${page.depth}, ${page.httpStatus}, ${page.ok}, ${page.error ?? null},
@@ -156,7 +146,7 @@ export async function listAuditPages(sql: Sql, auditId: string): Promise<AuditPa
   return rows.map((r) => ({
     url: r.url, finalUrl: r.final_url, depth: r.depth, httpStatus: r.http_status, ok: r.ok,
     ...(r.error !== null ? { error: r.error } : {}),
-    links: r.links, checks: r.checks, loadMs: r.load_ms, worker: r.worker, startedAt: r.started_at, storedAt: r.stored_at,
+    links: r.links, checks: r.checks as CheckResult[], loadMs: r.load_ms, worker: r.worker, startedAt: r.started_at, storedAt: r.stored_at,
   }))
 }
 

@@ -1,0 +1,18 @@
+// One crawled page of an audit: what the crawl reports, the database stores and the audit result reads.
+import type { CheckResult } from './report-schema.ts'
+
+export interface CrawledPage {
+  url: string
+  finalUrl: string
+  depth: number
+  /** null when no response arrived (timeout, crash, blocked, unreachable). */
+  httpStatus: number | null
+  /** Loaded with a status below 400. */
+  ok: boolean
+  error?: string
+  /** Same-origin page links found in the rendered DOM, normalised, robots rules not yet applied. */
+  links: string[]
+  /** Page-level check results (crawler/audit/page.ts says which checks those are). */
+  checks: CheckResult[]
+  loadMs: number
+}
