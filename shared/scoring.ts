@@ -1,6 +1,7 @@
 // The one scoring table. Observatory-like: a report starts at 100 and each failed or warned check takes
 // its penalty off; grades go in 5-point steps. Checks never carry weights themselves.
 
+import type { CheckId } from './checks/registry.ts'
 import type { CheckStatus } from './checks/types.ts'
 
 export interface Penalty {
@@ -8,8 +9,8 @@ export interface Penalty {
   warn: number
 }
 
-/** Penalty per check id. Every registered check has a row (a unit test enforces it). */
-export const SCORING: Readonly<Record<string, Penalty>> = {
+/** Penalty per check id. Every registered check has a row: a check without one does not compile. */
+export const SCORING: Readonly<Record<CheckId, Penalty>> = {
   'https-redirect': { fail: 20, warn: 5 },
   hsts: { fail: 20, warn: 10 },
   csp: { fail: 25, warn: 5 },
@@ -72,9 +73,14 @@ export const GRADES: ReadonlyArray<readonly [number, Grade]> = [
   [0, 'F'],
 ]
 
+/** The row of a check id read from outside (a stored report, a tool's input); undefined for an unknown id. */
+export function penaltyRow(id: string): Penalty | undefined {
+  return Object.hasOwn(SCORING, id) ? SCORING[id as CheckId] : undefined
+}
+
 /** What a result costs: its fail or warn penalty; nothing for pass, info, skipped, error or an unknown id. */
 export function penaltyOf(result: { id: string; status: CheckStatus }): number {
-  const row = SCORING[result.id]
+  const row = penaltyRow(result.id)
   if (!row) return 0
   if (result.status === 'fail') return row.fail
   if (result.status === 'warn') return row.warn

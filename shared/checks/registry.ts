@@ -90,6 +90,9 @@ export const CHECKS = [
   thirdPartyCookies,
 ] as const
 
+/** The id of a registered check: a literal type, so a table keyed by it (the scoring table) must name every check. */
+export type CheckId = (typeof CHECKS)[number]['id']
+
 /** A registered check, its run widened to take any artifacts (the runner passes only what it declares). */
 export type AnyCheck = Check
 

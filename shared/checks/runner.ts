@@ -2,7 +2,7 @@
 // a crash in one check becomes its own 'error' result, never the whole report's.
 import type { CheckResult } from '../report-schema.ts'
 import { CHECKS, type AnyCheck } from './registry.ts'
-import type { ArtifactName, Artifacts } from './types.ts'
+import type { ArtifactName, Artifacts, CheckInput } from './types.ts'
 
 /** Runs one check on only the artifacts it declares. Never throws: a crash becomes status 'error'. */
 export function runCheck(check: AnyCheck, artifacts: Artifacts): CheckResult {
@@ -18,7 +18,8 @@ export function runCheck(check: AnyCheck, artifacts: Artifacts): CheckResult {
     }
   }
   const names: ArtifactName[] = [...check.requires, ...(check.optional ?? [])]
-  const input = Object.fromEntries(names.map((name) => [name, artifacts[name] ?? null])) as unknown as Artifacts
+  // Checked above: every required artifact is present, which is what run's input type promises.
+  const input = Object.fromEntries(names.map((name) => [name, artifacts[name] ?? null])) as CheckInput<ArtifactName, ArtifactName>
   try {
     const outcome = check.run(input)
     return {

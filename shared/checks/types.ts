@@ -228,13 +228,20 @@ export interface CheckMeta {
   fix: { generic: string } & Partial<Record<Exclude<Platform, 'generic'>, string>>
 }
 
-export interface Check<K extends ArtifactName = ArtifactName> extends CheckMeta {
-  requires: readonly K[]
+/** What a check's run receives: its required artifacts, never null (the runner skips the check otherwise), and its optional ones, which may be. */
+export type CheckInput<R extends ArtifactName, O extends ArtifactName> = { [P in R]: NonNullable<Artifacts[P]> } & { [P in O]: Artifacts[P] }
+
+export interface Check<Id extends string = string, R extends ArtifactName = ArtifactName, O extends ArtifactName = ArtifactName> extends CheckMeta {
+  id: Id
+  /** Artifacts the check needs: when one is null, the runner reports the check skipped without running it. */
+  requires: readonly R[]
   /** Artifacts read when present: unlike `requires`, a null one does not skip the check (e.g. `page`). */
-  optional?: readonly K[]
-  run(artifacts: Pick<Artifacts, K>): CheckOutcome
+  optional?: readonly O[]
+  // Method syntax on purpose: a check of narrower artifacts still counts as a Check (the runner passes each
+  // check exactly what it declares).
+  run(artifacts: CheckInput<R, O>): CheckOutcome
 }
 
-export function defineCheck<const K extends ArtifactName>(check: Check<K>): Check<K> {
+export function defineCheck<const Id extends string, const R extends ArtifactName, const O extends ArtifactName = never>(check: Check<Id, R, O>): Check<Id, R, O> {
   return check
 }

@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { CHECKS } from '../../shared/checks/registry.ts'
 import { completeScan, createScan, failScan, markScanRunning, upsertApp } from '../../shared/db/scans.ts'
 import { platformSignals } from '../../shared/platform.ts'
-import { SCORING } from '../../shared/scoring.ts'
+import { penaltyRow, SCORING } from '../../shared/scoring.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { spaSite, weakSite, type Site } from '../fixtures/sites.ts'
@@ -280,7 +280,7 @@ describe('read tools over real scans (production mode)', () => {
         expect(Object.keys(r.fix).sort()).toEqual(['cloudflare', 'generic', 'netlify', 'nextjs', 'nginx', 'vercel'])
         for (const text of Object.values(r.fix)) expect((text as string).length).toBeGreaterThan(10)
         expect(r.fix.generic).toBe(check.fix.generic)
-        const penalty = SCORING[check.id] ?? { fail: 0, warn: 0 }
+        const penalty = penaltyRow(check.id) ?? { fail: 0, warn: 0 }
         expect(r.scoring).toMatchObject({ failPenalty: penalty.fail, warnPenalty: penalty.warn })
       }
     })

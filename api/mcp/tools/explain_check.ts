@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { CHECKS, CHECKS_VERSION, getCheck, type AnyCheck } from '../../../shared/checks/registry.ts'
 import { AppError } from '../../../shared/errors.ts'
 import { PLATFORMS } from '../../../shared/platform.ts'
-import { SCORING } from '../../../shared/scoring.ts'
+import { penaltyRow } from '../../../shared/scoring.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict } from './schemas.ts'
 
@@ -49,7 +49,7 @@ export function unknownCheck(checkId: string): AppError {
 }
 
 export function explanation(check: AnyCheck) {
-  const penalty = SCORING[check.id] ?? { fail: 0, warn: 0 }
+  const penalty = penaltyRow(check.id) ?? { fail: 0, warn: 0 }
   const fix = Object.fromEntries(PLATFORMS.map((p) => [p, check.fix[p] ?? check.fix.generic]))
   return {
     id: check.id,

@@ -26,7 +26,6 @@ export const mixedContent = defineCheck({
   },
   requires: ['page'],
   run: ({ page }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     if (!isHttpsUrl(page.finalUrl)) {
       return {
         status: 'skipped',

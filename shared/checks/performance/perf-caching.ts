@@ -27,7 +27,6 @@ export const perfCaching = defineCheck({
   requires: ['page', 'target', 'mainResponse'],
   optional: ['performance'],
   run: ({ page, target, mainResponse, performance }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const site = siteDomains({ target, mainResponse, page })
     const timings = timingsByUrl(performance ?? null)
     const uncached: Array<{ url: string; type: string; bytes: number | null; validators: string[] }> = []

@@ -26,7 +26,6 @@ export const perfCompression = defineCheck({
   requires: ['page', 'target', 'mainResponse'],
   optional: ['performance'],
   run: ({ page, target, mainResponse, performance }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const site = siteDomains({ target, mainResponse, page })
     const timings = timingsByUrl(performance ?? null)
     const uncompressed: Array<{ url: string; type: string; contentType: string; bytes: number }> = []

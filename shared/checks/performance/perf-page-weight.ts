@@ -27,7 +27,6 @@ export const perfPageWeight = defineCheck({
   requires: ['performance'],
   optional: ['page'],
   run: ({ performance, page }) => {
-    if (!performance) return { status: 'skipped', evidence: { reason: 'The browser could not measure the page.' }, summary: 'Not applicable: no browser timings.' }
     const lengths = new Map<string, number>()
     for (const r of page?.requests ?? []) {
       const length = headerValue(r.headers, 'content-length')

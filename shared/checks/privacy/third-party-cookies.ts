@@ -60,7 +60,6 @@ export const thirdPartyCookies = defineCheck({
   },
   requires: ['page', 'target', 'mainResponse'],
   run: ({ page, target, mainResponse }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const site = siteDomains({ target, mainResponse, page })
     const thirdParty: BrowserCookie[] = []
     const analytics: Array<BrowserCookie & { vendor: string }> = []

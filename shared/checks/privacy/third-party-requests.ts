@@ -25,7 +25,6 @@ export const thirdPartyRequests = defineCheck({
   },
   requires: ['page', 'target', 'mainResponse'],
   run: ({ page, target, mainResponse }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const site = siteDomains({ target, mainResponse, page })
     const parties = new Map<string, { requests: number; types: Record<string, number>; example: string; failed: number }>()
     let total = 0

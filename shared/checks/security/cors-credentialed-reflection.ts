@@ -26,7 +26,6 @@ export const corsCredentialedReflection = defineCheck({
   },
   requires: ['cors'],
   run: ({ cors }) => {
-    if (!cors) return { status: 'skipped', evidence: { reason: 'The CORS probe was not made.' }, summary: 'Not applicable: no CORS probe.' }
     const base = { url: cors.url, probeOrigin: cors.origin, status: cors.status }
     if (cors.error || cors.status === 0) {
       return {

@@ -111,7 +111,6 @@ export const subresourceIntegrity = defineCheck({
   },
   requires: ['page', 'mainResponse', 'target'],
   run: ({ page, mainResponse, target }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const pageUrl = parseUrl(page.finalUrl)
     if (!pageUrl) return { status: 'skipped', evidence: { page: page.finalUrl, reason: 'The page URL could not be parsed.' }, summary: 'Not applicable: no page URL.' }
     const site = siteDomains({ target, mainResponse, page })

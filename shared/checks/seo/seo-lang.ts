@@ -25,7 +25,6 @@ export const seoLang = defineCheck({
   },
   requires: ['page', 'mainResponse'],
   run: ({ page, mainResponse }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const notHtml = notHtmlReason(page, mainResponse)
     if (notHtml) return { status: 'skipped', evidence: { page: page.finalUrl, reason: notHtml }, summary: `Not applicable: ${notHtml}` }
     const attrs = htmlElementAttributes(page.html)

@@ -23,7 +23,6 @@ export const seoMetaDescription = defineCheck({
   },
   requires: ['page', 'mainResponse'],
   run: ({ page, mainResponse }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const notHtml = notHtmlReason(page, mainResponse)
     if (notHtml) return { status: 'skipped', evidence: { page: page.finalUrl, reason: notHtml }, summary: `Not applicable: ${notHtml}` }
     const descriptions = metaNamed(page.html, 'description').map((d) => d.replace(/\s+/g, ' ').trim())

@@ -24,7 +24,6 @@ export const seoTitle = defineCheck({
   },
   requires: ['page', 'mainResponse'],
   run: ({ page, mainResponse }) => {
-    if (!page) return { status: 'skipped', evidence: { reason: 'The browser could not load the page.' }, summary: 'Not applicable: no page.' }
     const notHtml = notHtmlReason(page, mainResponse)
     if (notHtml) return { status: 'skipped', evidence: { page: page.finalUrl, reason: notHtml }, summary: `Not applicable: ${notHtml}` }
     const fromHtml = documentTitle(page.html)

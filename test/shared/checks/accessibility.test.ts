@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { accessibility } from '../../../shared/checks/accessibility/accessibility.ts'
 import type { AccessibilityViolation } from '../../../shared/checks/types.ts'
 import { makeArtifacts } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const violation = (id: string, impact: AccessibilityViolation['impact'], nodes = 1): AccessibilityViolation => ({
   id,
@@ -47,6 +48,6 @@ describe('accessibility', () => {
   })
 
   test('is skipped when axe could not run', () => {
-    expect(accessibility.run(makeArtifacts({ accessibility: null })).status).toBe('skipped')
+    expect(runCheck(accessibility, makeArtifacts({ accessibility: null })).status).toBe('skipped')
   })
 })

@@ -42,7 +42,10 @@ export function withHeaders(changes: Record<string, string | null>, base = GOOD_
   return { headers }
 }
 
-export function makeArtifacts(overrides: Overrides = {}): Artifacts {
+/** The artifacts makeArtifacts builds: each one present, except those the overrides set to null. */
+export type Made<O extends Overrides> = { [K in keyof Artifacts]: O[K] extends null ? null : NonNullable<Artifacts[K]> }
+
+export function makeArtifacts<const O extends Overrides = {}>(overrides: O = {} as O): Made<O> {
   const defaults: Artifacts = {
     target: { url: SITE, finalUrl: SITE, origin: 'https://example.com', scheme: 'https' },
     mainResponse: {
@@ -100,7 +103,7 @@ export function makeArtifacts(overrides: Overrides = {}): Artifacts {
         ? value
         : { ...(base as object), ...value }
   }
-  return merged as unknown as Artifacts
+  return merged as unknown as Made<O>
 }
 
 /** Deterministic random-looking characters (no real secret is ever written into a test). */

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { corsCredentialedReflection } from '../../../shared/checks/security/cors-credentialed-reflection.ts'
 import { makeArtifacts } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const PROBE_ORIGIN = 'https://appaudit-cors-probe.example'
 const run = (headers: Record<string, string>, extra: { status?: number; error?: string | null } = {}) =>
@@ -79,7 +80,7 @@ describe('cors-credentialed-reflection', () => {
   })
 
   test('is skipped when no probe was made', () => {
-    expect(corsCredentialedReflection.run(makeArtifacts({ cors: null })).status).toBe('skipped')
+    expect(runCheck(corsCredentialedReflection, makeArtifacts({ cors: null })).status).toBe('skipped')
   })
 })
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { perfCaching } from '../../../shared/checks/performance/perf-caching.ts'
 import type { BrowserRequest } from '../../../shared/checks/types.ts'
 import { makeArtifacts, request, SITE } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const asset = (url: string, type: string, headers: Record<string, string>) => request(url, type, { headers: { 'content-length': '20000', ...headers } })
 const run = (...requests: BrowserRequest[]) => perfCaching.run(makeArtifacts({ page: { requests: [request(SITE, 'document'), ...requests] } }))
@@ -40,6 +41,6 @@ describe('perf-caching', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(perfCaching.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(perfCaching, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })

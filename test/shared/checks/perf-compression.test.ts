@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { perfCompression } from '../../../shared/checks/performance/perf-compression.ts'
 import type { BrowserRequest } from '../../../shared/checks/types.ts'
 import { makeArtifacts, request, SITE } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const js = (url: string, bytes: number | null, encoding?: string, extra: Partial<BrowserRequest> = {}) =>
   request(url, 'script', {
@@ -76,6 +77,6 @@ describe('perf-compression', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(perfCompression.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(perfCompression, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })

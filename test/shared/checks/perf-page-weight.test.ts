@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { perfPageWeight } from '../../../shared/checks/performance/perf-page-weight.ts'
 import type { ResourceTiming } from '../../../shared/checks/types.ts'
 import { makeArtifacts, request, SITE } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const resource = (url: string, transferSize: number, initiatorType = 'script', encodedBodySize = transferSize): ResourceTiming => ({
   url, initiatorType, transferSize, encodedBodySize, decodedBodySize: encodedBodySize, duration: 20,
@@ -46,6 +47,6 @@ describe('perf-page-weight', () => {
   })
 
   test('is skipped without browser timings', () => {
-    expect(perfPageWeight.run(makeArtifacts({ performance: null })).status).toBe('skipped')
+    expect(runCheck(perfPageWeight, makeArtifacts({ performance: null })).status).toBe('skipped')
   })
 })

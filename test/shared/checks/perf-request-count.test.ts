@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { perfRequestCount } from '../../../shared/checks/performance/perf-request-count.ts'
 import { makeArtifacts, request, SITE } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const withRequests = (n: number) =>
   makeArtifacts({ page: { requests: [request(SITE, 'document'), ...Array.from({ length: n - 1 }, (_, i) => request(`https://example.com/i${i}.png`, 'image'))] } })
@@ -26,11 +27,11 @@ describe('perf-request-count', () => {
   })
 
   test('counts resource timings when the request log is missing', () => {
-    const r = perfRequestCount.run(makeArtifacts({ page: null }))
+    const r = runCheck(perfRequestCount, makeArtifacts({ page: null }))
     expect(r.evidence).toMatchObject({ requests: 2, source: 'resource timings' })
   })
 
   test('is skipped without browser timings', () => {
-    expect(perfRequestCount.run(makeArtifacts({ performance: null })).status).toBe('skipped')
+    expect(runCheck(perfRequestCount, makeArtifacts({ performance: null })).status).toBe('skipped')
   })
 })

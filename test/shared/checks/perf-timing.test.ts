@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { perfTiming } from '../../../shared/checks/performance/perf-timing.ts'
 import { makeArtifacts } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const nav = (ttfb: number, load: number) => ({ ttfb, domContentLoaded: Math.min(load, ttfb + 100), load, transferSize: 2_000, encodedBodySize: 1_700, decodedBodySize: 4_000 })
 const run = (ttfb: number, load: number) => perfTiming.run(makeArtifacts({ performance: { navigation: nav(ttfb, load), resources: [] } }))
@@ -34,6 +35,6 @@ describe('perf-timing', () => {
 
   test('is info without navigation timing and skipped without timings', () => {
     expect(perfTiming.run(makeArtifacts({ performance: { navigation: null, resources: [] } })).status).toBe('info')
-    expect(perfTiming.run(makeArtifacts({ performance: null })).status).toBe('skipped')
+    expect(runCheck(perfTiming, makeArtifacts({ performance: null })).status).toBe('skipped')
   })
 })

@@ -47,7 +47,7 @@ const EXPECTED_IDS = [
 
 describe('check registry', () => {
   test('registers exactly the expected check ids, each once (stable ids are part of the contract)', () => {
-    const ids = CHECKS.map((c) => c.id)
+    const ids: string[] = CHECKS.map((c) => c.id)
     expect(new Set(ids).size).toBe(ids.length)
     expect([...ids].sort()).toEqual([...EXPECTED_IDS].sort())
   })

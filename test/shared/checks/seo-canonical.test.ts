@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { seoCanonical } from '../../../shared/checks/seo/seo-canonical.ts'
 import { makeArtifacts, request, SITE } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const run = (head: string, finalUrl = SITE) =>
   seoCanonical.run(makeArtifacts({ page: { finalUrl, html: `<html lang="en"><head><title>T</title>${head}</head><body></body></html>` } }))
@@ -51,7 +52,7 @@ describe('seo-canonical', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(seoCanonical.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(seoCanonical, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { parseRobotsHeader, seoIndexable } from '../../../shared/checks/seo/seo-indexable.ts'
 import { GOOD_HEADERS, makeArtifacts, request, SITE } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const withHead = (head: string) => `<html lang="en"><head><title>T</title>${head}</head><body></body></html>`
 const withDocumentHeaders = (headers: Record<string, string>, head = '') =>
@@ -53,6 +54,6 @@ describe('seo-indexable', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(seoIndexable.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(seoIndexable, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { seoLang } from '../../../shared/checks/seo/seo-lang.ts'
 import { makeArtifacts } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const run = (htmlTag: string) => seoLang.run(makeArtifacts({ page: { html: `${htmlTag}<head><title>T</title></head><body></body></html>` } }))
 
@@ -25,6 +26,6 @@ describe('seo-lang', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(seoLang.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(seoLang, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { seoMetaDescription } from '../../../shared/checks/seo/seo-meta-description.ts'
 import { makeArtifacts } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const run = (head: string) => seoMetaDescription.run(makeArtifacts({ page: { html: `<html lang="en"><head><title>T</title>${head}</head><body></body></html>` } }))
 
@@ -22,6 +23,6 @@ describe('seo-meta-description', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(seoMetaDescription.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(seoMetaDescription, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })

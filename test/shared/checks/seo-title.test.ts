@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { seoTitle } from '../../../shared/checks/seo/seo-title.ts'
 import { makeArtifacts, request, SITE, SPA_HTML } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const page = (html: string, title = '') => makeArtifacts({ page: { html, title } })
 const run = (html: string, title = '') => seoTitle.run(page(html, title))
@@ -41,7 +42,7 @@ describe('seo-title', () => {
   })
 
   test('is skipped without a page and for a document that is not HTML', () => {
-    expect(seoTitle.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(seoTitle, makeArtifacts({ page: null })).status).toBe('skipped')
     const json = makeArtifacts({
       page: { html: '<html><head></head><body><pre>{}</pre></body></html>', requests: [request(SITE, 'document', { headers: { 'content-type': 'application/json' } })] },
     })

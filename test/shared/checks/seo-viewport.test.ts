@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { seoViewport } from '../../../shared/checks/seo/seo-viewport.ts'
 import { makeArtifacts } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const run = (head: string) => seoViewport.run(makeArtifacts({ page: { html: `<html lang="en"><head><title>T</title>${head}</head><body></body></html>` } }))
 
@@ -24,6 +25,6 @@ describe('seo-viewport', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(seoViewport.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(seoViewport, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })

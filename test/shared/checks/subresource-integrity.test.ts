@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { subresourceIntegrity, validIntegrityHashes } from '../../../shared/checks/security/subresource-integrity.ts'
 import { documentBaseUrl, startTags } from '../../../shared/checks/util/html.ts'
 import { makeArtifacts, SITE } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const HASH = 'sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC'
 const page = (body: string) => `<!doctype html><html><head><script type="module" src="/assets/index-3f2a.js"></script>${body}</head><body></body></html>`
@@ -112,7 +113,7 @@ describe('subresource-integrity', () => {
   })
 
   test('is skipped when the browser could not load the page', () => {
-    expect(subresourceIntegrity.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(subresourceIntegrity, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })
 

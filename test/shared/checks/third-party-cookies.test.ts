@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { thirdPartyCookies } from '../../../shared/checks/privacy/third-party-cookies.ts'
 import type { BrowserCookie } from '../../../shared/checks/types.ts'
 import { makeArtifacts } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const cookie = (name: string, domain: string, value = 'secret-value-123'): BrowserCookie => ({
   name, value, domain, path: '/', secure: true, httpOnly: false, sameSite: 'None', expires: 2_000_000_000,
@@ -50,6 +51,6 @@ describe('third-party-cookies', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(thirdPartyCookies.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(thirdPartyCookies, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })

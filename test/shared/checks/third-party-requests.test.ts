@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { thirdPartyRequests } from '../../../shared/checks/privacy/third-party-requests.ts'
 import type { BrowserRequest } from '../../../shared/checks/types.ts'
 import { makeArtifacts, request } from './artifacts.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
 
 const WWW = 'https://www.example.com/'
 const onWww = (requests: BrowserRequest[]) =>
@@ -65,6 +66,6 @@ describe('third-party-requests', () => {
   })
 
   test('is skipped without a page', () => {
-    expect(thirdPartyRequests.run(makeArtifacts({ page: null })).status).toBe('skipped')
+    expect(runCheck(thirdPartyRequests, makeArtifacts({ page: null })).status).toBe('skipped')
   })
 })
