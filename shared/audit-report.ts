@@ -7,6 +7,7 @@ import type { CheckStatus, Severity } from './checks/types.ts'
 import type { CrawledPage } from './audit-page.ts'
 import type { CheckResult } from './report.ts'
 import { gradeOf, penaltyOf, scoreOf, type Grade } from './scoring.ts'
+import { byImpact, OUTCOME_RANK, SEVERITY_RANK } from './checks/ranking.ts'
 
 /** A page as the result reads it: its links are the crawl's business, not the result's. */
 export type AuditPageInput = Omit<CrawledPage, 'links'>
@@ -68,8 +69,6 @@ export interface AuditResult {
 
 export const MAX_FINDING_PAGES = 100
 
-const STATUS_RANK: Record<CheckStatus, number> = { fail: 5, warn: 4, error: 3, info: 2, pass: 1, skipped: 0 }
-const SEVERITY_RANK: Record<Severity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 const isFinding = (r: CheckResult): r is CheckResult & { status: 'fail' | 'warn' } => r.status === 'fail' || r.status === 'warn'
 
 /** Evidence fields that describe the page or the moment rather than the problem. */
@@ -113,7 +112,7 @@ export function buildAuditResult(
   const affected = new Map<string, number>()
   const consider = (r: CheckResult) => {
     const w = worst.get(r.id)
-    if (!w || STATUS_RANK[r.status] > STATUS_RANK[w.status] || (r.status === w.status && SEVERITY_RANK[r.severity] > SEVERITY_RANK[w.severity])) worst.set(r.id, r)
+    if (!w || OUTCOME_RANK[r.status] > OUTCOME_RANK[w.status] || (r.status === w.status && SEVERITY_RANK[r.severity] > SEVERITY_RANK[w.severity])) worst.set(r.id, r)
   }
   const findings = new Map<string, AuditFinding>()
   for (const page of pages) {
@@ -169,7 +168,7 @@ export function buildAuditResult(
     summary,
     checks: siteWide.map((r) => ({ id: r.id, title: r.title, category: r.category, severity: r.severity, status: r.status, pagesAffected: affected.get(r.id) ?? 0 })),
     findings: [...findings.values()].sort(
-      (a, b) => b.impact - a.impact || SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint),
+      (a, b) => byImpact(a, b) || b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint),
     ),
     siteChecks,
     pages: pages.map((p) => {

@@ -6,8 +6,6 @@ import type { Platform } from './checks/types.ts'
 
 export type { Platform } from './checks/types.ts'
 
-export const PLATFORMS: readonly Platform[] = ['vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare', 'generic']
-
 /** Headers that name a platform. Only these are kept, so what is stored says nothing else about the site. */
 const FINGERPRINT_HEADERS = [
   'server',

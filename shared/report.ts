@@ -4,10 +4,10 @@ import { CHECKS_VERSION, getCheck } from './checks/registry.ts'
 import type { Severity } from './checks/types.ts'
 import type { Advice, CheckResult, Report, ReportSummary } from './report-schema.ts'
 import { gradeOf, penaltyOf, scoreOf } from './scoring.ts'
+import { byImpact } from './checks/ranking.ts'
 
 export type { Advice, CheckResult, Report } from './report-schema.ts'
 
-const SEVERITY_RANK: Record<Severity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 
 export interface ReportMeta {
   id: string
@@ -42,8 +42,7 @@ export function buildReport(meta: ReportMeta, results: CheckResult[]): Report {
     }))
     .sort(
       (a, b) =>
-        b.impact - a.impact ||
-        SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] ||
+        byImpact(a, b) ||
         (a.status === b.status ? 0 : a.status === 'fail' ? -1 : 1) ||
         a.checkId.localeCompare(b.checkId),
     )

@@ -199,7 +199,23 @@ export type ArtifactName = keyof Artifacts
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info'
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'info' | 'skipped' | 'error'
 export type Category = 'security' | 'https' | 'cookies' | 'exposure' | 'secrets' | 'seo' | 'performance' | 'accessibility' | 'privacy'
-export type Platform = 'generic' | 'vercel' | 'netlify' | 'nextjs' | 'nginx' | 'cloudflare'
+/** The hosting platforms fixes are written for, in the order they are shown; `generic` stands for any other. */
+export const PLATFORMS = ['vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare', 'generic'] as const
+export type Platform = (typeof PLATFORMS)[number]
+
+/** What kind of change a check's fix is: it decides where the change goes and how to verify it. */
+export type FixKind = 'headers' | 'https-redirect' | 'cookies' | 'mixed-content' | 'version' | 'served-file' | 'secrets' | 'other'
+
+/** Where a check's fix applies, for fix briefs and patches. */
+export interface FixTarget {
+  kind: FixKind
+  /** For header fixes: the response headers the fix must make appear. */
+  headers?: string[]
+  /** For a served file: the path the check probes, when the evidence names none. */
+  path?: string
+  /** Where the change goes on a platform, when that differs from where changes of its kind go. */
+  where?: Partial<Record<Platform, string>>
+}
 
 export interface CheckOutcome {
   status: CheckStatus
@@ -226,6 +242,8 @@ export interface CheckMeta {
   severity: Severity
   /** How to fix, per hosting platform; `generic` always present. */
   fix: { generic: string } & Partial<Record<Exclude<Platform, 'generic'>, string>>
+  /** Where the fix applies; absent: a change of kind 'other'. */
+  fixTarget?: FixTarget
 }
 
 /** What a check's run receives: its required artifacts, never null (the runner skips the check otherwise), and its optional ones, which may be. */

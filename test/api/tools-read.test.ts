@@ -10,6 +10,8 @@ import { penaltyRow, SCORING } from '../../shared/scoring.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { spaSite, weakSite, type Site } from '../fixtures/sites.ts'
+import { SEVERITY_RANK } from '../../shared/checks/ranking.ts'
+import type { Severity } from '../../shared/checks/types.ts'
 
 /** A one-page site answering with the headers a hosting platform adds. */
 function platformSite(headers: Record<string, string>, body = '<p>hi</p>'): Site {
@@ -55,7 +57,6 @@ async function walk(client: Client, name: string, args: Args) {
   return { items, pages }
 }
 
-const SEVERITY_RANK: Record<string, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 
 describe('read tools over real scans (production mode)', () => {
   let svc: TestService
@@ -129,7 +130,7 @@ describe('read tools over real scans (production mode)', () => {
       const all = await ok(client, 'get_findings', { scanId: weakOld.id, status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'], limit: 100 })
       const findings = all.items.filter((c: any) => c.status === 'fail' || c.status === 'warn').length
       expect(all.items.slice(0, findings).every((c: any) => c.status === 'fail' || c.status === 'warn')).toBe(true)
-      const rest = all.items.slice(findings).map((c: any) => SEVERITY_RANK[c.severity])
+      const rest = all.items.slice(findings).map((c: any) => SEVERITY_RANK[c.severity as Severity])
       expect(rest).toEqual([...rest].sort((a: number, b: number) => b - a))
     })
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { CHECKS, CHECKS_VERSION, getCheck, type AnyCheck } from '../../../shared/checks/registry.ts'
 import { AppError } from '../../../shared/errors.ts'
-import { PLATFORMS } from '../../../shared/platform.ts'
+import { PLATFORMS } from '../../../shared/checks/types.ts'
 import { penaltyRow } from '../../../shared/scoring.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict } from './schemas.ts'

@@ -7,6 +7,7 @@ import { CategorySchema, CheckStatusSchema, SeveritySchema } from '../../../shar
 import { penaltyOf } from '../../../shared/scoring.ts'
 import { defineTool, readOnly, type ToolContext } from './types.ts'
 import { Cursor, Id, Limit, strict } from './schemas.ts'
+import { ATTENTION_RANK, bySeverity } from '../../../shared/checks/ranking.ts'
 
 const DEFAULT_STATUS = ['fail', 'warn'] as const
 const DEFAULT_LIMIT = 20
@@ -32,8 +33,6 @@ export async function completedScan(ctx: ToolContext, scanId: string): Promise<{
   return { scan, report: scan.report as Report }
 }
 
-const SEVERITY_RANK: Record<Severity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
-const STATUS_RANK: Record<ReportCheck['status'], number> = { fail: 5, warn: 4, error: 3, info: 2, skipped: 1, pass: 0 }
 
 /**
  * The report's checks, highest impact first: the report's advice order (score points lost, then severity),
@@ -46,8 +45,8 @@ export function byImpact(report: Report): ReportCheck[] {
   return [...report.checks].sort(
     (a, b) =>
       rank(a) - rank(b) ||
-      SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] ||
-      STATUS_RANK[b.status] - STATUS_RANK[a.status] ||
+      bySeverity(a, b) ||
+      ATTENTION_RANK[b.status] - ATTENTION_RANK[a.status] ||
       position.get(a)! - position.get(b)!,
   )
 }

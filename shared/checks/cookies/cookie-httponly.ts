@@ -20,6 +20,7 @@ export const cookieHttpOnly = defineCheck({
     nginx: 'For cookies set by the upstream app (nginx 1.19.3+):\nproxy_cookie_flags ~*(session|sid|token) httponly secure samesite=lax;',
     cloudflare: 'Fix it in the application that sets the cookie; a Worker can append "; HttpOnly" to the session cookie\'s Set-Cookie as a stop-gap.',
   },
+  fixTarget: { kind: 'cookies' },
   requires: ['target', 'mainResponse'],
   optional: ['page'],
   run: (artifacts) => {

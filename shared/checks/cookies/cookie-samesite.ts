@@ -20,6 +20,7 @@ export const cookieSameSite = defineCheck({
     nginx: 'For cookies set by the upstream app (nginx 1.19.3+):\nproxy_cookie_flags ~ samesite=lax;',
     cloudflare: 'Fix it in the application; a Worker can append "; SameSite=Lax" to Set-Cookie headers that lack it as a stop-gap.',
   },
+  fixTarget: { kind: 'cookies' },
   requires: ['target', 'mainResponse'],
   optional: ['page'],
   run: (artifacts) => {

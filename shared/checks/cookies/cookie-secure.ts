@@ -23,6 +23,7 @@ export const cookieSecure = defineCheck({
     cloudflare:
       'Fix it in the application that sets the cookie. As a stop-gap, a Worker can rewrite Set-Cookie: response.headers.getSetCookie() -> append "; Secure" to each and set them again.',
   },
+  fixTarget: { kind: 'cookies' },
   requires: ['target', 'mainResponse'],
   optional: ['page'],
   run: (artifacts) => {

@@ -90,6 +90,7 @@ export const exposedAgentInstructions = defineCheck({
     nginx: 'In the server block:\nlocation ~ ^/(?:CLAUDE\\.md|AGENTS\\.md|\\.cursorrules|\\.cursor/|\\.windsurfrules|\\.github/) {\n  return 404;\n}',
     cloudflare: 'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/CLAUDE.md" "/AGENTS.md" "/.cursorrules" "/.windsurfrules"} or starts_with(http.request.uri.path, "/.cursor/") or starts_with(http.request.uri.path, "/.github/")) -> Block.',
   },
+  fixTarget: { kind: 'served-file' },
   requires: ['probes'],
   run: ({ probes }) => {
     const judgements = AGENT_INSTRUCTION_PROBES.map((path) => confirmByContent(path, probes, 'an agent instruction file', readInstructions))

@@ -63,6 +63,7 @@ export const exposedEnvFile = defineCheck({
     nginx: 'In the server block:\nlocation ~ /\\.(?!well-known) {\n  deny all;\n  return 404;\n}',
     cloudflare: 'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.env")) -> Block. Then remove the files at the origin and rotate the secrets.',
   },
+  fixTarget: { kind: 'served-file', path: '/.env', where: { nextjs: 'the public/ directory: move .env* files to the project root, which Next.js does not serve' } },
   requires: ['probes'],
   run: ({ probes }) => {
     const judgements = ENV_PROBES.map((path) =>

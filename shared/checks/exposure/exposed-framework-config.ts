@@ -7,8 +7,8 @@ import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
 import { scanScripts } from '../util/secrets.ts'
 import { secretNames } from './exposed-env-file.ts'
+import { worseSeverity } from '../ranking.ts'
 
-const RANK: Record<Severity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 const MAX_LINES = 2_000
 const MAX_NAMES = 30
 
@@ -136,6 +136,7 @@ export const exposedFrameworkConfig = defineCheck({
     nginx: 'Point root at the build directory; until then, in the server block:\nlocation ~ ^/(?:(?:next|vite|webpack)\\.config\\.js|docker-compose\\.ya?ml)$ {\n  return 404;\n}\nlocation ~* \\.(?:bak|old|orig|save|swp)$ {\n  deny all;\n}',
     cloudflare: 'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/next.config.js" "/vite.config.js" "/webpack.config.js" "/docker-compose.yml"} or ends_with(http.request.uri.path, ".bak")) -> Block. Then remove the files at the origin.',
   },
+  fixTarget: { kind: 'served-file' },
   requires: ['probes'],
   run: ({ probes }) => {
     const judgements = FRAMEWORK_CONFIG_PROBES.map((path) => confirmByContent(path, probes, 'that config file', (body) => readConfig(path, body)))
@@ -143,7 +144,7 @@ export const exposedFrameworkConfig = defineCheck({
     if (served.length === 0) return notServedOutcome(judgements, 'config files')
     let severity: Severity = 'medium'
     const raise = (s: Severity) => {
-      if (RANK[s] > RANK[severity]) severity = s
+      severity = worseSeverity(severity, s)
     }
     const files = served.map(({ path, probe, found }) => {
       const base = { path, ...probeEvidence(probe) }

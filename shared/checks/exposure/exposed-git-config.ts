@@ -71,6 +71,7 @@ export const exposedGitConfig = defineCheck({
     nginx: 'In the server block:\nlocation ~ /\\.(?!well-known) {\n  deny all;\n  return 404;\n}',
     cloudflare: 'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.git")) -> Block. Then remove the directory at the origin.',
   },
+  fixTarget: { kind: 'served-file', path: '/.git/config', where: { vercel: 'the build step that copies .git into the output directory (Vercel itself never uploads .git)' } },
   requires: ['probes'],
   run: ({ probes }) => {
     const judgements = GIT_PROBES.map((path) => confirmByContent(path, probes, 'a Git repository file', (body) => readGitFile(path, body)))

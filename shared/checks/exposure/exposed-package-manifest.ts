@@ -6,8 +6,8 @@ import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
 import { redact, redactUrlCredentials } from '../util/redact.ts'
 import { scanScripts } from '../util/secrets.ts'
+import { worseSeverity } from '../ranking.ts'
 
-const RANK: Record<Severity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const keyCount = (v: unknown) => (isObject(v) ? Object.keys(v).length : 0)
@@ -132,6 +132,7 @@ export const exposedPackageManifest = defineCheck({
     nginx: 'Serve the build directory as root; until then, in the server block:\nlocation ~ ^/(?:package(?:-lock)?\\.json|composer\\.(?:json|lock)|\\.npmrc)$ {\n  return 404;\n}',
     cloudflare: 'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/package.json" "/composer.json" "/.npmrc"}) -> Block. Then remove the files at the origin and revoke any exposed token.',
   },
+  fixTarget: { kind: 'served-file' },
   requires: ['probes'],
   run: ({ probes }) => {
     const judgements = MANIFEST_PROBES.map((path) => confirmByContent(path, probes, 'a package manifest', (body) => readManifest(path, body)))
@@ -139,7 +140,7 @@ export const exposedPackageManifest = defineCheck({
     if (served.length === 0) return notServedOutcome(judgements, 'package manifests')
     let severity: Severity = 'medium'
     const raise = (s: Severity) => {
-      if (RANK[s] > RANK[severity]) severity = s
+      severity = worseSeverity(severity, s)
     }
     const files = served.map(({ path, probe, found }) => {
       if (found.kind === 'npmrc') {

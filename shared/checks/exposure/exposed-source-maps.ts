@@ -130,6 +130,7 @@ export const exposedSourceMaps = defineCheck({
     nginx: 'Stop serving maps in the server block:\nlocation ~* \\.map$ {\n  return 404;\n}\nand build with hidden source maps (no sourceMappingURL comment).',
     cloudflare: 'Security > WAF > Custom rules > Create rule: (ends_with(http.request.uri.path, ".map")) -> Block; and build without public source maps.',
   },
+  fixTarget: { kind: 'served-file' },
   requires: ['sourceMaps', 'probes'],
   optional: ['page'],
   run: ({ sourceMaps, probes, page }) => {

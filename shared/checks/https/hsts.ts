@@ -59,6 +59,7 @@ export const hsts = defineCheck({
     cloudflare:
       'SSL/TLS > Edge Certificates > HTTP Strict Transport Security (HSTS) > Enable: Max Age 12 months (or more), Apply HSTS policy to subdomains on when every subdomain has https.',
   },
+  fixTarget: { kind: 'headers', headers: ['strict-transport-security'], where: { cloudflare: 'Cloudflare dashboard: SSL/TLS > Edge Certificates > HTTP Strict Transport Security (HSTS)' } },
   requires: ['target', 'mainResponse'],
   run: ({ target, mainResponse }) => {
     const url = mainResponse.url || target.finalUrl

@@ -30,6 +30,7 @@ export const httpsRedirect = defineCheck({
     nginx: 'server {\n  listen 80;\n  listen [::]:80;\n  server_name example.com www.example.com;\n  return 301 https://$host$request_uri;\n}',
     cloudflare: 'SSL/TLS > Edge Certificates > Always Use HTTPS: On.',
   },
+  fixTarget: { kind: 'https-redirect' },
   requires: ['httpRedirect'],
   run: ({ httpRedirect }) => {
     if (!httpRedirect) {

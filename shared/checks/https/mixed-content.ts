@@ -24,6 +24,7 @@ export const mixedContent = defineCheck({
     nginx: 'Fix the http:// URLs in the app; as a safety net:\nadd_header Content-Security-Policy "upgrade-insecure-requests" always;',
     cloudflare: 'SSL/TLS > Edge Certificates > Automatic HTTPS Rewrites: On (rewrites http links to resources that support https).',
   },
+  fixTarget: { kind: 'mixed-content' },
   requires: ['page'],
   run: ({ page }) => {
     if (!isHttpsUrl(page.finalUrl)) {

@@ -3,9 +3,9 @@
 
 import { defineCheck, type Severity } from '../types.ts'
 import { scanScripts, type SecretFinding } from '../util/secrets.ts'
+import { bySeverity } from '../ranking.ts'
 
 const MAX_FINDINGS = 20
-const RANK: Record<Severity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 
 export const jsSecrets = defineCheck({
   id: 'js-secrets',
@@ -25,11 +25,12 @@ export const jsSecrets = defineCheck({
     nginx: 'Rotate the key and remove it from the built assets; keep it on the server and proxy the calls, e.g. location /api/ { proxy_pass http://backend; } with the backend adding the credential.',
     cloudflare: 'Rotate the key, store it as a Worker secret (wrangler secret put NAME) and call the provider from the Worker instead of the browser.',
   },
+  fixTarget: { kind: 'secrets' },
   requires: ['scripts'],
   run: ({ scripts }) => {
     const findings = scanScripts(scripts)
     const bytes = scripts.reduce((n, s) => n + s.body.length, 0)
-    findings.sort((a, b) => RANK[b.severity] - RANK[a.severity])
+    findings.sort(bySeverity)
     const evidence = {
       scripts: scripts.length,
       bytes,

@@ -24,6 +24,7 @@ export const csp = defineCheck({
     generic: `Send a Content-Security-Policy header that allows scripts only from your origin or by nonce, e.g. "${RECOMMENDED}". Start with Content-Security-Policy-Report-Only to find breakage, then enforce it.`,
     ...headerFixes([{ key: 'Content-Security-Policy', value: RECOMMENDED }]),
   },
+  fixTarget: { kind: 'headers', headers: ['content-security-policy'] },
   requires: ['mainResponse'],
   optional: ['page'],
   run: ({ mainResponse, page }) => {

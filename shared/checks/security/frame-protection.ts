@@ -22,6 +22,7 @@ export const frameProtection = defineCheck({
       { key: 'X-Frame-Options', value: 'DENY' },
     ]),
   },
+  fixTarget: { kind: 'headers', headers: ['content-security-policy', 'x-frame-options'] },
   requires: ['mainResponse'],
   run: ({ mainResponse }) => {
     const cspHeader = headerValue(mainResponse.headers, 'content-security-policy')

@@ -164,6 +164,7 @@ export const permissionsPolicy = defineCheck({
     generic: `Send "Permissions-Policy: ${RECOMMENDED}" and add the features you do use with the origins that need them, e.g. camera=(self "https://meet.example.com"). Remove Feature-Policy once Permissions-Policy is sent.`,
     ...headerFixes([{ key: 'Permissions-Policy', value: RECOMMENDED }]),
   },
+  fixTarget: { kind: 'headers', headers: ['permissions-policy'] },
   requires: ['mainResponse'],
   optional: ['page'],
   run: ({ mainResponse, page }) => {

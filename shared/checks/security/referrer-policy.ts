@@ -46,6 +46,7 @@ export const referrerPolicy = defineCheck({
     generic: 'Send "Referrer-Policy: strict-origin-when-cross-origin" (or no-referrer) on every response.',
     ...headerFixes([{ key: 'Referrer-Policy', value: 'strict-origin-when-cross-origin' }]),
   },
+  fixTarget: { kind: 'headers', headers: ['referrer-policy'] },
   requires: ['mainResponse'],
   optional: ['page'],
   run: ({ mainResponse, page }) => {

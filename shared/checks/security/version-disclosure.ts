@@ -45,6 +45,7 @@ export const versionDisclosure = defineCheck({
     cloudflare:
       'Rules > Transform Rules > Modify Response Header > Create rule (all incoming requests):\nRemove  X-Powered-By\nRemove  X-AspNet-Version\nRemove  X-AspNetMvc-Version',
   },
+  fixTarget: { kind: 'version' },
   requires: ['mainResponse'],
   optional: ['page'],
   run: ({ mainResponse, page }) => {

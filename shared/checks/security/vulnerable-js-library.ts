@@ -11,6 +11,7 @@ import {
 import { defineCheck, type ScriptArtifact, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { compareVersions, parseVersion, satisfies } from '../util/semver.ts'
+import { worseSeverity } from '../ranking.ts'
 
 /** A semantic version as written in a banner or constant; not followed by more version digits. */
 const VER = String.raw`\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\.?\d)`
@@ -288,7 +289,6 @@ export function detectLibraries(script: ScriptArtifact): LibraryDetection[] {
   return found
 }
 
-const RANK: Record<Severity, number> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 
 interface Instance {
   entry: LibraryEntry
@@ -321,7 +321,7 @@ function highestFix(instance: Instance): string | null {
 }
 
 function worstSeverity(advisories: Advisory[]): Severity {
-  const worst = advisories.reduce<Severity>((w, a) => (RANK[a.severity] > RANK[w] ? a.severity : w), 'low')
+  const worst = advisories.reduce<Severity>((w, a) => worseSeverity(w, a.severity), 'low')
   return worst === 'critical' ? 'high' : worst // a library in the browser is scored at most high
 }
 

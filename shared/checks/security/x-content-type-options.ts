@@ -18,6 +18,7 @@ export const xContentTypeOptions = defineCheck({
     generic: 'Send "X-Content-Type-Options: nosniff" on every response, and serve every file with its correct Content-Type.',
     ...headerFixes([{ key: 'X-Content-Type-Options', value: 'nosniff' }]),
   },
+  fixTarget: { kind: 'headers', headers: ['x-content-type-options'] },
   requires: ['mainResponse'],
   run: ({ mainResponse }) => {
     const header = headerValue(mainResponse.headers, 'x-content-type-options')
