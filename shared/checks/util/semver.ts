@@ -1,5 +1,9 @@
-// A small semantic-version reader and range matcher for the advisory table: enough of npm's range
-// grammar for "<3.5.0", ">=1.2.0 <3.5.0" and "<3.4.1 || >=4.0.0 <4.3.1". No caret, tilde or x-ranges.
+// The advisory table's version matcher: enough of npm's range grammar for "<3.5.0", ">=1.2.0 <3.5.0" and
+// "<3.4.1 || >=4.0.0 <4.3.1" (no caret, tilde or x-ranges), with precedence from Bun.semver.order.
+// Bun.semver.satisfies is not used for the ranges: it follows npm in leaving a pre-release out of a range
+// unless a bound names a pre-release of the same version, so 3.5.0-rc.1 would not match "<3.5.0", while a
+// pre-release of a vulnerable release is vulnerable too; and it refuses the partial versions ("2.0") that
+// libraries' banners carry. Both cases are pinned in test/shared/checks/util/semver.test.ts.
 
 export interface Version {
   major: number
@@ -23,28 +27,12 @@ export function parseVersion(text: string): Version | null {
   }
 }
 
-function compareIdentifiers(a: string, b: string): number {
-  const an = /^\d+$/.test(a)
-  const bn = /^\d+$/.test(b)
-  if (an && bn) return Math.sign(Number(a) - Number(b))
-  if (an !== bn) return an ? -1 : 1 // numeric identifiers sort before alphanumeric ones
-  return a < b ? -1 : a > b ? 1 : 0
-}
+/** The canonical text of a version (partial versions filled in, no "v", no build tag), as Bun.semver reads it. */
+const canonical = (v: Version) => `${v.major}.${v.minor}.${v.patch}${v.prerelease.length ? `-${v.prerelease.join('.')}` : ''}`
 
-/** Semver precedence: -1, 0 or 1. A pre-release sorts before its release (3.5.0-rc.1 < 3.5.0). */
+/** Semver precedence (Bun.semver.order): -1, 0 or 1. A pre-release sorts before its release (3.5.0-rc.1 < 3.5.0). */
 export function compareVersions(a: Version, b: Version): number {
-  const core = Math.sign(a.major - b.major) || Math.sign(a.minor - b.minor) || Math.sign(a.patch - b.patch)
-  if (core !== 0) return core
-  if (a.prerelease.length === 0 || b.prerelease.length === 0) return Math.sign(b.prerelease.length - a.prerelease.length)
-  for (let i = 0; i < Math.max(a.prerelease.length, b.prerelease.length); i++) {
-    const x = a.prerelease[i]
-    const y = b.prerelease[i]
-    if (x === undefined) return -1
-    if (y === undefined) return 1
-    const c = compareIdentifiers(x, y)
-    if (c !== 0) return c
-  }
-  return 0
+  return Bun.semver.order(canonical(a), canonical(b))
 }
 
 type Operator = '<' | '<=' | '>' | '>=' | '='
