@@ -1,10 +1,16 @@
-// Everything a request handler may use, built once per process and passed down as plain values.
+// Everything a request handler or tool may use, built once per process and passed down as plain values. Tools
+// reach the domain only through these services, never through each other or the database modules.
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
 import type { Logger } from '../shared/log.ts'
 import type { Infra } from '../shared/infra/types.ts'
+import { AccountService } from './accounts/service.ts'
 import { AuditService } from './audits/service.ts'
+import { CheckCatalog } from './checks/service.ts'
+import { ExposureService } from './data-exposure/service.ts'
+import { FindingsService } from './findings/service.ts'
 import { ScanService } from './scans/service.ts'
+import { dnsServersFromConfig, VerificationService } from './verification/service.ts'
 
 export interface Services {
   config: Config
@@ -13,8 +19,26 @@ export interface Services {
   log: Logger
   scans: ScanService
   audits: AuditService
+  findings: FindingsService
+  checks: CheckCatalog
+  accounts: AccountService
+  verification: VerificationService
+  exposure: ExposureService
 }
 
 export function createServices(config: Config, db: Database, infra: Infra, log: Logger): Services {
-  return { config, db, infra, log, scans: new ScanService({ config, db, infra, log }), audits: new AuditService({ config, db, infra, log }) }
+  const checks = new CheckCatalog()
+  return {
+    config,
+    db,
+    infra,
+    log,
+    scans: new ScanService({ config, db, infra, log }),
+    audits: new AuditService({ config, db, infra, log }),
+    findings: new FindingsService({ db, checks }),
+    checks,
+    accounts: new AccountService({ db }),
+    verification: new VerificationService({ sql: db.sql, config, dnsServers: dnsServersFromConfig(config) }),
+    exposure: new ExposureService({ sql: db.sql, config }),
+  }
 }

@@ -36,13 +36,13 @@ export function within<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
 }
 
 /** Like Promise.all over items.map(fn), with at most `limit` calls running at once; order kept. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length)
   let next = 0
   const lane = async () => {
     while (next < items.length) {
       const i = next++
-      out[i] = await fn(items[i]!)
+      out[i] = await fn(items[i]!, i)
     }
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))

@@ -16,6 +16,8 @@ import { findInBundle, importedScripts, type BundleFindings, type Source, type S
 import { EgressHttp, type FetchOutcome } from '../../shared/egress/http.ts'
 import { redact } from './redact.ts'
 import { checkTarget } from '../http/target.ts'
+import { mapLimit } from '../../shared/async.ts'
+import type { Principal } from '../../shared/db/accounts.ts'
 
 export const EXPOSURE_LIMITS = {
   scripts: 20,
@@ -82,19 +84,6 @@ export interface ExposureDeps {
   config: Pick<Config, 'ALLOW_PRIVATE_TARGETS' | 'trustedTargetHosts' | 'PROBE_TIMEOUT_MS'>
   signal?: AbortSignal
   progress?: (progress: number, total: number, message: string) => Promise<void>
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++
-      out[i] = await fn(items[i]!, i)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return out
 }
 
 /** Script URLs and inline script bodies of a page. */
@@ -352,5 +341,14 @@ export async function checkDataExposure(deps: ExposureDeps, accountId: string, r
     return result
   } finally {
     await http.close()
+  }
+}
+
+/** Data exposure checks for tools: plain values in and out. */
+export class ExposureService {
+  constructor(private deps: Pick<ExposureDeps, 'sql' | 'config'>) {}
+
+  check(principal: Principal, url: string, call: Pick<ExposureDeps, 'signal' | 'progress'> = {}): Promise<ExposureResult> {
+    return checkDataExposure({ ...this.deps, ...call }, principal.account.id, url)
   }
 }

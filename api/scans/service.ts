@@ -3,7 +3,7 @@
 import type { Config } from '../../shared/config.ts'
 import type { Database } from '../../shared/db/index.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
-import { createScan, failScan, getScan, type ScanRow } from '../../shared/db/scans.ts'
+import { createScan, decodeKeyset, encodeKeyset, failScan, getApp, getScan, listApps, listScans, type Keyset, type ScanRow } from '../../shared/db/scans.ts'
 import { parseTargetUrl, policyFromConfig, resolveTarget } from '../../shared/egress/guard.ts'
 import { AppError, type ErrorCode } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
@@ -17,6 +17,18 @@ export interface ScanWaitOptions {
 
 /** How often the waiter reads Postgres too, in case a pub/sub message was lost. */
 const POLL_MS = 1_000
+
+/** The position a listing's cursor names (null: the first page); invalid_params for one the listing did not hand out. */
+function readCursor(listing: 'scan_history' | 'list_apps', cursor: string | undefined): Keyset | null {
+  if (cursor === undefined) return null
+  const after = decodeKeyset(listing, cursor)
+  if (after === null) {
+    throw new AppError('invalid_params', `cursor is not a ${listing} cursor: pass nextCursor from the previous page unchanged.`, {
+      details: [{ path: '/cursor', message: 'Invalid cursor' }],
+    })
+  }
+  return after
+}
 
 export class ScanService {
   constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {}
@@ -93,5 +105,30 @@ export class ScanService {
       ...(row.error ? { error: row.error } : {}),
       ...(row.report ? { report: row.report } : {}),
     }
+  }
+
+  /** This account's scans, newest first, of one app or one URL's origin when asked; one page and the cursor of the next. */
+  async history(principal: Principal, filter: { url?: string; appId?: string; cursor?: string; limit: number }) {
+    const { db } = this.deps
+    const accountId = principal.account.id
+    const after = readCursor('scan_history', filter.cursor)
+    let origin: string | undefined
+    if (filter.url !== undefined) {
+      const parsed = parseTargetUrl(filter.url)
+      if (!parsed.ok) throw new AppError('invalid_url', parsed.message)
+      origin = parsed.url.origin
+    }
+    if (filter.appId !== undefined && !(await getApp(db.sql, accountId, filter.appId))) {
+      throw new AppError('not_found', `No app ${filter.appId} in this account; list_apps lists them.`)
+    }
+    const page = await listScans(db.sql, accountId, { appId: filter.appId, origin, after, limit: filter.limit })
+    return { origin: origin ?? null, items: page.items, nextCursor: page.next ? encodeKeyset('scan_history', page.next) : null }
+  }
+
+  /** This account's apps (one an origin it scanned), most recently active first; one page and the cursor of the next. */
+  async apps(principal: Principal, page: { cursor?: string; limit: number }) {
+    const after = readCursor('list_apps', page.cursor)
+    const found = await listApps(this.deps.db.sql, principal.account.id, { after, limit: page.limit })
+    return { items: found.items, nextCursor: found.next ? encodeKeyset('list_apps', found.next) : null }
   }
 }

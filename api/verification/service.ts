@@ -22,6 +22,7 @@ import { ipFamily } from '../../shared/egress/address.ts'
 import { base62 } from '../../shared/ids.ts'
 import { EgressHttp } from '../../shared/egress/http.ts'
 import { checkTarget } from '../http/target.ts'
+import type { Principal } from '../../shared/db/accounts.ts'
 
 export { isVerified }
 
@@ -43,7 +44,7 @@ export interface VerificationDeps {
   signal?: AbortSignal
 }
 
-export interface CheckResult {
+export interface MethodCheck {
   method: VerificationMethod
   ok: boolean
   detail: string
@@ -66,7 +67,7 @@ export interface VerifyResult {
   token: string
   instructions: Instructions
   /** What this call checked; empty on the call that created the token and once verified. */
-  checked: CheckResult[]
+  checked: MethodCheck[]
   message: string
 }
 
@@ -107,7 +108,7 @@ export async function metaTokens(html: string): Promise<string[]> {
   return found
 }
 
-async function checkMeta(http: EgressHttp, origin: string, token: string): Promise<CheckResult> {
+async function checkMeta(http: EgressHttp, origin: string, token: string): Promise<MethodCheck> {
   const url = `${origin}/`
   const got = await http.get(url, { redirects: 'same-origin', headers: { accept: 'text/html,*/*;q=0.8' } })
   if (!got.ok) return { method: 'meta', ok: false, detail: `${url} could not be fetched (${got.code}: ${got.reason})` }
@@ -122,7 +123,7 @@ async function checkMeta(http: EgressHttp, origin: string, token: string): Promi
   return { method: 'meta', ok: false, detail: `no ${META_NAME} meta tag inside <head> of ${where}` }
 }
 
-async function checkFile(http: EgressHttp, origin: string, token: string): Promise<CheckResult> {
+async function checkFile(http: EgressHttp, origin: string, token: string): Promise<MethodCheck> {
   const url = origin + FILE_PATH
   const got = await http.get(url, { redirects: 'same-origin', bodyLimit: 4_096, headers: { accept: 'text/plain,*/*;q=0.8' } })
   if (!got.ok) return { method: 'file', ok: false, detail: `${url} could not be fetched (${got.code}: ${got.reason})` }
@@ -133,7 +134,7 @@ async function checkFile(http: EgressHttp, origin: string, token: string): Promi
   return { method: 'file', ok: false, detail: `${url} does not contain the token on a line of its own` }
 }
 
-async function checkDns(host: string, token: string, servers: string[] | undefined, signal?: AbortSignal): Promise<CheckResult> {
+async function checkDns(host: string, token: string, servers: string[] | undefined, signal?: AbortSignal): Promise<MethodCheck> {
   if (ipFamily(host) !== 0) {
     return { method: 'dns', ok: false, detail: 'the app is addressed by an IP address; DNS verification needs a host name' }
   }
@@ -165,7 +166,7 @@ async function checkDns(host: string, token: string, servers: string[] | undefin
   return { method: 'dns', ok: false, detail: `no TXT record at ${name} equals the token` }
 }
 
-async function runChecks(deps: VerificationDeps, url: URL, token: string, methods: readonly VerificationMethod[]): Promise<CheckResult[]> {
+async function runChecks(deps: VerificationDeps, url: URL, token: string, methods: readonly VerificationMethod[]): Promise<MethodCheck[]> {
   const needsHttp = methods.some((m) => m !== 'dns')
   const http = needsHttp ? await EgressHttp.open(deps.config, deps.signal) : null
   try {
@@ -179,7 +180,7 @@ async function runChecks(deps: VerificationDeps, url: URL, token: string, method
   }
 }
 
-function result(v: SiteVerification, url: URL, checked: CheckResult[], message: string): VerifyResult {
+function result(v: SiteVerification, url: URL, checked: MethodCheck[], message: string): VerifyResult {
   return {
     appId: v.appId,
     origin: url.origin,
@@ -216,4 +217,13 @@ export async function verifySite(
   }
   const updated = (await markVerified(deps.sql, accountId, appId, passed.method)) ?? verification
   return result(updated, url, checked, `Verified by ${updated.method}.`)
+}
+
+/** Site verification for tools: plain values in and out. */
+export class VerificationService {
+  constructor(private deps: Omit<VerificationDeps, 'signal'>) {}
+
+  verify(principal: Principal, input: { url: string; method?: VerificationMethod }, signal?: AbortSignal): Promise<VerifyResult> {
+    return verifySite({ ...this.deps, signal }, principal.account.id, input)
+  }
 }

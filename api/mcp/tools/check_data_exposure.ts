@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import { checkDataExposure as check } from '../../data-exposure/service.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict, Url } from './schemas.ts'
 
@@ -10,10 +9,5 @@ export const checkDataExposure = defineTool({
   plan: 'free',
   annotations: readOnly('Check data exposure', true),
   input: Type.Object({ url: Url }, strict),
-  run: (input, ctx) =>
-    check(
-      { sql: ctx.services.db.sql, config: ctx.services.config, signal: ctx.signal, progress: ctx.progress },
-      ctx.principal.account.id,
-      input.url,
-    ),
+  run: (input, ctx) => ctx.services.exposure.check(ctx.principal, input.url, { signal: ctx.signal, progress: ctx.progress }),
 })

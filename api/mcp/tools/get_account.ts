@@ -1,6 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import { getAccountSummary } from '../../../shared/db/accounts.ts'
-import { getBalance } from '../../../shared/db/ledger.ts'
 import { planIncludes } from './plans.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict } from './schemas.ts'
@@ -13,8 +11,7 @@ export const getAccount = defineTool({
   input: Type.Object({}, strict),
   run: async (_input, ctx) => {
     const { account, kind } = ctx.principal
-    const usage = await getAccountSummary(ctx.services.db.sql, account.id)
-    const balance = await getBalance(ctx.services.db.sql, account.id)
+    const { usage, balance } = await ctx.services.accounts.summary(ctx.principal)
     return {
       id: account.id,
       plan: account.plan,

@@ -1,55 +1,12 @@
 import { Type } from '@sinclair/typebox'
-import type { Severity } from '../../../shared/checks/types.ts'
-import { getScan, type ScanRow } from '../../../shared/db/scans.ts'
 import { AppError } from '../../../shared/errors.ts'
-import type { Report, ReportCheck } from '../../../shared/report-schema.ts'
 import { CategorySchema, CheckStatusSchema, SeveritySchema } from '../../../shared/report-schema.ts'
 import { penaltyOf } from '../../../shared/scoring.ts'
-import { defineTool, readOnly, type ToolContext } from './types.ts'
+import { defineTool, readOnly } from './types.ts'
 import { Cursor, Id, Limit, strict } from './schemas.ts'
-import { ATTENTION_RANK, bySeverity } from '../../../shared/checks/ranking.ts'
 
 const DEFAULT_STATUS = ['fail', 'warn'] as const
 const DEFAULT_LIMIT = 20
-
-/** A completed scan of this account and its report; any other state is an error that names the state. */
-export async function completedScan(ctx: ToolContext, scanId: string): Promise<{ scan: ScanRow; report: Report }> {
-  const scan = await getScan(ctx.services.db.sql, ctx.principal.account.id, scanId)
-  if (!scan) throw new AppError('not_found', `No scan ${scanId} in this account`)
-  if (scan.status === 'failed') {
-    throw new AppError('scan_failed', `Scan ${scanId} failed, so it has no findings${scan.error ? `: ${scan.error.message}` : ''}. Run scan_app again.`, {
-      scanId,
-      status: scan.status,
-      ...(scan.error ? { reason: scan.error } : {}),
-    })
-  }
-  if (scan.status !== 'completed' || !scan.report) {
-    // Not finished yet: the same answer scan_app gives when it stops waiting, with the scanId to poll.
-    throw new AppError('scanner_unavailable', `Scan ${scanId} is ${scan.status}, not completed yet: poll get_scan until its status is completed, then call again.`, {
-      scanId,
-      status: scan.status,
-    })
-  }
-  return { scan, report: scan.report as Report }
-}
-
-
-/**
- * The report's checks, highest impact first: the report's advice order (score points lost, then severity),
- * then the checks that cost nothing by severity and status, then report order.
- */
-export function byImpact(report: Report): ReportCheck[] {
-  const adviceRank = new Map(report.advice.map((a, i) => [a.checkId, i]))
-  const position = new Map(report.checks.map((c, i) => [c, i]))
-  const rank = (c: ReportCheck) => adviceRank.get(c.id) ?? Number.MAX_SAFE_INTEGER
-  return [...report.checks].sort(
-    (a, b) =>
-      rank(a) - rank(b) ||
-      bySeverity(a, b) ||
-      ATTENTION_RANK[b.status] - ATTENTION_RANK[a.status] ||
-      position.get(a)! - position.get(b)!,
-  )
-}
 
 const OFFSET_CURSOR = /^(scn_[0-9A-Za-z]+):(\d{1,6})$/
 
@@ -92,11 +49,11 @@ export const getFindings = defineTool({
         details: [{ path: '/cursor', message: 'Invalid cursor' }],
       })
     }
-    const { scan, report } = await completedScan(ctx, input.scanId)
+    const { scan, report } = await ctx.services.findings.completedScan(ctx.principal, input.scanId)
     const status = nonEmpty(input.status) ?? DEFAULT_STATUS
     const severity = nonEmpty(input.severity)
     const category = nonEmpty(input.category)
-    const matching = byImpact(report).filter(
+    const matching = ctx.services.findings.byImpact(report).filter(
       (c) =>
         (status as readonly string[]).includes(c.status) &&
         (!severity || severity.includes(c.severity)) &&

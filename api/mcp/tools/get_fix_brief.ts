@@ -1,79 +1,7 @@
 import { Type } from '@sinclair/typebox'
-import { FIX_PLACES } from '../../../shared/checks/fix-places.ts'
-import { getCheck } from '../../../shared/checks/registry.ts'
-import { PLATFORMS, type FixTarget } from '../../../shared/checks/types.ts'
-import { detectFromSignals, signalsFromReport, type Platform, type PlatformDetection } from '../../../shared/platform.ts'
-import type { Report, ReportCheck } from '../../../shared/report-schema.ts'
-import { penaltyOf } from '../../../shared/scoring.ts'
-import { unknownCheck } from './explain_check.ts'
-import { byImpact, completedScan } from './get_findings.ts'
+import { PLATFORMS } from '../../../shared/checks/types.ts'
 import { defineTool, readOnly } from './types.ts'
 import { Id, strict } from './schemas.ts'
-
-/** The exposed file's URL from the evidence (url, or path on the origin), else the path the check probes. */
-function servedUrl(check: ReportCheck, target: FixTarget, origin: string): string | null {
-  const e = check.evidence
-  if (typeof e.url === 'string' && /^https?:\/\//.test(e.url)) return e.url
-  if (typeof e.path === 'string' && e.path.startsWith('/')) return `${origin}${e.path}`
-  return target.path ? `${origin}${target.path}` : null
-}
-
-const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
-
-function verification(check: ReportCheck, target: FixTarget, report: Report, scanUrl: string): string {
-  const finalUrl = report.finalUrl || scanUrl
-  const { hostname, origin } = new URL(finalUrl)
-  const rescan = `Then re-run scan_app with {"url": ${JSON.stringify(scanUrl)}} and check that ${check.id} passes.`
-  switch (target.kind) {
-    case 'headers': {
-      const names = target.headers ?? []
-      return `curl -sI ${sh(finalUrl)} | grep -iE ${sh(`^(${names.join('|')}):`)} must print ${names.join(' and ')} with the new value. ${rescan}`
-    }
-    case 'https-redirect': {
-      const start = typeof check.evidence.startUrl === 'string' ? check.evidence.startUrl : `http://${hostname}/`
-      return `curl -sI ${sh(start)} must answer 301 or 308 with a location on https://${hostname}/. ${rescan}`
-    }
-    case 'cookies': {
-      const attribute = check.id === 'cookie-secure' ? 'Secure' : check.id === 'cookie-httponly' ? 'HttpOnly' : 'SameSite=Lax (or Strict)'
-      return `curl -sI ${sh(finalUrl)} | grep -i '^set-cookie:' must show ${attribute} on every cookie named in the evidence (sign in first if the cookie is set after login). ${rescan}`
-    }
-    case 'mixed-content':
-      return `Load ${finalUrl} in a browser: the console must show no "Mixed Content" messages. ${rescan}`
-    case 'version':
-      return `curl -sI ${sh(finalUrl)} | grep -iE '^(server|x-powered-by|x-aspnet-version|x-aspnetmvc-version|x-generator):' must show no version numbers, and the page no versioned <meta name="generator">. ${rescan}`
-    case 'served-file': {
-      const url = servedUrl(check, target, origin)
-      const probe = url
-        ? `curl -s -o /dev/null -w '%{http_code}\\n' ${sh(url)} must print 404 or 403 (an HTML page that answers every path also passes)`
-        : 'Each file named in the evidence must answer 404 or 403'
-      return `${probe}; rotate any secret the file held. ${rescan}`
-    }
-    case 'secrets':
-      return `The old key must be revoked at its provider (a call with it must fail), and the new key must not appear in any script the page loads. ${rescan}`
-    default:
-      return rescan.replace(/^Then r/, 'R')
-  }
-}
-
-function brief(check: ReportCheck, platform: Platform, report: Report, scanUrl: string) {
-  const meta = getCheck(check.id)
-  const target: FixTarget = meta?.fixTarget ?? { kind: 'other' }
-  const platformFix = meta?.fix[platform]
-  return {
-    checkId: check.id,
-    title: check.title,
-    severity: check.severity,
-    status: check.status,
-    impact: penaltyOf(check),
-    problem: check.summary,
-    evidence: check.evidence,
-    change: platformFix ?? meta?.fix.generic ?? check.advice ?? check.summary,
-    // False when the check has no fix written for this platform and the generic one stands in.
-    platformSpecific: platform === 'generic' || platformFix !== undefined,
-    where: target.where?.[platform] ?? FIX_PLACES[target.kind][platform],
-    verify: verification(check, target, report, scanUrl),
-  }
-}
 
 const PLATFORM_ARG = Type.Union(PLATFORMS.map((s) => Type.Literal(s)), {
   description: 'Write the brief for this platform instead of the detected one.',
@@ -97,40 +25,5 @@ export const getFixBrief = defineTool({
     },
     strict,
   ),
-  run: async (input, ctx) => {
-    const { scan, report } = await completedScan(ctx, input.scanId)
-    const recorded = scan.platformSignals
-    const detection: PlatformDetection & { source: string } = {
-      ...detectFromSignals(recorded ?? signalsFromReport(report)),
-      source: recorded ? 'the scanned response\'s headers and page' : 'the report\'s evidence (Server, X-Powered-By, script URLs)',
-    }
-    const platform = input.platform ?? detection.platform
-
-    if (input.checkId !== undefined && !report.checks.some((c) => c.id === input.checkId) && !getCheck(input.checkId)) {
-      throw unknownCheck(input.checkId)
-    }
-    const findings = byImpact(report).filter(
-      (c) => (c.status === 'fail' || c.status === 'warn') && (input.checkId === undefined || c.id === input.checkId),
-    )
-    const only = input.checkId === undefined ? undefined : report.checks.find((c) => c.id === input.checkId)
-    const note =
-      input.checkId === undefined
-        ? findings.length === 0 ? 'No failing or warning checks in this scan: nothing to fix.' : undefined
-        : !only
-          ? `${input.checkId} was not part of this scan (checks version ${report.checksVersion}): scan again to run it.`
-          : findings.length === 0 ? `${input.checkId} is ${only.status} in this scan: nothing to fix.` : undefined
-
-    return {
-      scanId: scan.id,
-      url: report.url,
-      finalUrl: report.finalUrl,
-      score: report.score,
-      grade: report.grade,
-      platform,
-      detectedFrom: input.platform !== undefined ? ['platform argument'] : detection.detectedFrom,
-      detected: detection,
-      ...(note ? { note } : {}),
-      items: findings.map((c) => brief(c, platform, report, scan.url)),
-    }
-  },
+  run: (input, ctx) => ctx.services.findings.fixBrief(ctx.principal, input),
 })

@@ -1,11 +1,8 @@
 import { Type } from '@sinclair/typebox'
-import { decodeKeyset, encodeKeyset, listApps as listAppRows } from '../../../shared/db/scans.ts'
-import { badCursor } from './scan_history.ts'
 import { defineTool, readOnly } from './types.ts'
 import { Cursor, Limit, strict } from './schemas.ts'
 
 const DEFAULT_LIMIT = 20
-const CURSOR_KIND = 'list_apps'
 
 export const listApps = defineTool({
   name: 'list_apps',
@@ -18,9 +15,7 @@ export const listApps = defineTool({
   annotations: readOnly('List apps'),
   input: Type.Object({ limit: Limit, cursor: Cursor }, strict),
   run: async (input, ctx) => {
-    const after = input.cursor === undefined ? null : decodeKeyset(CURSOR_KIND, input.cursor)
-    if (after === null && input.cursor !== undefined) throw badCursor('list_apps')
-    const page = await listAppRows(ctx.services.db.sql, ctx.principal.account.id, { after, limit: input.limit ?? DEFAULT_LIMIT })
+    const page = await ctx.services.scans.apps(ctx.principal, { cursor: input.cursor, limit: input.limit ?? DEFAULT_LIMIT })
     return {
       items: page.items.map((a) => ({
         id: a.id,
@@ -31,7 +26,7 @@ export const listApps = defineTool({
         latestScan: a.latestScan,
         latestCompletedScan: a.latestCompletedScan,
       })),
-      nextCursor: page.next ? encodeKeyset(CURSOR_KIND, page.next) : null,
+      nextCursor: page.nextCursor,
     }
   },
 })

@@ -1,17 +1,8 @@
 import { Type } from '@sinclair/typebox'
-import { decodeKeyset, encodeKeyset, getApp, listScans } from '../../../shared/db/scans.ts'
-import { parseTargetUrl } from '../../../shared/egress/guard.ts'
-import { AppError } from '../../../shared/errors.ts'
 import { defineTool, readOnly } from './types.ts'
 import { Cursor, Id, Limit, strict } from './schemas.ts'
 
 const DEFAULT_LIMIT = 20
-const CURSOR_KIND = 'scan_history'
-
-export const badCursor = (tool: string) =>
-  new AppError('invalid_params', `cursor is not a ${tool} cursor: pass nextCursor from the previous page unchanged.`, {
-    details: [{ path: '/cursor', message: 'Invalid cursor' }],
-  })
 
 export const scanHistory = defineTool({
   name: 'scan_history',
@@ -32,23 +23,12 @@ export const scanHistory = defineTool({
     strict,
   ),
   run: async (input, ctx) => {
-    const sql = ctx.services.db.sql
-    const accountId = ctx.principal.account.id
-    const after = input.cursor === undefined ? null : decodeKeyset(CURSOR_KIND, input.cursor)
-    if (after === null && input.cursor !== undefined) throw badCursor('scan_history')
-    let origin: string | undefined
-    if (input.url !== undefined) {
-      const parsed = parseTargetUrl(input.url)
-      if (!parsed.ok) throw new AppError('invalid_url', parsed.message)
-      origin = parsed.url.origin
-    }
-    if (input.appId !== undefined && !(await getApp(sql, accountId, input.appId))) {
-      throw new AppError('not_found', `No app ${input.appId} in this account; list_apps lists them.`)
-    }
-    const page = await listScans(sql, accountId, { appId: input.appId, origin, after, limit: input.limit ?? DEFAULT_LIMIT })
+    const { origin, items, nextCursor } = await ctx.services.scans.history(ctx.principal, {
+      url: input.url, appId: input.appId, cursor: input.cursor, limit: input.limit ?? DEFAULT_LIMIT,
+    })
     return {
-      filter: { appId: input.appId ?? null, origin: origin ?? null },
-      items: page.items.map((s) => ({
+      filter: { appId: input.appId ?? null, origin },
+      items: items.map((s) => ({
         id: s.id,
         appId: s.appId,
         url: s.url,
@@ -58,7 +38,7 @@ export const scanHistory = defineTool({
         createdAt: s.createdAt,
         finishedAt: s.finishedAt,
       })),
-      nextCursor: page.next ? encodeKeyset(CURSOR_KIND, page.next) : null,
+      nextCursor,
     }
   },
 })

@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import { dnsServersFromConfig, verifySite as verify } from '../../verification/service.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict, Url } from './schemas.ts'
 
@@ -13,15 +12,5 @@ export const verifySite = defineTool({
     { url: Url, method: Type.Optional(Type.Union([Type.Literal('meta'), Type.Literal('file'), Type.Literal('dns')])) },
     strict,
   ),
-  run: (input, ctx) =>
-    verify(
-      {
-        sql: ctx.services.db.sql,
-        config: ctx.services.config,
-        dnsServers: dnsServersFromConfig(ctx.services.config),
-        signal: ctx.signal,
-      },
-      ctx.principal.account.id,
-      input,
-    ),
+  run: (input, ctx) => ctx.services.verification.verify(ctx.principal, input, ctx.signal),
 })

@@ -1,0 +1,108 @@
+// Findings of a completed scan, as the tools read them: the scan and its report (any other state is an
+// error that names it), and the report's checks in impact order.
+import { ATTENTION_RANK, bySeverity } from '../../shared/checks/ranking.ts'
+import type { Principal } from '../../shared/db/accounts.ts'
+import type { Database } from '../../shared/db/index.ts'
+import { getScan, type ScanRow } from '../../shared/db/scans.ts'
+import { AppError } from '../../shared/errors.ts'
+import { detectFromSignals, signalsFromReport, type Platform, type PlatformDetection } from '../../shared/platform.ts'
+import type { Report, ReportCheck } from '../../shared/report-schema.ts'
+import type { CheckCatalog } from '../checks/service.ts'
+import { brief } from './fix-brief.ts'
+
+/** A completed scan of this account and its report; any other state is an error that names the state. */
+export async function completedScan(db: Database, principal: Principal, scanId: string): Promise<{ scan: ScanRow; report: Report }> {
+  const scan = await getScan(db.sql, principal.account.id, scanId)
+  if (!scan) throw new AppError('not_found', `No scan ${scanId} in this account`)
+  if (scan.status === 'failed') {
+    throw new AppError('scan_failed', `Scan ${scanId} failed, so it has no findings${scan.error ? `: ${scan.error.message}` : ''}. Run scan_app again.`, {
+      scanId,
+      status: scan.status,
+      ...(scan.error ? { reason: scan.error } : {}),
+    })
+  }
+  if (scan.status !== 'completed' || !scan.report) {
+    // Not finished yet: the same answer scan_app gives when it stops waiting, with the scanId to poll.
+    throw new AppError('scanner_unavailable', `Scan ${scanId} is ${scan.status}, not completed yet: poll get_scan until its status is completed, then call again.`, {
+      scanId,
+      status: scan.status,
+    })
+  }
+  return { scan, report: scan.report as Report }
+}
+
+
+/**
+ * The report's checks, highest impact first: the report's advice order (score points lost, then severity),
+ * then the checks that cost nothing by severity and status, then report order.
+ */
+export function byImpact(report: Report): ReportCheck[] {
+  const adviceRank = new Map(report.advice.map((a, i) => [a.checkId, i]))
+  const position = new Map(report.checks.map((c, i) => [c, i]))
+  const rank = (c: ReportCheck) => adviceRank.get(c.id) ?? Number.MAX_SAFE_INTEGER
+  return [...report.checks].sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      bySeverity(a, b) ||
+      ATTENTION_RANK[b.status] - ATTENTION_RANK[a.status] ||
+      position.get(a)! - position.get(b)!,
+  )
+}
+
+export interface FixBriefInput {
+  scanId: string
+  checkId?: string
+  platform?: Platform
+}
+
+export class FindingsService {
+  constructor(private deps: { db: Database; checks: CheckCatalog }) {}
+
+  /** A completed scan of this account and its report; not_found, scan_failed or scanner_unavailable otherwise. */
+  completedScan(principal: Principal, scanId: string): Promise<{ scan: ScanRow; report: Report }> {
+    return completedScan(this.deps.db, principal, scanId)
+  }
+
+  /** The report's checks, highest impact first. */
+  byImpact(report: Report): ReportCheck[] {
+    return byImpact(report)
+  }
+
+  /** What to change, where and how to verify it, for each failing or warning check of a completed scan. */
+  async fixBrief(principal: Principal, input: FixBriefInput) {
+    const { scan, report } = await this.completedScan(principal, input.scanId)
+    const recorded = scan.platformSignals
+    const detection: PlatformDetection & { source: string } = {
+      ...detectFromSignals(recorded ?? signalsFromReport(report)),
+      source: recorded ? 'the scanned response\'s headers and page' : 'the report\'s evidence (Server, X-Powered-By, script URLs)',
+    }
+    const platform = input.platform ?? detection.platform
+
+    if (input.checkId !== undefined && !report.checks.some((c) => c.id === input.checkId) && !this.deps.checks.isKnown(input.checkId)) {
+      throw this.deps.checks.unknownCheck(input.checkId)
+    }
+    const findings = this.byImpact(report).filter(
+      (c) => (c.status === 'fail' || c.status === 'warn') && (input.checkId === undefined || c.id === input.checkId),
+    )
+    const only = input.checkId === undefined ? undefined : report.checks.find((c) => c.id === input.checkId)
+    const note =
+      input.checkId === undefined
+        ? findings.length === 0 ? 'No failing or warning checks in this scan: nothing to fix.' : undefined
+        : !only
+          ? `${input.checkId} was not part of this scan (checks version ${report.checksVersion}): scan again to run it.`
+          : findings.length === 0 ? `${input.checkId} is ${only.status} in this scan: nothing to fix.` : undefined
+
+    return {
+      scanId: scan.id,
+      url: report.url,
+      finalUrl: report.finalUrl,
+      score: report.score,
+      grade: report.grade,
+      platform,
+      detectedFrom: input.platform !== undefined ? ['platform argument'] : detection.detectedFrom,
+      detected: detection,
+      ...(note ? { note } : {}),
+      items: findings.map((c) => brief(c, platform, report, scan.url)),
+    }
+  }
+}
