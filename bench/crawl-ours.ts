@@ -19,7 +19,7 @@ const site: string = siteFlag
 const concurrency = intFlag('concurrency', 1, 1, 16)
 const maxPages = intFlag('pages', 200, 1, 500)
 const engine = flag('engine') === true
-const say = (obj: unknown) => process.stdout.write('@@bench ' + JSON.stringify(obj) + '\n')
+const say = (obj: unknown) => process.stdout.write(`@@bench ${JSON.stringify(obj)}\n`)
 const POLL_MS = 250
 const LIMIT_MS = 15 * 60_000
 
@@ -48,7 +48,10 @@ async function viaAudit(): Promise<{ run(): Promise<Outcome>; stop(): Promise<vo
   return {
     async run() {
       const t0 = performance.now()
-      const started = await client.callTool({ name: 'audit_app', arguments: { url: site, options: { maxPages, maxDepth: 10, maxDurationSeconds: 900 } } })
+      const started = await client.callTool({
+        name: 'audit_app',
+        arguments: { url: site, options: { maxPages, maxDepth: 10, maxDurationSeconds: 900 } },
+      })
       const start = payload(started)
       if (started.isError) throw new Error(`audit_app: ${JSON.stringify(start)}`)
       for (let i = 0; performance.now() - t0 < LIMIT_MS; i++) {
@@ -58,7 +61,12 @@ async function viaAudit(): Promise<{ run(): Promise<Outcome>; stop(): Promise<vo
           const ms = performance.now() - t0
           const p = got.progress ?? {}
           if (got.status !== 'completed') throw new Error(`audit ${got.status}: ${JSON.stringify(got.error ?? {})}`)
-          return { pages: Number(p.pagesScanned ?? 0), failed: Number(p.pagesFailed ?? 0), ms, detail: { polls: i + 1, discovered: p.pagesDiscovered } }
+          return {
+            pages: Number(p.pagesScanned ?? 0),
+            failed: Number(p.pagesFailed ?? 0),
+            ms,
+            detail: { polls: i + 1, discovered: p.pagesDiscovered },
+          }
         }
       }
       throw new Error(`audit not finished within ${LIMIT_MS} ms`)
@@ -83,7 +91,15 @@ async function viaEngine(): Promise<{ run(): Promise<Outcome>; stop(): Promise<v
       let pages = 0
       let failed = 0
       const summary = await crawlSite(
-        { startUrl: site, maxPages, maxDepth: 10, maxDurationMs: LIMIT_MS, concurrency, navTimeoutMs: 15_000, signal: new AbortController().signal },
+        {
+          startUrl: site,
+          maxPages,
+          maxDepth: 10,
+          maxDurationMs: LIMIT_MS,
+          concurrency,
+          navTimeoutMs: 15_000,
+          signal: new AbortController().signal,
+        },
         { browser, policy: { allowPrivate: true, trustedHosts: [] }, log, trustedSpki: [], probeTimeoutMs: 8_000 },
         {
           onDiscovered: () => {},

@@ -32,7 +32,8 @@ const concurrencies = String(flag('concurrency') === undefined ? '1,2,4' : flag(
   .map(Number)
   .filter((n) => Number.isInteger(n) && n >= 1 && n <= 16)
 // The audit tools if they are there, else the crawl engine alone; --engine forces the engine.
-const auditToolsPresent = existsSync(join(import.meta.dir, '../api/mcp/tools/audit_app.ts')) && existsSync(join(import.meta.dir, '../crawler/audit-worker.ts'))
+const auditToolsPresent =
+  existsSync(join(import.meta.dir, '../api/mcp/tools/audit_app.ts')) && existsSync(join(import.meta.dir, '../crawler/audit-worker.ts'))
 const engine = flag('engine') === true || !auditToolsPresent
 
 type Side = 'ours' | 'crawlee'
@@ -113,10 +114,25 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
   const storage = mkdtempSync(join(tmpdir(), 'appaudit-crawlee-'))
   const cmd =
     side === 'ours'
-      ? [process.execPath, join(import.meta.dir, 'crawl-ours.ts'), `--site=${siteUrl}`, `--concurrency=${concurrency}`, `--pages=${pages}`, ...(engine ? ['--engine'] : [])]
-      : ['node', join(import.meta.dir, 'compare-lib/crawlee-runner.mjs'), JSON.stringify({
-          url: siteUrl, concurrency, maxPages: pages, executablePath: chromiumPath(''), args: CHROMIUM_ARGS,
-        })]
+      ? [
+          process.execPath,
+          join(import.meta.dir, 'crawl-ours.ts'),
+          `--site=${siteUrl}`,
+          `--concurrency=${concurrency}`,
+          `--pages=${pages}`,
+          ...(engine ? ['--engine'] : []),
+        ]
+      : [
+          'node',
+          join(import.meta.dir, 'compare-lib/crawlee-runner.mjs'),
+          JSON.stringify({
+            url: siteUrl,
+            concurrency,
+            maxPages: pages,
+            executablePath: chromiumPath(''),
+            args: CHROMIUM_ARGS,
+          }),
+        ]
   const proc: Subprocess<'pipe', 'pipe', 'inherit'> = Bun.spawn(cmd, {
     stdin: 'pipe',
     stdout: 'pipe',
@@ -194,8 +210,12 @@ let oursMode = ''
 let crawleeVersion = ''
 let crawleeNode = ''
 try {
-  console.log(`crawl-throughput: ${pages}-page fixture site at ${site.url}, concurrency ${concurrencies.join(', ')}, ${rounds} round(s) of ours then Crawlee`)
-  console.log(`ours: ${engine ? `crawl engine crawlSite directly${auditToolsPresent ? ' (--engine)' : ' (the audit tools are not in this tree)'}` : 'the real audit (audit_app, get_audit polled every 250 ms) through the service in production mode'}`)
+  console.log(
+    `crawl-throughput: ${pages}-page fixture site at ${site.url}, concurrency ${concurrencies.join(', ')}, ${rounds} round(s) of ours then Crawlee`,
+  )
+  console.log(
+    `ours: ${engine ? `crawl engine crawlSite directly${auditToolsPresent ? ' (--engine)' : ' (the audit tools are not in this tree)'}` : 'the real audit (audit_app, get_audit polled every 250 ms) through the service in production mode'}`,
+  )
   for (const c of concurrencies) {
     for (let r = 0; r < rounds; r++) {
       for (const side of ['ours', 'crawlee'] as const) {
@@ -217,9 +237,19 @@ try {
   const mb = (n: number) => n.toFixed(0)
   const rows = [['concurrency', 'side', 'pages', 'seconds', 'pages/min', 'peak RSS MB', 'RSS MB at 0/25/50/75/100%']]
   for (const r of runs) {
-    rows.push([String(r.concurrency), r.side, String(r.pages), r.seconds.toFixed(1), r.pagesPerMinute.toFixed(0), mb(r.peakRssMb), r.rssAtMb.map(mb).join(' / ')])
+    rows.push([
+      String(r.concurrency),
+      r.side,
+      String(r.pages),
+      r.seconds.toFixed(1),
+      r.pagesPerMinute.toFixed(0),
+      mb(r.peakRssMb),
+      r.rssAtMb.map(mb).join(' / '),
+    ])
   }
-  console.log(`\nours: ${oursMode}; reference: Crawlee ${crawleeVersion} PlaywrightCrawler under node ${crawleeNode} (same Chromium ${chromiumPath('') ?? "(Playwright's)"}, same flags)\n`)
+  console.log(
+    `\nours: ${oursMode}; reference: Crawlee ${crawleeVersion} PlaywrightCrawler under node ${crawleeNode} (same Chromium ${chromiumPath('') ?? "(Playwright's)"}, same flags)\n`,
+  )
   console.log(table(rows))
 
   const byConcurrency = concurrencies.map((c) => {
@@ -235,16 +265,35 @@ try {
       crawleePeakMb: Math.max(...of('crawlee').map((r) => r.peakRssMb)),
     }
   })
-  const summary = [['concurrency', 'ours pages/min', 'Crawlee pages/min', 'ratio ours/Crawlee', 'target', 'ours peak MB', 'Crawlee peak MB']]
+  const summary = [
+    ['concurrency', 'ours pages/min', 'Crawlee pages/min', 'ratio ours/Crawlee', 'target', 'ours peak MB', 'Crawlee peak MB'],
+  ]
   for (const b of byConcurrency) {
     summary.push([
-      String(b.concurrency), b.ours.toFixed(0), b.crawlee.toFixed(0), fmtRatio(b.ratio),
-      b.ratio >= TARGET_RATIO ? `>= ${TARGET_RATIO}: met` : `>= ${TARGET_RATIO}: NOT met`, mb(b.oursPeakMb), mb(b.crawleePeakMb),
+      String(b.concurrency),
+      b.ours.toFixed(0),
+      b.crawlee.toFixed(0),
+      fmtRatio(b.ratio),
+      b.ratio >= TARGET_RATIO ? `>= ${TARGET_RATIO}: met` : `>= ${TARGET_RATIO}: NOT met`,
+      mb(b.oursPeakMb),
+      mb(b.crawleePeakMb),
     ])
   }
-  console.log(`\nmedians per concurrency (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})\n`)
+  console.log(
+    `\nmedians per concurrency (load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})\n`,
+  )
   console.log(table(summary))
-  const result: CrawlThroughputResult = { bench: 'crawl-throughput', pages, oursMode, crawleeVersion, runs, byConcurrency, target: TARGET_RATIO }
+  const result: CrawlThroughputResult = {
+    bench: 'crawl-throughput',
+    pages,
+    oursMode,
+    crawleeVersion,
+    runs,
+    byConcurrency,
+    target: TARGET_RATIO,
+  }
   await writeResult(result)
 } finally {
   site.stop()

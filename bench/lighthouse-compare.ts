@@ -19,7 +19,13 @@ import { loadavg } from 'node:os'
 import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
 import { hardenedSite, spaSite, testCertificate, weakSite, type Site } from '../test/fixtures/sites.ts'
 import type { Mode } from '../test/harness/service.ts'
-import { lighthouseVersion, runLighthouseCli, startLighthouseApi, type LighthouseApi, type LighthouseRun } from './compare-lib/lighthouse.ts'
+import {
+  lighthouseVersion,
+  runLighthouseCli,
+  startLighthouseApi,
+  type LighthouseApi,
+  type LighthouseRun,
+} from './compare-lib/lighthouse.ts'
 import { startOurs, type Ours } from './compare-lib/ours.ts'
 import { textTable } from './compare-lib/text.ts'
 import { flag, fmtMs, fmtRatio, intFlag, summarize, withTimeout, writeResult, type Summary } from './lib/stats.ts'
@@ -61,16 +67,18 @@ function shares(total: number, rounds: number): number[] {
   return Array.from({ length: rounds }, (_, i) => Math.floor(((i + 1) * total) / rounds) - Math.floor((i * total) / rounds))
 }
 
-export async function compareWithLighthouse(opts: {
-  quick?: boolean
-  lighthouse?: LhMode[]
-  lhRuns?: number
-  scans?: number
-  warmup?: number
-  site?: SiteName
-  mode?: Mode
-  log?: (l: string) => void
-} = {}): Promise<LighthouseCompareResult> {
+export async function compareWithLighthouse(
+  opts: {
+    quick?: boolean
+    lighthouse?: LhMode[]
+    lhRuns?: number
+    scans?: number
+    warmup?: number
+    site?: SiteName
+    mode?: Mode
+    log?: (l: string) => void
+  } = {},
+): Promise<LighthouseCompareResult> {
   const log = opts.log ?? ((l: string) => console.log(l))
   const quick = opts.quick ?? false
   const lhModes = opts.lighthouse ?? (quick ? ['api'] : ['api', 'cli'])
@@ -93,10 +101,14 @@ export async function compareWithLighthouse(opts: {
     log(`load average (1 min) at start: ${loadavg()[0]!.toFixed(2)}`)
     ours = await startOurs(mode, tls ? [tls.spki] : [])
     for (let i = 0; i < warmup; i++) await ours.scan(site.url)
-    log(`scan_app: service in ${mode} mode, warm (${warmup} warm-up scan${warmup === 1 ? '' : 's'}), official MCP SDK client, ${scans} scans`)
+    log(
+      `scan_app: service in ${mode} mode, warm (${warmup} warm-up scan${warmup === 1 ? '' : 's'}), official MCP SDK client, ${scans} scans`,
+    )
     if (lhModes.includes('api')) {
       api = await startLighthouseApi(site.url, chromePath, chromeFlags)
-      log(`Lighthouse API: node + chrome-launcher, Chromium launched once (${fmtMs(api.launchMs)}), ${lhWarmup} warm-up + ${lhRuns} runs, default categories`)
+      log(
+        `Lighthouse API: node + chrome-launcher, Chromium launched once (${fmtMs(api.launchMs)}), ${lhWarmup} warm-up + ${lhRuns} runs, default categories`,
+      )
       for (let i = 0; i < lhWarmup; i++) {
         const w = await api.run()
         log(`  warm-up run: ${fmtMs(w.ms)}`)
@@ -140,7 +152,9 @@ export async function compareWithLighthouse(opts: {
       scanAppSplit: Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, summarize(v).median])),
       target: TARGET_RATIO,
     }
-    const rows = [['side', 'n', 'min', 'median', 'max', "Lighthouse's own total (median)", 'ratio Lighthouse/scan_app', `>= ${TARGET_RATIO}x`]]
+    const rows = [
+      ['side', 'n', 'min', 'median', 'max', "Lighthouse's own total (median)", 'ratio Lighthouse/scan_app', `>= ${TARGET_RATIO}x`],
+    ]
     for (const m of lhModes) {
       const runs = summarize(lh[m].map((r) => r.ms))
       const lhTotal = summarize(lh[m].map((r) => r.lhTotalMs ?? NaN).filter(Number.isFinite))
@@ -148,7 +162,13 @@ export async function compareWithLighthouse(opts: {
       result.lighthouse[m] = { runs, lhTotal, categories: lh[m][lh[m].length - 1]?.categories ?? {}, ratio }
       rows.push([
         m === 'api' ? 'Lighthouse, API (warm Chromium)' : 'Lighthouse, CLI (new Chromium per run)',
-        String(runs.n), fmtMs(runs.min), fmtMs(runs.median), fmtMs(runs.max), fmtMs(lhTotal.median), `${fmtRatio(ratio)}x`, ratio >= TARGET_RATIO ? 'met' : 'NOT met',
+        String(runs.n),
+        fmtMs(runs.min),
+        fmtMs(runs.median),
+        fmtMs(runs.max),
+        fmtMs(lhTotal.median),
+        `${fmtRatio(ratio)}x`,
+        ratio >= TARGET_RATIO ? 'met' : 'NOT met',
       ])
     }
     rows.push(['scan_app (warm service)', String(scanApp.n), fmtMs(scanApp.min), fmtMs(scanApp.median), fmtMs(scanApp.max), '', '', ''])
@@ -162,14 +182,20 @@ export async function compareWithLighthouse(opts: {
       )
     }
     const cats = result.lighthouse.api?.categories ?? result.lighthouse.cli?.categories ?? {}
-    log(`Lighthouse categories run (its defaults), scores of the last run: ${Object.entries(cats).map(([k, v]) => `${k} ${v ?? 'n/a'}`).join(', ')}`)
+    log(
+      `Lighthouse categories run (its defaults), scores of the last run: ${Object.entries(cats)
+        .map(([k, v]) => `${k} ${v ?? 'n/a'}`)
+        .join(', ')}`,
+    )
     const verdicts = lhModes.map((m) => {
       const r = result.lighthouse[m]!
       return `${r.ratio >= TARGET_RATIO ? 'met' : 'NOT met'} against the ${m === 'api' ? 'API with a warm Chromium' : 'CLI'} (${fmtRatio(r.ratio)}x)`
     })
     log(`Target: scan_app at least ${TARGET_RATIO}x faster than Lighthouse (median / median): ${verdicts.join('; ')}.`)
     if (lhModes.length > 1) {
-      log('The CLI is how Lighthouse is usually run (a new Chromium each time); the API with a warm Chromium is like for like with our warm service.')
+      log(
+        'The CLI is how Lighthouse is usually run (a new Chromium each time); the API with a warm Chromium is like for like with our warm service.',
+      )
     }
     return result
   } finally {
@@ -182,9 +208,11 @@ export async function compareWithLighthouse(opts: {
 if (import.meta.main) {
   const quick = flag('quick') === true
   const lhFlag = flag('lighthouse')
-  if (lhFlag !== undefined && lhFlag !== 'api' && lhFlag !== 'cli' && lhFlag !== 'both') throw new Error('--lighthouse must be api, cli or both')
+  if (lhFlag !== undefined && lhFlag !== 'api' && lhFlag !== 'cli' && lhFlag !== 'both')
+    throw new Error('--lighthouse must be api, cli or both')
   const siteFlag = flag('site')
-  if (siteFlag !== undefined && siteFlag !== 'spa' && siteFlag !== 'weak' && siteFlag !== 'hardened') throw new Error('--site must be spa, weak or hardened')
+  if (siteFlag !== undefined && siteFlag !== 'spa' && siteFlag !== 'weak' && siteFlag !== 'hardened')
+    throw new Error('--site must be spa, weak or hardened')
   const mode = flag('mode')
   if (mode !== undefined && mode !== 'embedded' && mode !== 'production') throw new Error('--mode must be embedded or production')
   const result = await compareWithLighthouse({

@@ -119,7 +119,11 @@ async function mcpSession(mcpUrl: string, key: string): Promise<{ headers: Recor
   const sessionId = init.headers.get('mcp-session-id')
   if (init.status !== 200 || !sessionId) throw new Error(`initialize failed: HTTP ${init.status} ${initText.slice(0, 300)}`)
   const headers = { ...MCP_HEADERS, ...auth, 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION }
-  const note = await fetch(mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+  const note = await fetch(mcpUrl, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  })
   await note.arrayBuffer()
   if (note.status !== 202) throw new Error(`notifications/initialized: HTTP ${note.status}`)
   const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} })
@@ -127,23 +131,26 @@ async function mcpSession(mcpUrl: string, key: string): Promise<{ headers: Recor
   const text = await res.text()
   if (res.status !== 200) throw new Error(`tools/list failed: HTTP ${res.status} ${text.slice(0, 300)}`)
   const parsed = JSON.parse(text) as { result?: { tools?: unknown[] } }
-  if (!Array.isArray(parsed.result?.tools) || parsed.result.tools.length === 0) throw new Error(`tools/list returned no tools: ${text.slice(0, 300)}`)
+  if (!Array.isArray(parsed.result?.tools) || parsed.result.tools.length === 0)
+    throw new Error(`tools/list returned no tools: ${text.slice(0, 300)}`)
   return { headers, body, captured: { body: text, headers: replayHeaders(res) } }
 }
 
-export async function benchThroughput(opts: {
-  quick?: boolean
-  concurrency?: number
-  durationMs?: number
-  warmupMs?: number
-  rounds?: number
-  inproc?: boolean
-  /** The bare server answers after one event-loop turn (see startBare). */
-  bareAsync?: boolean
-  /** Write a CPU profile of our server process here (Markdown and .cpuprofile). */
-  profileDir?: string
-  log?: (line: string) => void
-} = {}): Promise<ThroughputResult> {
+export async function benchThroughput(
+  opts: {
+    quick?: boolean
+    concurrency?: number
+    durationMs?: number
+    warmupMs?: number
+    rounds?: number
+    inproc?: boolean
+    /** The bare server answers after one event-loop turn (see startBare). */
+    bareAsync?: boolean
+    /** Write a CPU profile of our server process here (Markdown and .cpuprofile). */
+    profileDir?: string
+    log?: (line: string) => void
+  } = {},
+): Promise<ThroughputResult> {
   const log = opts.log ?? ((l: string) => console.log(l))
   const concurrency = opts.concurrency ?? 32
   const durationMs = opts.durationMs ?? (opts.quick ? 1_500 : 5_000)
@@ -191,10 +198,14 @@ export async function benchThroughput(opts: {
     if ((await check.text()) !== session.captured.body) throw new Error('the bare server does not answer the captured bytes')
 
     const loadBefore = loadavg()[0]!
-    log(`MCP tools/list throughput: ours (production mode: PostgreSQL + Redis, ROLE=api) vs bare Bun.serve, same bytes` +
-      (opts.bareAsync ? ' (bare answers after one event-loop turn)' : ''))
-    log(`layout: ${layout === 'processes' ? 'each server in its own process, this process is the client' : 'servers and client in one process'}; ` +
-      `${concurrency} in flight (fetch keep-alive); ${warmupMs} ms warm-up + ${durationMs} ms per run; response ${fmtInt(expectBytes)} bytes`)
+    log(
+      `MCP tools/list throughput: ours (production mode: PostgreSQL + Redis, ROLE=api) vs bare Bun.serve, same bytes` +
+        (opts.bareAsync ? ' (bare answers after one event-loop turn)' : ''),
+    )
+    log(
+      `layout: ${layout === 'processes' ? 'each server in its own process, this process is the client' : 'servers and client in one process'}; ` +
+        `${concurrency} in flight (fetch keep-alive); ${warmupMs} ms warm-up + ${durationMs} ms per run; response ${fmtInt(expectBytes)} bytes`,
+    )
 
     const sides = { ours: { url: ours.mcpUrl, pid: oursPid }, bare: { url: bare.url, pid: barePid } }
     const order: Array<'ours' | 'bare'> = []
@@ -210,7 +221,14 @@ export async function benchThroughput(opts: {
       const cpu1 = await cpuMs(pid)
       const serverCpuUsPerReq = r.requests ? ((cpu1 - cpu0) * 1000) / r.requests : NaN
       runs.push({ side, rps: r.rps, requests: r.requests, errors: r.errors, serverCpuUsPerReq })
-      rows.push([String(i + 1), side, fmtInt(r.rps), fmtInt(r.requests), fmtInt(r.errors), Number.isFinite(serverCpuUsPerReq) ? serverCpuUsPerReq.toFixed(0) : 'n/a'])
+      rows.push([
+        String(i + 1),
+        side,
+        fmtInt(r.rps),
+        fmtInt(r.requests),
+        fmtInt(r.errors),
+        Number.isFinite(serverCpuUsPerReq) ? serverCpuUsPerReq.toFixed(0) : 'n/a',
+      ])
       if (r.errors) log(`  ${side}: ${r.errors} errors, e.g. ${r.errorSamples.join(' | ')}`)
     }
     log(table(rows))
@@ -230,20 +248,41 @@ export async function benchThroughput(opts: {
     const loadAfter = loadavg()[0]!
     const errors = runs.reduce((a, r) => a + r.errors, 0)
     log('')
-    log(table([
-      ['', 'req/s', 'server CPU us/req'],
-      ['ours', fmtInt(o.rps), Number.isFinite(o.cpu) ? o.cpu.toFixed(0) : 'n/a'],
-      ['bare', fmtInt(b.rps), Number.isFinite(b.cpu) ? b.cpu.toFixed(0) : 'n/a'],
-    ]))
-    log(`ratio ours/bare: ${fmtRatio(ratio)}  (target >= ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})` +
-      (Number.isFinite(o.cpu) && Number.isFinite(b.cpu) ? `; server CPU per request ours/bare: ${fmtRatio(o.cpu / b.cpu)}` : ''))
-    log(`ratio per pair of runs: ${pairRatios.map(fmtRatio).join(', ')}; load average (1 min) before ${loadBefore.toFixed(2)}, after ${loadAfter.toFixed(2)}`)
+    log(
+      table([
+        ['', 'req/s', 'server CPU us/req'],
+        ['ours', fmtInt(o.rps), Number.isFinite(o.cpu) ? o.cpu.toFixed(0) : 'n/a'],
+        ['bare', fmtInt(b.rps), Number.isFinite(b.cpu) ? b.cpu.toFixed(0) : 'n/a'],
+      ]),
+    )
+    log(
+      `ratio ours/bare: ${fmtRatio(ratio)}  (target >= ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})` +
+        (Number.isFinite(o.cpu) && Number.isFinite(b.cpu) ? `; server CPU per request ours/bare: ${fmtRatio(o.cpu / b.cpu)}` : ''),
+    )
+    log(
+      `ratio per pair of runs: ${pairRatios.map(fmtRatio).join(', ')}; load average (1 min) before ${loadBefore.toFixed(2)}, after ${loadAfter.toFixed(2)}`,
+    )
     if (loadBefore > 1) log('note: other processes were busy when the run started; req/s move with them, CPU per request much less')
     if (errors) log(`WARNING: ${errors} requests failed; the req/s above count successful ones only`)
 
     const result: ThroughputResult = {
-      bench: 'mcp-throughput', layout, bareAsync: opts.bareAsync === true, concurrency, durationMs, warmupMs, responseBytes: expectBytes, runs,
-      oursRps: o.rps, bareRps: b.rps, ratio, pairRatios, loadBefore, loadAfter, oursCpuUsPerReq: o.cpu, bareCpuUsPerReq: b.cpu, target: TARGET_RATIO,
+      bench: 'mcp-throughput',
+      layout,
+      bareAsync: opts.bareAsync === true,
+      concurrency,
+      durationMs,
+      warmupMs,
+      responseBytes: expectBytes,
+      runs,
+      oursRps: o.rps,
+      bareRps: b.rps,
+      ratio,
+      pairRatios,
+      loadBefore,
+      loadAfter,
+      oursCpuUsPerReq: o.cpu,
+      bareCpuUsPerReq: b.cpu,
+      target: TARGET_RATIO,
     }
     return result
   } finally {

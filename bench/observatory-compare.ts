@@ -92,7 +92,9 @@ const MAPPED_IDS = [...new Set(MAPPINGS.flatMap((m) => m.checks))]
 
 /** Our score over the mapped checks only: 100 minus their penalties, as shared/scoring.ts counts them. */
 function mappedScore(checks: OurCheck[]): number {
-  const penalty = checks.filter((c) => MAPPED_IDS.includes(c.id)).reduce((sum, c) => sum + penaltyOf({ id: c.id, status: c.status as CheckStatus }), 0)
+  const penalty = checks
+    .filter((c) => MAPPED_IDS.includes(c.id))
+    .reduce((sum, c) => sum + penaltyOf({ id: c.id, status: c.status as CheckStatus }), 0)
   return Math.max(0, 100 - penalty)
 }
 
@@ -124,7 +126,9 @@ export async function compareWithObservatory(
     all = [...fixtures.started.map((s) => ({ ...s, group: 'fixture' as const })), ...edge.map((s) => ({ ...s, group: 'edge' as const }))]
     log(`Observatory vs scan_app: ${all.length} sites (${fixtures.started.length} fixtures, ${edge.length} edge sites)`)
     const nodeVersion = Bun.spawnSync([nodePath(), '--version']).stdout.toString().trim()
-    log(`Observatory: @mdn/mdn-http-observatory ${version} under node ${nodeVersion}, HSTS preload list of ${preloadListSize()} hosts${wrote.length ? `; wrote offline stand-ins: ${wrote.join(', ')}` : ''}`)
+    log(
+      `Observatory: @mdn/mdn-http-observatory ${version} under node ${nodeVersion}, HSTS preload list of ${preloadListSize()} hosts${wrote.length ? `; wrote offline stand-ins: ${wrote.join(', ')}` : ''}`,
+    )
     for (const f of fixtures.failed) log(`fixture ${f.name} did not start: ${f.error}`)
     ours = await startOurs(mode, [tls.spki])
     log(`ours: scan_app through the MCP SDK client, service in ${mode} mode, test certificate trusted by SPKI pin`)
@@ -139,7 +143,16 @@ export async function compareWithObservatory(
     let selfChecked = false
     for (const s of all) {
       const target = observatoryTargetFor(s.scanUrl, s.site.origins)
-      const run: SiteRun = { name: s.name, group: s.group, scanUrl: s.scanUrl, target: describeTarget(target), theirs: null, theirsError: null, ours: null, oursError: null }
+      const run: SiteRun = {
+        name: s.name,
+        group: s.group,
+        scanUrl: s.scanUrl,
+        target: describeTarget(target),
+        theirs: null,
+        theirsError: null,
+        ours: null,
+        oursError: null,
+      }
       const selfCheck = !selfChecked && 'target' in target
       try {
         run.theirs = await runObservatory(target, { extraCa, selfCheck })
@@ -174,7 +187,13 @@ export async function compareWithObservatory(
   const rows: TestRow[] = []
   const disagreements: Disagreement[] = []
   for (const m of MAPPINGS) {
-    const row: TestRow = { test: m.test, checks: m.checks, agree: 0, total: 0, byGroup: { fixture: { agree: 0, total: 0 }, edge: { agree: 0, total: 0 } } }
+    const row: TestRow = {
+      test: m.test,
+      checks: m.checks,
+      agree: 0,
+      total: 0,
+      byGroup: { fixture: { agree: 0, total: 0 }, edge: { agree: 0, total: 0 } },
+    }
     for (const r of runs) {
       if (!r.theirs || !r.ours) continue
       const checks = new Map(r.ours.report.checks.map((c) => [c.id, c]))
@@ -202,7 +221,13 @@ export async function compareWithObservatory(
   log(`Agreement per Observatory test (${compared} sites scanned by both):`)
   const trows = [['test', 'our check(s)', 'agree/total', 'fixtures', 'edge sites']]
   for (const r of rows) {
-    trows.push([r.test, r.checks.join(' + '), `${r.agree}/${r.total}`, `${r.byGroup.fixture.agree}/${r.byGroup.fixture.total}`, `${r.byGroup.edge.agree}/${r.byGroup.edge.total}`])
+    trows.push([
+      r.test,
+      r.checks.join(' + '),
+      `${r.agree}/${r.total}`,
+      `${r.byGroup.fixture.agree}/${r.byGroup.fixture.total}`,
+      `${r.byGroup.edge.agree}/${r.byGroup.edge.total}`,
+    ])
   }
   const sum = (f: (r: TestRow) => number) => rows.reduce((a, r) => a + f(r), 0)
   trows.push([
@@ -225,7 +250,9 @@ export async function compareWithObservatory(
   }
 
   log('')
-  log('Scores per site (Observatory: 100 plus modifiers, bonuses only from 90 up, so up to 135; ours: 100 minus penalties over all our checks, and over the mapped checks only):')
+  log(
+    'Scores per site (Observatory: 100 plus modifiers, bonuses only from 90 up, so up to 135; ours: 100 minus penalties over all our checks, and over the mapped checks only):',
+  )
   const srows = [['site', 'Observatory', 'ours', 'ours (mapped checks)', 'Observatory time (scan / node process)', 'scan_app time']]
   const sites: ObservatoryCompareResult['sites'] = []
   for (const r of runs) {
@@ -244,7 +271,9 @@ export async function compareWithObservatory(
       scanUrl: r.scanUrl,
       target: r.target,
       theirs: r.theirs ? { score: r.theirs.scan.score, grade: r.theirs.scan.grade, ms: r.theirs.ms, wallMs: r.theirs.wallMs } : null,
-      ours: r.ours ? { score: r.ours.report.score, grade: r.ours.report.grade, mappedScore: ms, mappedGrade: gradeOf(ms), ms: r.ours.ms } : null,
+      ours: r.ours
+        ? { score: r.ours.report.score, grade: r.ours.report.grade, mappedScore: ms, mappedGrade: gradeOf(ms), ms: r.ours.ms }
+        : null,
       error: [r.theirsError && `theirs: ${r.theirsError}`, r.oursError && `ours: ${r.oursError}`].filter(Boolean).join('; ') || null,
     })
   }
@@ -253,7 +282,9 @@ export async function compareWithObservatory(
   let groundTruth: GroundTruthRow[] = []
   if (opts.groundTruth !== false) {
     log('')
-    log('Ground truth: what this Chromium (project flags) does with the header forms behind the disagreements (raw-socket servers, exact bytes):')
+    log(
+      'Ground truth: what this Chromium (project flags) does with the header forms behind the disagreements (raw-socket servers, exact bytes):',
+    )
     groundTruth = await chromiumGroundTruth(chromiumPath(''), tls)
     log(textTable([['case', 'sent', 'Chromium'], ...groundTruth.map((g) => [g.case, g.sent, g.outcome])]))
   }
@@ -262,7 +293,17 @@ export async function compareWithObservatory(
     log('Anomalies (the comparison itself may be off):')
     for (const a of anomalies) log(`  ${a}`)
   }
-  return { bench: 'observatory-compare', observatoryVersion: version, mode, sites, tests: rows, disagreements, groundTruth, fixtureErrors: fixtures.failed, anomalies }
+  return {
+    bench: 'observatory-compare',
+    observatoryVersion: version,
+    mode,
+    sites,
+    tests: rows,
+    disagreements,
+    groundTruth,
+    fixtureErrors: fixtures.failed,
+    anomalies,
+  }
 }
 
 if (import.meta.main) {
@@ -273,7 +314,13 @@ if (import.meta.main) {
     mode: (mode as Mode | undefined) ?? 'production',
     fixturesOnly: flag('fixtures-only') === true,
     groundTruth: flag('no-ground-truth') !== true,
-    only: typeof sitesFlag === 'string' ? sitesFlag.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    only:
+      typeof sitesFlag === 'string'
+        ? sitesFlag
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined,
   })
   await writeResult(result)
   // The Observatory refusing a site (its root answers 404 or 5xx, or nothing) makes that site not comparable,

@@ -45,16 +45,24 @@ try {
   if (isError(throughput)) rows.push(['mcp tools/list req/s', 'failed', '', '', '', throughput.error])
   else {
     rows.push([
-      'mcp tools/list req/s', fmtInt(throughput.oursRps), `${fmtInt(throughput.bareRps)} (bare)`, fmtRatio(throughput.ratio),
-      `ratio >= ${throughput.target}`, throughput.ratio >= throughput.target ? 'met' : 'NOT met',
+      'mcp tools/list req/s',
+      fmtInt(throughput.oursRps),
+      `${fmtInt(throughput.bareRps)} (bare)`,
+      fmtRatio(throughput.ratio),
+      `ratio >= ${throughput.target}`,
+      throughput.ratio >= throughput.target ? 'met' : 'NOT met',
     ])
   }
   if (isError(latency)) rows.push(['scan_app median', 'failed', '', '', '', latency.error])
   else {
     for (const m of latency.modes) {
       rows.push([
-        `scan_app median (${m.mode})`, fmtMs(m.scan.median), `${fmtMs(m.pageLoad.median)} (page load)`, fmtRatio(m.ratio),
-        `< ${fmtMs(latency.target)}`, m.scan.median < latency.target ? 'met' : 'NOT met',
+        `scan_app median (${m.mode})`,
+        fmtMs(m.scan.median),
+        `${fmtMs(m.pageLoad.median)} (page load)`,
+        fmtRatio(m.ratio),
+        `< ${fmtMs(latency.target)}`,
+        m.scan.median < latency.target ? 'met' : 'NOT met',
       ])
     }
   }
@@ -62,8 +70,12 @@ try {
   else {
     for (const b of crawl.byConcurrency) {
       rows.push([
-        `crawl pages/min (c=${b.concurrency})`, fmtInt(b.ours), `${fmtInt(b.crawlee)} (Crawlee)`, fmtRatio(b.ratio),
-        `ratio >= ${crawl.target}`, b.ratio >= crawl.target ? 'met' : 'NOT met',
+        `crawl pages/min (c=${b.concurrency})`,
+        fmtInt(b.ours),
+        `${fmtInt(b.crawlee)} (Crawlee)`,
+        fmtRatio(b.ratio),
+        `ratio >= ${crawl.target}`,
+        b.ratio >= crawl.target ? 'met' : 'NOT met',
       ])
     }
   }
@@ -75,7 +87,9 @@ try {
     for (const name of ['observatory-compare', 'lighthouse-compare']) {
       console.log(`\n## ${name}\n`)
       const proc = Bun.spawn([process.execPath, join(import.meta.dir, `${name}.ts`), ...(quick ? ['--quick'] : [])], {
-        stdout: 'inherit', stderr: 'inherit', stdin: 'ignore',
+        stdout: 'inherit',
+        stderr: 'inherit',
+        stdin: 'ignore',
       })
       const code = await withTimeout(proc.exited, 900_000, name).catch(() => (proc.kill('SIGTERM'), 1))
       if (code !== 0) failed = true

@@ -137,14 +137,9 @@ async function benchMode(
   }
 }
 
-export async function benchScanLatency(opts: {
-  quick?: boolean
-  scans?: number
-  warmup?: number
-  modes?: Mode[]
-  site?: SiteName
-  log?: (line: string) => void
-} = {}): Promise<LatencyResult> {
+export async function benchScanLatency(
+  opts: { quick?: boolean; scans?: number; warmup?: number; modes?: Mode[]; site?: SiteName; log?: (line: string) => void } = {},
+): Promise<LatencyResult> {
   const log = opts.log ?? ((l: string) => console.log(l))
   const scans = opts.scans ?? (opts.quick ? 5 : 15)
   const warmup = opts.warmup ?? (opts.quick ? 1 : 2)
@@ -160,18 +155,31 @@ export async function benchScanLatency(opts: {
     timeout: 30_000,
   })
   try {
-    log(`scan_app latency: ${siteName} fixture (${site.url}), warm browser, official SDK client, ${warmup} warm-up + ${scans} scans per mode`)
+    log(
+      `scan_app latency: ${siteName} fixture (${site.url}), warm browser, official SDK client, ${warmup} warm-up + ${scans} scans per mode`,
+    )
     log(`load average (1 min) at start: ${loadavg()[0]!.toFixed(2)}`)
-    log(`reference: bare Playwright load of the same page, fresh context each time, ${executablePath ?? "Playwright's Chromium"} with CHROMIUM_ARGS`)
+    log(
+      `reference: bare Playwright load of the same page, fresh context each time, ${executablePath ?? "Playwright's Chromium"} with CHROMIUM_ARGS`,
+    )
     const results: ModeResult[] = []
     for (const mode of modes) results.push(await benchMode(mode, site, reference, { scans, warmup, spki: tls?.spki ?? null }, log))
 
     log('')
-    const rows = [['mode', 'n', 'min', 'median', 'p90', 'max', 'bare load median', 'ratio scan/load', `median < ${TARGET_MEDIAN_MS / 1000} s`]]
+    const rows = [
+      ['mode', 'n', 'min', 'median', 'p90', 'max', 'bare load median', 'ratio scan/load', `median < ${TARGET_MEDIAN_MS / 1000} s`],
+    ]
     for (const r of results) {
       rows.push([
-        r.mode, String(r.scan.n), fmtMs(r.scan.min), fmtMs(r.scan.median), fmtMs(r.scan.p90), fmtMs(r.scan.max),
-        fmtMs(r.pageLoad.median), fmtRatio(r.ratio), r.scan.median < TARGET_MEDIAN_MS ? 'met' : 'NOT met',
+        r.mode,
+        String(r.scan.n),
+        fmtMs(r.scan.min),
+        fmtMs(r.scan.median),
+        fmtMs(r.scan.p90),
+        fmtMs(r.scan.max),
+        fmtMs(r.pageLoad.median),
+        fmtRatio(r.ratio),
+        r.scan.median < TARGET_MEDIAN_MS ? 'met' : 'NOT met',
       ])
     }
     log(table(rows))
@@ -185,7 +193,9 @@ export async function benchScanLatency(opts: {
     log('(worker timings come from the reports; "outside worker" = wall time - worker total: MCP, api, queue, database)')
     for (const r of results) {
       const w = r.slowest
-      log(`slowest ${r.mode} scan: ${fmtMs(w.wallMs)} = worker ${fmtMs(w.workerMs)} (browser ${fmtMs(w.browserMs)}) + outside ${fmtMs(w.wallMs - w.workerMs)}`)
+      log(
+        `slowest ${r.mode} scan: ${fmtMs(w.wallMs)} = worker ${fmtMs(w.workerMs)} (browser ${fmtMs(w.browserMs)}) + outside ${fmtMs(w.wallMs - w.workerMs)}`,
+      )
     }
     return { bench: 'scan-latency', site: siteName, scans, warmup, modes: results, target: TARGET_MEDIAN_MS }
   } finally {
@@ -197,8 +207,10 @@ export async function benchScanLatency(opts: {
 if (import.meta.main) {
   const mode = flag('mode')
   const siteFlag = flag('site')
-  if (siteFlag !== undefined && siteFlag !== 'spa' && siteFlag !== 'hardened' && siteFlag !== 'weak') throw new Error('--site must be spa, hardened or weak')
-  if (mode !== undefined && mode !== 'embedded' && mode !== 'production' && mode !== 'both') throw new Error('--mode must be embedded, production or both')
+  if (siteFlag !== undefined && siteFlag !== 'spa' && siteFlag !== 'hardened' && siteFlag !== 'weak')
+    throw new Error('--site must be spa, hardened or weak')
+  if (mode !== undefined && mode !== 'embedded' && mode !== 'production' && mode !== 'both')
+    throw new Error('--mode must be embedded, production or both')
   const result = await benchScanLatency({
     quick: flag('quick') === true,
     scans: flag('scans') ? intFlag('scans', 15, 1, 500) : undefined,

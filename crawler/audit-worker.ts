@@ -10,8 +10,18 @@ import { auditChannel, type AuditEvent } from '../shared/audit-events.ts'
 import { sleep } from '../shared/async.ts'
 import { buildAuditResult } from '../shared/audit-report.ts'
 import {
-  claimAudit, completeAudit, failAudit, getAuditById, isFinished, listAuditPages, releaseAudit, renewAuditLease,
-  storeAuditPage, updateAuditProgress, type AuditProgress, type AuditRow,
+  claimAudit,
+  completeAudit,
+  failAudit,
+  getAuditById,
+  isFinished,
+  listAuditPages,
+  releaseAudit,
+  renewAuditLease,
+  storeAuditPage,
+  updateAuditProgress,
+  type AuditProgress,
+  type AuditRow,
 } from '../shared/db/audits.ts'
 import { refundAudit } from '../shared/db/ledger.ts'
 import { policyFromConfig } from '../shared/egress/guard.ts'
@@ -68,26 +78,40 @@ interface HeldAudit {
   stopRenewing(): void
 }
 
-export async function handleAudit(deps: WorkerDeps, d: Delivery, consumer: string, parentLog: Logger, stopping: AbortSignal): Promise<void> {
+export async function handleAudit(
+  deps: WorkerDeps,
+  d: Delivery,
+  consumer: string,
+  parentLog: Logger,
+  stopping: AbortSignal,
+): Promise<void> {
   const { db, config } = deps
   const auditId = d.job.ref
   const log = parentLog.child({ auditId, delivery: d.deliveryCount })
 
-  await runJob<AuditRow, HeldAudit>(d, {
-    name: 'audit',
-    givenUpNote: '; refunded',
-    load: (ref) => getAuditById(db.sql, ref),
-    isFinished: (audit) => isFinished(audit.status),
-    claim: () => claimOrDrop(deps, d, consumer, log, stopping),
-    run: (held) => crawlToEnd(deps, d, held, consumer, log, stopping),
-    failOurs: (ref, message) => failOurs(deps, ref, message),
-    async failTarget(ref, e) {
-      await failAudit(db.sql, ref, { code: e.code, message: e.message })
-      await finish(deps, ref, 'failed')
+  await runJob<AuditRow, HeldAudit>(
+    d,
+    {
+      name: 'audit',
+      givenUpNote: '; refunded',
+      load: (ref) => getAuditById(db.sql, ref),
+      isFinished: (audit) => isFinished(audit.status),
+      claim: () => claimOrDrop(deps, d, consumer, log, stopping),
+      run: (held) => crawlToEnd(deps, d, held, consumer, log, stopping),
+      failOurs: (ref, message) => failOurs(deps, ref, message),
+      async failTarget(ref, e) {
+        await failAudit(db.sql, ref, { code: e.code, message: e.message })
+        await finish(deps, ref, 'failed')
+      },
+      beforeRetry: (ref) =>
+        releaseAudit(db.sql, ref, consumer).then(
+          () => {},
+          () => {},
+        ),
+      cleanup: (held) => held.stopRenewing(),
     },
-    beforeRetry: (ref) => releaseAudit(db.sql, ref, consumer).then(() => {}, () => {}),
-    cleanup: (held) => held.stopRenewing(),
-  }, { maxDeliveries: config.JOB_MAX_DELIVERIES, log })
+    { maxDeliveries: config.JOB_MAX_DELIVERIES, log },
+  )
 }
 
 /**
@@ -124,17 +148,20 @@ async function claimOrDrop(deps: WorkerDeps, d: Delivery, consumer: string, log:
   let leaseLost = false
   const onStop = () => crawlAbort.abort()
   stopping.addEventListener('abort', onStop, { once: true })
-  const lease = setInterval(() => {
-    renewAuditLease(db.sql, auditId, consumer, leaseMs)
-      .then((held) => {
-        if (!held && !leaseLost) {
-          leaseLost = true
-          log.warn('audit lease lost; stopping this crawl')
-          crawlAbort.abort()
-        }
-      })
-      .catch((e) => log.warn('lease renewal failed', { error: (e as Error).message }))
-  }, Math.max(200, Math.floor(leaseMs / 3)))
+  const lease = setInterval(
+    () => {
+      renewAuditLease(db.sql, auditId, consumer, leaseMs)
+        .then((held) => {
+          if (!held && !leaseLost) {
+            leaseLost = true
+            log.warn('audit lease lost; stopping this crawl')
+            crawlAbort.abort()
+          }
+        })
+        .catch((e) => log.warn('lease renewal failed', { error: (e as Error).message }))
+    },
+    Math.max(200, Math.floor(leaseMs / 3)),
+  )
   return {
     audit: claimed,
     crawlAbort,
@@ -147,7 +174,14 @@ async function claimOrDrop(deps: WorkerDeps, d: Delivery, consumer: string, log:
 }
 
 /** One attempt: crawl (resuming), then hand back on shutdown, or end the audit as its pages say. */
-async function crawlToEnd(deps: WorkerDeps, d: Delivery, held: HeldAudit, consumer: string, log: Logger, stopping: AbortSignal): Promise<void> {
+async function crawlToEnd(
+  deps: WorkerDeps,
+  d: Delivery,
+  held: HeldAudit,
+  consumer: string,
+  log: Logger,
+  stopping: AbortSignal,
+): Promise<void> {
   const { db } = deps
   const { audit } = held
   const auditId = audit.id
@@ -176,11 +210,22 @@ async function crawlToEnd(deps: WorkerDeps, d: Delivery, held: HeldAudit, consum
     return
   }
   const result = buildAuditResult(
-    { auditId, url: audit.url, stoppedBy: outcome.stoppedBy, pagesDiscovered: outcome.progress.pagesDiscovered, finishedAt: new Date().toISOString() },
+    {
+      auditId,
+      url: audit.url,
+      stoppedBy: outcome.stoppedBy,
+      pagesDiscovered: outcome.progress.pagesDiscovered,
+      finishedAt: new Date().toISOString(),
+    },
     pages,
     outcome.siteChecks,
   )
-  const progress = { pagesDiscovered: result.pagesDiscovered, pagesScanned: result.pagesScanned, pagesFailed: result.pagesFailed, currentUrl: null }
+  const progress = {
+    pagesDiscovered: result.pagesDiscovered,
+    pagesScanned: result.pagesScanned,
+    pagesFailed: result.pagesFailed,
+    currentUrl: null,
+  }
   if (await completeAudit(db.sql, auditId, consumer, result, progress)) {
     await finish(deps, auditId, 'completed')
     log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
@@ -218,8 +263,12 @@ async function crawlAndStore(
     lastWrite = Date.now()
     pendingWrite = null
     const snapshot = { ...progress }
-    await updateAuditProgress(db.sql, auditId, consumer, snapshot).catch((e) => log.warn('progress write failed', { error: (e as Error).message }))
-    await infra.pubsub.publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent)).catch(() => {})
+    await updateAuditProgress(db.sql, auditId, consumer, snapshot).catch((e) =>
+      log.warn('progress write failed', { error: (e as Error).message }),
+    )
+    await infra.pubsub
+      .publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent))
+      .catch(() => {})
   }
   // Throttled with a trailing write, so the last change before a pause is never lost.
   const touch = () => {
@@ -253,7 +302,13 @@ async function crawlAndStore(
         signal,
         resume: stored.map((p) => ({ url: p.url, depth: p.depth, links: p.links })),
       },
-      { browser: deps.browser, policy: policyFromConfig(config), log, trustedSpki: trustedSpki(config), probeTimeoutMs: config.PROBE_TIMEOUT_MS },
+      {
+        browser: deps.browser,
+        policy: policyFromConfig(config),
+        log,
+        trustedSpki: trustedSpki(config),
+        probeTimeoutMs: config.PROBE_TIMEOUT_MS,
+      },
       {
         onDiscovered(total) {
           progress.pagesDiscovered = Math.max(progress.pagesDiscovered, total)

@@ -57,9 +57,16 @@ export const DEFAULT_RECOVERY: RecoverySchedule = {
 }
 
 /** Recovery at start and then every `everyMs`, until stopped. */
-export function startRecovery(sql: Sql, infra: Pick<Infra, 'queue' | 'pubsub' | 'kv'>, log: Logger, schedule: RecoverySchedule = DEFAULT_RECOVERY) {
+export function startRecovery(
+  sql: Sql,
+  infra: Pick<Infra, 'queue' | 'pubsub' | 'kv'>,
+  log: Logger,
+  schedule: RecoverySchedule = DEFAULT_RECOVERY,
+) {
   const run = async () => {
-    await recoverScans(sql, infra.queue, log, schedule.scans).catch((e) => log.warn('scan recovery failed', { error: (e as Error).message }))
+    await recoverScans(sql, infra.queue, log, schedule.scans).catch((e) =>
+      log.warn('scan recovery failed', { error: (e as Error).message }),
+    )
     await recoverAudits(sql, infra, log, schedule.audits).catch((e) => log.warn('audit recovery failed', { error: (e as Error).message }))
   }
   const first = run()

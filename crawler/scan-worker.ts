@@ -20,7 +20,10 @@ import type { BrowserPool } from './browser.ts'
 import { gather } from './gather/index.ts'
 import { runJob } from './job.ts'
 
-export const trustedSpki = (config: Config) => config.TRUSTED_CERT_SPKI.split(',').map((s) => s.trim()).filter(Boolean)
+export const trustedSpki = (config: Config) =>
+  config.TRUSTED_CERT_SPKI.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 
 export interface WorkerDeps {
   config: Config
@@ -65,19 +68,23 @@ export async function handleScan(deps: WorkerDeps, d: Delivery, consumer: string
     await publish({ type: 'done', status: 'failed' })
   }
 
-  await runJob(d, {
-    name: 'scan',
-    load: (ref) => getScanById(db.sql, ref),
-    isFinished: (scan) => scan.status === 'completed' || scan.status === 'failed',
-    async claim(scan) {
-      if (await markScanRunning(db.sql, scanId, consumer)) return scan
-      await d.ack()
-      return null
+  await runJob(
+    d,
+    {
+      name: 'scan',
+      load: (ref) => getScanById(db.sql, ref),
+      isFinished: (scan) => scan.status === 'completed' || scan.status === 'failed',
+      async claim(scan) {
+        if (await markScanRunning(db.sql, scanId, consumer)) return scan
+        await d.ack()
+        return null
+      },
+      run: (scan) => scanOnce(deps, scan, d, log, publish),
+      failOurs: (_ref, message) => fail({ code: 'scan_failed', message }),
+      failTarget: (_ref, e) => fail({ code: e.code, message: e.message }),
     },
-    run: (scan) => scanOnce(deps, scan, d, log, publish),
-    failOurs: (_ref, message) => fail({ code: 'scan_failed', message }),
-    failTarget: (_ref, e) => fail({ code: e.code, message: e.message }),
-  }, { maxDeliveries: config.JOB_MAX_DELIVERIES, log })
+    { maxDeliveries: config.JOB_MAX_DELIVERIES, log },
+  )
 }
 
 /** One attempt: gather, judge, store the report, tell the waiting api, ack. */
@@ -101,7 +108,12 @@ async function scanOnce(deps: WorkerDeps, scan: ScanRow, d: Delivery, log: Logge
     { id: scanId, url: scan.url, finalUrl: artifacts.target.finalUrl, createdAt: scan.createdAt.toISOString(), timings },
     results,
   )
-  await completeScan(db.sql, scanId, report, platformSignals(artifacts.mainResponse.headers, artifacts.page?.html ?? artifacts.mainResponse.body))
+  await completeScan(
+    db.sql,
+    scanId,
+    report,
+    platformSignals(artifacts.mainResponse.headers, artifacts.page?.html ?? artifacts.mainResponse.body),
+  )
   await publish({ type: 'progress', progress: 100, total: 100, message: `done: score ${report.score} (${report.grade})` })
   await publish({ type: 'done', status: 'completed' })
   await d.ack()

@@ -9,11 +9,7 @@ import { DEFAULT_RECOVERY, startRecovery } from './recovery.ts'
 import { startScanWorker, trustedSpki } from './scan-worker.ts'
 
 export async function startCrawler(deps: { config: Config; db: Database; infra: Infra; log: Logger }) {
-  const browser = new BrowserPool(
-    chromiumPath(deps.config.CHROMIUM_PATH),
-    deps.log,
-    trustedSpki(deps.config),
-  )
+  const browser = new BrowserPool(chromiumPath(deps.config.CHROMIUM_PATH), deps.log, trustedSpki(deps.config))
   await browser.warm()
   const worker = startScanWorker({ ...deps, browser })
   const audits = startAuditWorker({ ...deps, browser })

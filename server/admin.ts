@@ -14,7 +14,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(command ? `unknown command ${JSON.stringify(command)}\n${USAGE}` : USAGE)
     return 2
   }
-  let values
+  let values: { plan: string; name: string }
   try {
     ;({ values } = parseArgs({ args: rest, options: { plan: { type: 'string', default: 'free' }, name: { type: 'string', default: '' } } }))
   } catch (e) {

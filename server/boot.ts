@@ -4,6 +4,7 @@ import type { Config } from '../shared/config.ts'
 import { openDatabase } from '../shared/db/index.ts'
 import type { Logger } from '../shared/log.ts'
 import { openInfra } from '../shared/infra/index.ts'
+import type { Infra } from '../shared/infra/types.ts'
 import { createApp, type AppOptions } from '../api/app.ts'
 import { rememberPeer } from '../api/http/client-ip.ts'
 import { createViewerSockets, type ViewerSocketData } from '../api/viewer/service.ts'
@@ -21,7 +22,7 @@ export interface Running {
 
 export async function boot(config: Config, log: Logger): Promise<Running> {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log })
-  let infra
+  let infra: Infra
   try {
     infra = await openInfra(config, log)
   } catch (e) {
@@ -53,7 +54,7 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
       fetch: (req, srv) => {
         rememberPeer(req, srv.requestIP(req)?.address)
         const ws = viewer.upgrade(req, srv)
-        return ws === 'upgraded' ? undefined : ws ?? app.handle(req)
+        return ws === 'upgraded' ? undefined : (ws ?? app.handle(req))
       },
       websocket: viewer.websocket,
       idleTimeout: 120,

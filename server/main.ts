@@ -17,15 +17,22 @@ if (running.url) {
   if (!config.DATABASE_URL) {
     // Embedded default: hand the local user a working key (a new one each start; plaintext is never stored).
     const key = await issueLocalStartKey(running.services.db.sql)
-    lines.push(`  API key:      ${key.plaintext}`, ``, `Try it:`,
+    lines.push(
+      `  API key:      ${key.plaintext}`,
+      ``,
+      `Try it:`,
       `  curl -s ${running.url}/api/mcp -H 'Authorization: Bearer ${key.plaintext}' \\`,
       `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
-      `    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'`)
+      `    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'`,
+    )
   }
   if (running.localSignIn) {
-    lines.push(``, `Dashboard:      ${config.baseUrl}/dashboard`,
+    lines.push(
+      ``,
+      `Dashboard:      ${config.baseUrl}/dashboard`,
       `  sign in at the local identity provider (${running.localSignIn.issuer}) as ${running.localSignIn.user}`,
-      `  password:     ${running.localSignIn.password}`)
+      `  password:     ${running.localSignIn.password}`,
+    )
   }
   console.log(lines.join('\n'))
 }

@@ -59,7 +59,14 @@ export interface AuditResult {
   /** Count of site-wide check outcomes by status. */
   summary: Record<CheckStatus, number>
   /** Each check once, at its worst across the pages and the site-wide checks, with how many pages failed it. */
-  checks: Array<{ id: string; title: string; category: CheckResult['category']; severity: Severity; status: CheckStatus; pagesAffected: number }>
+  checks: Array<{
+    id: string
+    title: string
+    category: CheckResult['category']
+    severity: Severity
+    status: CheckStatus
+    pagesAffected: number
+  }>
   findings: AuditFinding[]
   /** Checks about the site as a whole (robots.txt, sitemap, ...), from the crawl. */
   siteChecks: CheckResult[]
@@ -112,7 +119,12 @@ export function buildAuditResult(
   const affected = new Map<string, number>()
   const consider = (r: CheckResult) => {
     const w = worst.get(r.id)
-    if (!w || OUTCOME_RANK[r.status] > OUTCOME_RANK[w.status] || (r.status === w.status && SEVERITY_RANK[r.severity] > SEVERITY_RANK[w.severity])) worst.set(r.id, r)
+    if (
+      !w ||
+      OUTCOME_RANK[r.status] > OUTCOME_RANK[w.status] ||
+      (r.status === w.status && SEVERITY_RANK[r.severity] > SEVERITY_RANK[w.severity])
+    )
+      worst.set(r.id, r)
   }
   const findings = new Map<string, AuditFinding>()
   for (const page of pages) {
@@ -130,9 +142,18 @@ export function buildAuditResult(
         continue
       }
       findings.set(fp, {
-        fingerprint: fp, checkId: r.id, title: r.title, category: r.category, severity: r.severity, status: r.status,
-        summary: r.summary, evidence: r.evidence, advice: getCheck(r.id)?.fix.generic ?? r.summary, impact: 0,
-        pageCount: 1, pages: [page.url],
+        fingerprint: fp,
+        checkId: r.id,
+        title: r.title,
+        category: r.category,
+        severity: r.severity,
+        status: r.status,
+        summary: r.summary,
+        evidence: r.evidence,
+        advice: getCheck(r.id)?.fix.generic ?? r.summary,
+        impact: 0,
+        pageCount: 1,
+        pages: [page.url],
       })
     }
   }
@@ -143,9 +164,18 @@ export function buildAuditResult(
     const fp = fingerprintOf(r, { url: meta.url, finalUrl: meta.url })
     if (!findings.has(fp)) {
       findings.set(fp, {
-        fingerprint: fp, checkId: r.id, title: r.title, category: r.category, severity: r.severity, status: r.status,
-        summary: r.summary, evidence: r.evidence, advice: getCheck(r.id)?.fix.generic ?? r.summary, impact: 0,
-        pageCount: 0, pages: [],
+        fingerprint: fp,
+        checkId: r.id,
+        title: r.title,
+        category: r.category,
+        severity: r.severity,
+        status: r.status,
+        summary: r.summary,
+        evidence: r.evidence,
+        advice: getCheck(r.id)?.fix.generic ?? r.summary,
+        impact: 0,
+        pageCount: 0,
+        pages: [],
       })
     }
   }
@@ -166,7 +196,14 @@ export function buildAuditResult(
     pagesScanned: pages.filter((p) => p.ok).length,
     pagesFailed: pages.filter((p) => !p.ok).length,
     summary,
-    checks: siteWide.map((r) => ({ id: r.id, title: r.title, category: r.category, severity: r.severity, status: r.status, pagesAffected: affected.get(r.id) ?? 0 })),
+    checks: siteWide.map((r) => ({
+      id: r.id,
+      title: r.title,
+      category: r.category,
+      severity: r.severity,
+      status: r.status,
+      pagesAffected: affected.get(r.id) ?? 0,
+    })),
     findings: [...findings.values()].sort(
       (a, b) => byImpact(a, b) || b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint),
     ),
@@ -174,9 +211,15 @@ export function buildAuditResult(
     pages: pages.map((p) => {
       const pageScore = p.ok && p.checks.length ? scoreOf(p.checks) : null
       return {
-        url: p.url, finalUrl: p.finalUrl, depth: p.depth, httpStatus: p.httpStatus, ok: p.ok,
+        url: p.url,
+        finalUrl: p.finalUrl,
+        depth: p.depth,
+        httpStatus: p.httpStatus,
+        ok: p.ok,
         ...(p.error ? { error: p.error } : {}),
-        loadMs: p.loadMs, score: pageScore, grade: pageScore === null ? null : gradeOf(pageScore),
+        loadMs: p.loadMs,
+        score: pageScore,
+        grade: pageScore === null ? null : gradeOf(pageScore),
         checks: p.checks.map((c) => ({ id: c.id, status: c.status, severity: c.severity, summary: c.summary })),
       }
     }),

@@ -5,8 +5,7 @@ import { Value } from '@sinclair/typebox/value'
 const Bool = (def: boolean, doc: string) => Type.Boolean({ default: def, description: doc })
 const Int = (def: number, min: number, max: number, doc: string) =>
   Type.Integer({ default: def, minimum: min, maximum: max, description: doc })
-const Str = (def: string, doc: string, extra: Record<string, unknown> = {}) =>
-  Type.String({ default: def, description: doc, ...extra })
+const Str = (def: string, doc: string, extra: Record<string, unknown> = {}) => Type.String({ default: def, description: doc, ...extra })
 
 export const ConfigSchema = Type.Object({
   PORT: Int(8787, 0, 65535, 'TCP port the api listens on (0 picks a free one).'),
@@ -22,9 +21,15 @@ export const ConfigSchema = Type.Object({
   }),
   ALLOW_PRIVATE_TARGETS: Bool(false, 'Allow scanning loopback and private addresses. Never set in production.'),
   TRUSTED_TARGET_HOSTS: Str('', 'Comma-separated host names or IPs exempt from the private-address rule (staging, tests).'),
-  TRUSTED_CERT_SPKI: Str('', 'Comma-separated base64 SHA-256 SPKI hashes of certificates the browser trusts besides public CAs (private staging CAs, tests).'),
-  DNS_SERVERS: Str('', 'Comma-separated DNS servers (ip or ip:port) that verify_site asks for _appaudit TXT records. Empty: the system resolvers.'),
-  CHROMIUM_PATH: Str('', 'Chromium executable. Empty: /usr/bin/chromium when present, else Playwright\'s own.'),
+  TRUSTED_CERT_SPKI: Str(
+    '',
+    'Comma-separated base64 SHA-256 SPKI hashes of certificates the browser trusts besides public CAs (private staging CAs, tests).',
+  ),
+  DNS_SERVERS: Str(
+    '',
+    'Comma-separated DNS servers (ip or ip:port) that verify_site asks for _appaudit TXT records. Empty: the system resolvers.',
+  ),
+  CHROMIUM_PATH: Str('', "Chromium executable. Empty: /usr/bin/chromium when present, else Playwright's own."),
   WORKER_CONCURRENCY: Int(2, 1, 64, 'Scan jobs one crawler process runs at once.'),
   SCAN_TIMEOUT_MS: Int(45_000, 1_000, 600_000, 'How long scan_app waits for a worker before answering scanner_unavailable.'),
   NAV_TIMEOUT_MS: Int(15_000, 500, 120_000, 'Navigation timeout for one page load in the browser.'),
@@ -34,12 +39,25 @@ export const ConfigSchema = Type.Object({
   AUDIT_WORKER_CONCURRENCY: Int(1, 1, 16, 'Audits (whole-site crawls) one crawler process runs at once.'),
   AUDIT_CONCURRENCY: Int(2, 1, 16, 'Pages one audit loads at once.'),
   AUDIT_MAX_DURATION_S: Int(600, 5, 7_200, 'Longest crawl of one audit, and the default of options.maxDurationSeconds.'),
-  RECOVERY_INTERVAL_MS: Int(30_000, 200, 3_600_000, 'How often a crawler re-dispatches unfinished scans and audits that no live worker holds.'),
-  RECOVERY_GRACE_S: Int(15, 0, 3_600, 'A scan or audit younger than this may still be on its way into the queue: recovery leaves it alone.'),
+  RECOVERY_INTERVAL_MS: Int(
+    30_000,
+    200,
+    3_600_000,
+    'How often a crawler re-dispatches unfinished scans and audits that no live worker holds.',
+  ),
+  RECOVERY_GRACE_S: Int(
+    15,
+    0,
+    3_600,
+    'A scan or audit younger than this may still be on its way into the queue: recovery leaves it alone.',
+  ),
   MAX_BODY_BYTES: Int(1_048_576, 1_024, 16_777_216, 'Largest request body /api/mcp accepts (413 above).'),
   MCP_SESSION_TTL_S: Int(86_400, 60, 2_592_000, 'Idle lifetime of an MCP session.'),
   VIEWER_TOKEN_TTL_S: Int(7_200, 60, 518_400, 'Longest life of a live-viewer link; the end of its crawl kills it sooner.'),
-  OIDC_ISSUER: Str('', 'Identity provider (OpenID Connect issuer URL) for dashboard sign-in. Empty: the embedded default starts a local development provider; other deployments have no sign-in.'),
+  OIDC_ISSUER: Str(
+    '',
+    'Identity provider (OpenID Connect issuer URL) for dashboard sign-in. Empty: the embedded default starts a local development provider; other deployments have no sign-in.',
+  ),
   OIDC_CLIENT_ID: Str('', 'Client id of this service at the identity provider.'),
   OIDC_CLIENT_SECRET: Str('', 'Client secret at the identity provider (client_secret_basic). Empty: a public client, PKCE only.'),
   OIDC_SCOPES: Str('openid email profile', 'Scopes asked of the identity provider at sign-in.'),
@@ -47,8 +65,13 @@ export const ConfigSchema = Type.Object({
   LOCAL_IDP_USER: Str('dev@localhost', 'Sign-in name of the development user of the local identity provider.'),
   LOCAL_IDP_PASSWORD: Str('', 'Password of the development user. Empty: a new random one each start, printed at start.'),
   SESSION_TTL_S: Int(604_800, 300, 2_592_000, 'Lifetime of a dashboard session cookie.'),
-  TRUSTED_PROXY_HOPS: Int(0, 0, 10, 'Reverse proxies in front of the api that append to X-Forwarded-For; 0 uses the peer address as the client IP (rate limits).'),
-  ALLOWED_HOSTS: Str('', 'Extra Host header values accepted besides BASE_URL\'s host and loopback names (comma-separated).'),
+  TRUSTED_PROXY_HOPS: Int(
+    0,
+    0,
+    10,
+    'Reverse proxies in front of the api that append to X-Forwarded-For; 0 uses the peer address as the client IP (rate limits).',
+  ),
+  ALLOWED_HOSTS: Str('', "Extra Host header values accepted besides BASE_URL's host and loopback names (comma-separated)."),
   LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
     default: 'info',
     description: 'Least severe log level printed.',
@@ -69,7 +92,10 @@ export class ConfigError extends Error {
 }
 
 const list = (s: string) =>
-  s.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean)
+  s
+    .split(',')
+    .map((x) => x.trim().toLowerCase())
+    .filter(Boolean)
 
 /** Parses the environment once; throws ConfigError naming every bad field. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

@@ -7,7 +7,7 @@
 type Consequence = 'target' | 'ours'
 
 const CODES = {
-  invalid_params: { message: 'The arguments do not match the tool\'s input schema.', fault: 'ours' },
+  invalid_params: { message: "The arguments do not match the tool's input schema.", fault: 'ours' },
   invalid_url: { message: 'The URL is not an absolute http or https URL.', fault: 'target' },
   target_blocked: {
     message: 'The target resolves to an address the scanner may not reach (loopback, private, link-local, metadata).',

@@ -29,7 +29,10 @@ export async function readCappedBytes(stream: ReadableStream<Uint8Array> | null,
 }
 
 /** The same, decoded as UTF-8. */
-export async function readCappedText(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<{ text: string; truncated: boolean }> {
+export async function readCappedText(
+  stream: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<{ text: string; truncated: boolean }> {
   const { body, truncated } = await readCappedBytes(stream, limit)
   return { text: Buffer.from(body).toString('utf8'), truncated }
 }

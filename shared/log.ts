@@ -15,8 +15,8 @@ export function createLogger(level: Level, base: Record<string, unknown> = {}): 
   const emit = (l: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[l] < ORDER[level]) return
     const line = JSON.stringify({ t: new Date().toISOString(), level: l, msg, ...base, ...fields })
-    if (ORDER[l] >= ORDER.warn) process.stderr.write(line + '\n')
-    else process.stdout.write(line + '\n')
+    if (ORDER[l] >= ORDER.warn) process.stderr.write(`${line}\n`)
+    else process.stdout.write(`${line}\n`)
   }
   return {
     debug: (m, f) => emit('debug', m, f),

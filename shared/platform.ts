@@ -46,7 +46,8 @@ export function platformSignals(headers: Record<string, string>, html = ''): Pla
   const kept: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase()
-    if ((FINGERPRINT_HEADERS as readonly string[]).includes(lower) && typeof value === 'string') kept[lower] = value.trim().slice(0, MAX_VALUE)
+    if ((FINGERPRINT_HEADERS as readonly string[]).includes(lower) && typeof value === 'string')
+      kept[lower] = value.trim().slice(0, MAX_VALUE)
   }
   return { headers: kept, nextAssets: NEXT_ASSETS.test(html) }
 }

@@ -1,13 +1,11 @@
 // Turns one scan's check results into the report: summary counts, score, grade and advice by impact.
 
 import { CHECKS_VERSION, getCheck } from './checks/registry.ts'
-import type { Severity } from './checks/types.ts'
 import type { Advice, CheckResult, Report, ReportSummary } from './report-schema.ts'
 import { gradeOf, penaltyOf, scoreOf } from './scoring.ts'
 import { byImpact } from './checks/ranking.ts'
 
 export type { Advice, CheckResult, Report } from './report-schema.ts'
-
 
 export interface ReportMeta {
   id: string
@@ -40,12 +38,7 @@ export function buildReport(meta: ReportMeta, results: CheckResult[]): Report {
       impact: penaltyOf(r),
       advice: adviceText(r) ?? r.summary,
     }))
-    .sort(
-      (a, b) =>
-        byImpact(a, b) ||
-        (a.status === b.status ? 0 : a.status === 'fail' ? -1 : 1) ||
-        a.checkId.localeCompare(b.checkId),
-    )
+    .sort((a, b) => byImpact(a, b) || (a.status === b.status ? 0 : a.status === 'fail' ? -1 : 1) || a.checkId.localeCompare(b.checkId))
 
   return {
     id: meta.id,

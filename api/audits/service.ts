@@ -41,9 +41,13 @@ export class AuditService {
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, and no charge.
     const target = await resolveTarget(parsed.url.hostname, policyFromConfig(config))
     if (!target.ok) {
-      throw new AppError(target.code, target.code === 'target_blocked'
-        ? `${parsed.url.hostname} resolves to a ${target.reason} address, which the scanner may not reach`
-        : `${parsed.url.hostname} could not be resolved: ${target.reason}`, { reason: target.reason })
+      throw new AppError(
+        target.code,
+        target.code === 'target_blocked'
+          ? `${parsed.url.hostname} resolves to a ${target.reason} address, which the scanner may not reach`
+          : `${parsed.url.hostname} could not be resolved: ${target.reason}`,
+        { reason: target.reason },
+      )
     }
     const options = this.resolveOptions(requested)
     const audit = await createAudit(db.sql, principal.account.id, parsed.url.href, options)
@@ -65,7 +69,11 @@ export class AuditService {
       await failAudit(db.sql, audit.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
       await refundAudit(db.sql, audit.id).catch(() => {})
       await endViewer(infra.pubsub, infra.kv, audit.id).catch(() => {})
-      throw new AppError('scanner_unavailable', 'The job queue is unreachable right now; the audit was not started and not charged. Retry shortly.', { auditId: audit.id })
+      throw new AppError(
+        'scanner_unavailable',
+        'The job queue is unreachable right now; the audit was not started and not charged. Retry shortly.',
+        { auditId: audit.id },
+      )
     }
   }
 
@@ -80,7 +88,9 @@ export class AuditService {
       if (!row) throw new AppError('not_found', `No audit ${auditId} in this account`)
       return auditView(row)
     }
-    await infra.pubsub.publish(auditChannel(auditId), JSON.stringify({ type: 'done', status: 'cancelled' } satisfies AuditEvent)).catch(() => {})
+    await infra.pubsub
+      .publish(auditChannel(auditId), JSON.stringify({ type: 'done', status: 'cancelled' } satisfies AuditEvent))
+      .catch(() => {})
     await endViewer(infra.pubsub, infra.kv, auditId).catch(() => {})
     return this.get(principal, auditId)
   }

@@ -27,7 +27,9 @@ export class BearerAuth {
     if (hit && hit.expires > Date.now()) return { ok: true, principal: hit.principal }
     const principal = token.startsWith(API_KEY_PREFIX)
       ? await findPrincipalByApiKey(this.sql, token)
-      : token.startsWith(OAUTH_TOKEN_PREFIX) ? await findPrincipalByOAuthToken(this.sql, token) : null
+      : token.startsWith(OAUTH_TOKEN_PREFIX)
+        ? await findPrincipalByOAuthToken(this.sql, token)
+        : null
     if (!principal) {
       this.cache.delete(hash)
       return { ok: false, reason: 'invalid' }

@@ -9,7 +9,11 @@ import type { BearerAuth } from './bearer.ts'
 const CHANNEL = 'auth:revoked'
 
 export class Revocations {
-  constructor(private pubsub: PubSub, private bearer: BearerAuth, private log: Logger) {}
+  constructor(
+    private pubsub: PubSub,
+    private bearer: BearerAuth,
+    private log: Logger,
+  ) {}
 
   /** Listens for other replicas' revocations; resolves once subscribed. */
   async listen(): Promise<() => Promise<void>> {
@@ -18,6 +22,8 @@ export class Revocations {
 
   announce(): void {
     this.bearer.forgetAll()
-    this.pubsub.publish(CHANNEL, String(Date.now())).catch((e) => this.log.warn('revocation announcement failed', { error: (e as Error).message }))
+    this.pubsub
+      .publish(CHANNEL, String(Date.now()))
+      .catch((e) => this.log.warn('revocation announcement failed', { error: (e as Error).message }))
   }
 }

@@ -18,7 +18,11 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length]!
 }
 
-const normalise = (s: string) => s.trim().toLowerCase().replace(/[\s_.]+/g, '-')
+const normalise = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_.]+/g, '-')
 
 /** Registered check ids close to an unknown one: a small edit distance, or one is a prefix or part of the other. */
 export function suggestCheckIds(unknown: string, max = 5): string[] {

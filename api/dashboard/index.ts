@@ -38,7 +38,11 @@ export function dashboardRoutes(d: DashboardDeps) {
   /** The signed-in session of a dashboard route, or the 401 that ends the request. */
   async function authenticate(req: Request): Promise<SignInSession | Response> {
     if (req.headers.get('authorization') !== null) {
-      return problem(401, 'bearer_not_accepted', 'Dashboard routes accept only a signed-in session, never a bearer token; agents use /api/mcp.')
+      return problem(
+        401,
+        'bearer_not_accepted',
+        'Dashboard routes accept only a signed-in session, never a bearer token; agents use /api/mcp.',
+      )
     }
     const session = await currentSession(d.sql, req)
     return session ?? problem(401, 'not_signed_in', 'Sign in at /auth/login.')
@@ -50,7 +54,10 @@ export function dashboardRoutes(d: DashboardDeps) {
     if ((req.headers.get('host') ?? url.host) !== base.host) return Response.redirect(`${d.baseUrl}${url.pathname}${url.search}`, 302)
     const session = await currentSession(d.sql, req)
     if (session) return session
-    return new Response(null, { status: 302, headers: { location: `/auth/login?return_to=${encodeURIComponent(url.pathname)}`, 'cache-control': 'no-store' } })
+    return new Response(null, {
+      status: 302,
+      headers: { location: `/auth/login?return_to=${encodeURIComponent(url.pathname)}`, 'cache-control': 'no-store' },
+    })
   }
 
   async function action(req: Request, run: (s: SignInSession) => Promise<Response>): Promise<Response> {
@@ -75,22 +82,41 @@ export function dashboardRoutes(d: DashboardDeps) {
       if (s instanceof Response) return s
       return settingsPage({ ...(await service.settings(s.user.accountId)), mcpUrl: `${d.baseUrl}/api/mcp` }, s.csrfToken, label(s))
     })
-    .post('/dashboard/api/keys', ({ request }) => action(request, async (s) => {
-      const key = await service.createKey(s.user.accountId)
-      d.log.info('api key created', { accountId: s.user.accountId, keyId: key.id })
-      return json(201, key)
-    }), { parse: 'none' })
-    .post('/dashboard/api/keys/:id/regenerate', ({ request, params }) => action(request, async (s) => {
-      const key = await service.regenerateKey(s.user.accountId, params.id)
-      return key ? json(201, key) : notFound()
-    }), { parse: 'none' })
-    .post('/dashboard/api/keys/:id/revoke', ({ request, params }) => action(request, async (s) =>
-      (await service.revokeKey(s.user.accountId, params.id)) ? json(200, { revoked: true }) : notFound()), { parse: 'none' })
-    .post('/dashboard/api/agents/:clientId/revoke', ({ request, params }) => action(request, async (s) => {
-      const n = await service.revokeAgent(s.user.accountId, params.clientId)
-      d.log.info('oauth agent revoked', { accountId: s.user.accountId, clientId: params.clientId, tokens: n })
-      return n > 0 ? json(200, { revoked: n }) : notFound()
-    }), { parse: 'none' })
+    .post(
+      '/dashboard/api/keys',
+      ({ request }) =>
+        action(request, async (s) => {
+          const key = await service.createKey(s.user.accountId)
+          d.log.info('api key created', { accountId: s.user.accountId, keyId: key.id })
+          return json(201, key)
+        }),
+      { parse: 'none' },
+    )
+    .post(
+      '/dashboard/api/keys/:id/regenerate',
+      ({ request, params }) =>
+        action(request, async (s) => {
+          const key = await service.regenerateKey(s.user.accountId, params.id)
+          return key ? json(201, key) : notFound()
+        }),
+      { parse: 'none' },
+    )
+    .post(
+      '/dashboard/api/keys/:id/revoke',
+      ({ request, params }) =>
+        action(request, async (s) => ((await service.revokeKey(s.user.accountId, params.id)) ? json(200, { revoked: true }) : notFound())),
+      { parse: 'none' },
+    )
+    .post(
+      '/dashboard/api/agents/:clientId/revoke',
+      ({ request, params }) =>
+        action(request, async (s) => {
+          const n = await service.revokeAgent(s.user.accountId, params.clientId)
+          d.log.info('oauth agent revoked', { accountId: s.user.accountId, clientId: params.clientId, tokens: n })
+          return n > 0 ? json(200, { revoked: n }) : notFound()
+        }),
+      { parse: 'none' },
+    )
     .get('/api/scans/:id', async ({ request, params }) => {
       const s = await authenticate(request)
       if (s instanceof Response) return s

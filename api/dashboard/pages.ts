@@ -16,44 +16,80 @@ function nav(csrf: string, user: string): string {
 
 function page(title: string, body: string, csrf: string, user: string): Response {
   const nonce = newNonce()
-  const html = layout({ title, nonce, body: `<meta name="csrf-token" content="${esc(csrf)}">${body}`, nav: nav(csrf, user), script: DASHBOARD_SCRIPT })
+  const html = layout({
+    title,
+    nonce,
+    body: `<meta name="csrf-token" content="${esc(csrf)}">${body}`,
+    nav: nav(csrf, user),
+    script: DASHBOARD_SCRIPT,
+  })
   return new Response(html, { status: 200, headers: pageHeaders(nonce) })
 }
 
-export function appsPage(apps: Array<AppListItem & { recentScans: ScanListItem[]; recentAudits: AuditListItem[] }>, csrf: string, user: string): Response {
-  const cards = apps.map((app) => `<section class="card app"><h2>${esc(app.origin)}</h2>
+export function appsPage(
+  apps: Array<AppListItem & { recentScans: ScanListItem[]; recentAudits: AuditListItem[] }>,
+  csrf: string,
+  user: string,
+): Response {
+  const cards = apps
+    .map(
+      (app) => `<section class="card app"><h2>${esc(app.origin)}</h2>
 <p class="muted">Score ${app.latestCompletedScan ? `${esc(app.latestCompletedScan.score)} (${esc(app.latestCompletedScan.grade)})` : 'not yet'}</p>
 <table><thead><tr><th>Scan</th><th>URL</th><th>Status</th><th>Score</th><th>Started</th></tr></thead><tbody>
-${app.recentScans.map((s) => `<tr data-scan="${esc(s.id)}" data-status="${esc(s.status)}"><td><code>${esc(s.id)}</code></td><td>${esc(s.url)}</td>
-<td class="status">${esc(s.status)}</td><td class="score">${s.score === null ? '' : `${esc(s.score)} ${esc(s.grade)}`}</td><td>${when(s.createdAt)}</td></tr>`).join('')}
+${app.recentScans
+  .map(
+    (s) => `<tr data-scan="${esc(s.id)}" data-status="${esc(s.status)}"><td><code>${esc(s.id)}</code></td><td>${esc(s.url)}</td>
+<td class="status">${esc(s.status)}</td><td class="score">${s.score === null ? '' : `${esc(s.score)} ${esc(s.grade)}`}</td><td>${when(s.createdAt)}</td></tr>`,
+  )
+  .join('')}
 </tbody></table>
-${app.recentAudits.length ? `<h3>Audits</h3><table><thead><tr><th>Audit</th><th>URL</th><th>Status</th><th>Pages</th><th>Started</th></tr></thead><tbody>
-${app.recentAudits.map((a) => `<tr data-audit="${esc(a.id)}" data-status="${esc(a.status)}"><td><code>${esc(a.id)}</code></td><td>${esc(a.url)}</td>
-<td class="status">${esc(a.status)}</td><td class="pages">${esc(a.pagesScanned)} of ${esc(a.pagesDiscovered)}</td><td>${when(a.createdAt)}</td></tr>`).join('')}
-</tbody></table>` : ''}</section>`).join('')
+${
+  app.recentAudits.length
+    ? `<h3>Audits</h3><table><thead><tr><th>Audit</th><th>URL</th><th>Status</th><th>Pages</th><th>Started</th></tr></thead><tbody>
+${app.recentAudits
+  .map(
+    (a) => `<tr data-audit="${esc(a.id)}" data-status="${esc(a.status)}"><td><code>${esc(a.id)}</code></td><td>${esc(a.url)}</td>
+<td class="status">${esc(a.status)}</td><td class="pages">${esc(a.pagesScanned)} of ${esc(a.pagesDiscovered)}</td><td>${when(a.createdAt)}</td></tr>`,
+  )
+  .join('')}
+</tbody></table>`
+    : ''
+}</section>`,
+    )
+    .join('')
   const empty = `<div class="card"><h2>No apps yet</h2><p>Connect an MCP client (Settings, Agents and MCP) and ask it to run <code>scan_app</code>
 on your app; its scans and audits appear here, with live progress.</p></div>`
   return page('Apps', `<h1>Apps</h1>${apps.length ? cards : empty}`, csrf, user)
 }
 
 export function settingsPage(s: { keys: ApiKeyListItem[]; agents: Agent[]; mcpUrl: string }, csrf: string, user: string): Response {
-  const keys = s.keys.map((k) => `<tr data-key="${esc(k.id)}"><td><code>${esc(k.displayPrefix)}…</code></td><td>${esc(k.label)}</td>
+  const keys = s.keys
+    .map(
+      (k) => `<tr data-key="${esc(k.id)}"><td><code>${esc(k.displayPrefix)}…</code></td><td>${esc(k.label)}</td>
 <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td>
-<td><button class="regenerate" data-key="${esc(k.id)}">Regenerate</button> <button class="danger revoke-key" data-key="${esc(k.id)}">Revoke</button></td></tr>`).join('')
-  const agents = s.agents.map((a) => `<tr data-agent="${esc(a.clientId)}"><td class="agent-name">${esc(a.clientName)}</td><td>${when(a.createdAt)}</td>
-<td>${when(a.lastUsedAt)}</td><td><button class="danger revoke-agent" data-agent="${esc(a.clientId)}">Revoke</button></td></tr>`).join('')
+<td><button class="regenerate" data-key="${esc(k.id)}">Regenerate</button> <button class="danger revoke-key" data-key="${esc(k.id)}">Revoke</button></td></tr>`,
+    )
+    .join('')
+  const agents = s.agents
+    .map(
+      (a) => `<tr data-agent="${esc(a.clientId)}"><td class="agent-name">${esc(a.clientName)}</td><td>${when(a.createdAt)}</td>
+<td>${when(a.lastUsedAt)}</td><td><button class="danger revoke-agent" data-agent="${esc(a.clientId)}">Revoke</button></td></tr>`,
+    )
+    .join('')
   const body = `<h1>Settings</h1><section class="card" id="agents-and-mcp"><h2>Agents and MCP</h2>
 <p>MCP endpoint: <code>${esc(s.mcpUrl)}</code>. Clients that support OAuth connect with the URL alone and ask you to approve them;
 scripts and CI use an API key as <code>Authorization: Bearer act_…</code>.</p>
 <h3>API keys</h3>
 <div id="new-key" hidden><p><strong>Your new API key. Copy it now: it is shown only once.</strong></p>
 <p><span class="secret" id="new-key-value"></span> <button id="copy-key">Copy</button> <span id="copied" class="muted"></span></p></div>
-<table id="keys"><thead><tr><th>Key</th><th>Label</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${keys ||
-  '<tr><td colspan="5" class="muted">No API keys.</td></tr>'}</tbody></table>
+<table id="keys"><thead><tr><th>Key</th><th>Label</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${
+    keys || '<tr><td colspan="5" class="muted">No API keys.</td></tr>'
+  }</tbody></table>
 <p><button class="primary" id="create-key">Create API key</button></p>
 <h3>OAuth agents</h3>
-<table id="agents"><thead><tr><th>Agent</th><th>Connected</th><th>Last used</th><th></th></tr></thead><tbody>${agents ||
-  '<tr><td colspan="4" class="muted">No agents connected through OAuth.</td></tr>'}</tbody></table>
+<table id="agents"><thead><tr><th>Agent</th><th>Connected</th><th>Last used</th><th></th></tr></thead><tbody>${
+    agents || '<tr><td colspan="4" class="muted">No agents connected through OAuth.</td></tr>'
+  }</tbody></table>
 <p class="muted">Revoking an agent stops its token at once; it has to ask for your approval again.</p></section>`
   return page('Settings', body, csrf, user)
 }

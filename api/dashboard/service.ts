@@ -11,7 +11,10 @@ import { auditView } from '../audits/service.ts'
 import type { Revocations } from '../auth/revocation.ts'
 
 export class DashboardService {
-  constructor(private sql: Sql, private revocations: Revocations) {}
+  constructor(
+    private sql: Sql,
+    private revocations: Revocations,
+  ) {}
 
   async overview(accountId: string) {
     const apps = await listApps(this.sql, accountId, { limit: 50 })
@@ -33,7 +36,12 @@ export class DashboardService {
     const row = await getScan(this.sql, accountId, scanId)
     if (!row) return null
     return {
-      scanId: row.id, url: row.url, status: row.status, createdAt: row.createdAt, startedAt: row.startedAt, finishedAt: row.finishedAt,
+      scanId: row.id,
+      url: row.url,
+      status: row.status,
+      createdAt: row.createdAt,
+      startedAt: row.startedAt,
+      finishedAt: row.finishedAt,
       ...(row.error ? { error: row.error } : {}),
       ...(row.report ? { report: row.report } : {}),
     }

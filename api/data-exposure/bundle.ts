@@ -42,7 +42,8 @@ const REST_URL_RE = /(https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?(?:\/[A-Za-z0-9._~-]
 // VITE_SUPABASE_URL: "...", NEXT_PUBLIC_SUPABASE_URL="...", supabaseUrl: '...'
 const ENV_URL_RE = /(?:SUPABASE_URL|supabaseUrl)["']?\s*[:=]\s*["'`](https?:\/\/[^"'`\s]+)["'`]/g
 // createClient("https://...", "eyJ..."), minified or not: a URL literal followed by a key literal.
-const CLIENT_CALL_RE = /\(\s*(["'`])(https?:\/\/[^"'`\s]+)\1\s*,\s*(["'`])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|sb_publishable_[A-Za-z0-9_-]{10,})\3/g
+const CLIENT_CALL_RE =
+  /\(\s*(["'`])(https?:\/\/[^"'`\s]+)\1\s*,\s*(["'`])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|sb_publishable_[A-Za-z0-9_-]{10,})\3/g
 // .from('todos'), .from("todos"), .from(`todos`) with a single argument; `who` is what it is called on.
 const FROM_RE = /([A-Za-z0-9_$]*)\s*\.\s*from\(\s*(["'`])([A-Za-z_][A-Za-z0-9_]{0,62})\2\s*\)/g
 const REST_TABLE_RE = /\/rest\/v1\/([A-Za-z_][A-Za-z0-9_]{0,62})(?![A-Za-z0-9_/])/g
@@ -110,7 +111,10 @@ export function findInBundle(sources: Source[]): BundleFindings {
       if (!claims) continue
       if (claims.role === 'anon' && !anon.some((a) => a.value === m[0])) {
         anon.push({ value: m[0], ref: typeof claims.ref === 'string' ? claims.ref : null })
-      } else if (claims.role === 'service_role' && !leakedSecrets.some((s) => s.kind === 'supabase_service_role_jwt' && s.where === where)) {
+      } else if (
+        claims.role === 'service_role' &&
+        !leakedSecrets.some((s) => s.kind === 'supabase_service_role_jwt' && s.where === where)
+      ) {
         leakedSecrets.push({ kind: 'supabase_service_role_jwt', where })
       }
     }

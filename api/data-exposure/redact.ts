@@ -23,7 +23,7 @@ export function redactString(s: string): string {
   if (isPhone(t)) return MASK.phone
   // Two characters of a short value would give most of it away.
   if ([...t].length <= 3) return MASK.short
-  return [...t].slice(0, 2).join('') + '…'
+  return `${[...t].slice(0, 2).join('')}…`
 }
 
 /** A redacted copy of a JSON value: same shape and keys, masked values. */

@@ -155,7 +155,9 @@ async function loadBundle(http: EgressHttp, url: URL) {
   // Breadth-first over scripts and the same-origin modules they import, at most EXPOSURE_LIMITS.scripts fetches.
   while (queue.length && loaded.length < EXPOSURE_LIMITS.scripts) {
     const batch = queue.splice(0, Math.min(EXPOSURE_LIMITS.concurrency, EXPOSURE_LIMITS.scripts - loaded.length))
-    const got = await Promise.all(batch.map((s) => http.get(s, { redirects: 'same-origin', bodyLimit: EXPOSURE_LIMITS.scriptBytes, headers: { accept: '*/*' } })))
+    const got = await Promise.all(
+      batch.map((s) => http.get(s, { redirects: 'same-origin', bodyLimit: EXPOSURE_LIMITS.scriptBytes, headers: { accept: '*/*' } })),
+    )
     got.forEach((g, i) => {
       const src = batch[i]!
       loaded.push(src)
@@ -194,7 +196,12 @@ function pgrstMessage(body: string): string {
   return body.replace(/\s+/g, ' ').trim().slice(0, 120)
 }
 
-async function probeTable(http: EgressHttp, projectUrl: string, key: { kind: SupabaseKeyKind; value: string }, name: string): Promise<TableResult> {
+async function probeTable(
+  http: EgressHttp,
+  projectUrl: string,
+  key: { kind: SupabaseKeyKind; value: string },
+  name: string,
+): Promise<TableResult> {
   const base = `${projectUrl}/rest/v1/${encodeURIComponent(name)}`
   // The anon key is a JWT and goes in both headers, as supabase-js sends it; a publishable key is not a
   // JWT and goes in apikey only (the gateway maps it to the anon role).
@@ -202,22 +209,42 @@ async function probeTable(http: EgressHttp, projectUrl: string, key: { kind: Sup
   if (key.kind === 'anon') headers.authorization = `Bearer ${key.value}`
   const got = await http.once(`${base}?select=*&limit=${EXPOSURE_LIMITS.sampleRows}`, { headers, bodyLimit: EXPOSURE_LIMITS.sampleBytes })
   if (!got.ok) {
-    return { name, readable: null, status: got.code === 'target_blocked' ? 'blocked' : 'unreachable', rowCount: null, sample: null, httpStatus: null, detail: failText(got) }
+    return {
+      name,
+      readable: null,
+      status: got.code === 'target_blocked' ? 'blocked' : 'unreachable',
+      rowCount: null,
+      sample: null,
+      httpStatus: null,
+      detail: failText(got),
+    }
   }
   const { status, body } = got.res
   const base401 = { name, rowCount: null, sample: null, httpStatus: status }
-  if (status === 401 || status === 403) return { ...base401, readable: false, status: 'denied', detail: `anonymous read refused: ${pgrstMessage(body)}` }
+  if (status === 401 || status === 403)
+    return { ...base401, readable: false, status: 'denied', detail: `anonymous read refused: ${pgrstMessage(body)}` }
   if (status === 404) return { ...base401, readable: false, status: 'not_found', detail: `no such table exposed: ${pgrstMessage(body)}` }
-  if (status !== 200 && status !== 206) return { ...base401, readable: null, status: 'error', detail: `answered ${status}: ${pgrstMessage(body)}` }
+  if (status !== 200 && status !== 206)
+    return { ...base401, readable: null, status: 'error', detail: `answered ${status}: ${pgrstMessage(body)}` }
   let rows: unknown
   try {
     rows = JSON.parse(body)
   } catch {
-    return { ...base401, readable: null, status: 'error', detail: got.res.truncated ? 'the answer was too large to read' : 'the answer is not JSON' }
+    return {
+      ...base401,
+      readable: null,
+      status: 'error',
+      detail: got.res.truncated ? 'the answer was too large to read' : 'the answer is not JSON',
+    }
   }
   if (!Array.isArray(rows)) return { ...base401, readable: null, status: 'error', detail: 'the answer is not a JSON array' }
   if (rows.length === 0) {
-    return { ...base401, readable: null, status: 'empty_or_rls', detail: 'answered 200 with no rows: row level security hides them, or the table is empty' }
+    return {
+      ...base401,
+      readable: null,
+      status: 'empty_or_rls',
+      detail: 'answered 200 with no rows: row level security hides them, or the table is empty',
+    }
   }
   const sample = rows.slice(0, EXPOSURE_LIMITS.sampleRows).map((r) => redact(r))
   const counted = await http.once(`${base}?select=*`, {
@@ -226,39 +253,71 @@ async function probeTable(http: EgressHttp, projectUrl: string, key: { kind: Sup
   })
   const rowCount = counted.ok ? contentRangeTotal(counted.res.headers.get('content-range')) : null
   return {
-    name, readable: true, status: 'exposed', rowCount, sample, httpStatus: status,
+    name,
+    readable: true,
+    status: 'exposed',
+    rowCount,
+    sample,
+    httpStatus: status,
     detail: `anonymous reads return rows${rowCount === null ? '; the row count was not given' : ''}`,
   }
 }
 
-async function probeFirebase(http: EgressHttp, databaseURL: string): Promise<Omit<NonNullable<ExposureResult['firebase']>, 'databaseURL' | 'projectId'>> {
+async function probeFirebase(
+  http: EgressHttp,
+  databaseURL: string,
+): Promise<Omit<NonNullable<ExposureResult['firebase']>, 'databaseURL' | 'projectId'>> {
   const got = await http.once(`${databaseURL}/.json?shallow=true`, { headers: { accept: 'application/json' }, bodyLimit: 64 * 1024 })
   if (!got.ok) {
-    return { readable: null, status: got.code === 'target_blocked' ? 'blocked' : 'unreachable', topLevelKeys: null, httpStatus: null, detail: failText(got) }
+    return {
+      readable: null,
+      status: got.code === 'target_blocked' ? 'blocked' : 'unreachable',
+      topLevelKeys: null,
+      httpStatus: null,
+      detail: failText(got),
+    }
   }
   const { status, body } = got.res
-  let json: unknown = undefined
+  let json: unknown
   try {
     json = JSON.parse(body)
   } catch {}
-  const error = json && typeof json === 'object' && typeof (json as { error?: unknown }).error === 'string' ? (json as { error: string }).error : null
+  const error =
+    json && typeof json === 'object' && typeof (json as { error?: unknown }).error === 'string' ? (json as { error: string }).error : null
   if (status === 401 || status === 403 || (error && /permission denied/i.test(error))) {
-    return { readable: false, status: 'denied', topLevelKeys: null, httpStatus: status, detail: `anonymous read refused${error ? `: ${error}` : ''}` }
+    return {
+      readable: false,
+      status: 'denied',
+      topLevelKeys: null,
+      httpStatus: status,
+      detail: `anonymous read refused${error ? `: ${error}` : ''}`,
+    }
   }
-  if (status === 404) return { readable: false, status: 'not_found', topLevelKeys: null, httpStatus: status, detail: error ?? 'no such database' }
+  if (status === 404)
+    return { readable: false, status: 'not_found', topLevelKeys: null, httpStatus: status, detail: error ?? 'no such database' }
   if (status !== 200 || json === undefined || error) {
     return { readable: null, status: 'error', topLevelKeys: null, httpStatus: status, detail: error ?? `answered ${status}` }
   }
   if (json === null) {
-    return { readable: true, status: 'open_empty', topLevelKeys: [], httpStatus: status, detail: 'the rules allow anonymous reads of the root; the database is empty' }
+    return {
+      readable: true,
+      status: 'open_empty',
+      topLevelKeys: [],
+      httpStatus: status,
+      detail: 'the rules allow anonymous reads of the root; the database is empty',
+    }
   }
   const keys = typeof json === 'object' && !Array.isArray(json) ? Object.keys(json as object).slice(0, 20) : []
   return { readable: true, status: 'open', topLevelKeys: keys, httpStatus: status, detail: 'anonymous reads of the root return data' }
 }
 
 const SECRET_ADVICE: Record<BundleFindings['leakedSecrets'][number]['kind'], string> = {
-  supabase_service_role_jwt: 'A Supabase service_role key is in the JavaScript: it bypasses row level security for anyone. Rotate it now and keep it on the server.',
-  supabase_secret_key: 'A Supabase secret key (sb_secret_) is in the JavaScript: it bypasses row level security for anyone. Rotate it now and keep it on the server.',
+  supabase_service_role_jwt:
+    'A Supabase service_role key is in the JavaScript: it bypasses row level security for anyone. Rotate it now and keep it on the ' +
+    'server.',
+  supabase_secret_key:
+    'A Supabase secret key (sb_secret_) is in the JavaScript: it bypasses row level security for anyone. Rotate it now and keep it on ' +
+    'the server.',
 }
 
 export async function checkDataExposure(deps: ExposureDeps, accountId: string, rawUrl: string): Promise<ExposureResult> {
@@ -272,7 +331,8 @@ export async function checkDataExposure(deps: ExposureDeps, accountId: string, r
     const notes = [...bundle.notes]
     for (const s of found.leakedSecrets) notes.push(`${SECRET_ADVICE[s.kind]} (in ${s.where})`)
     const verified = await isVerified(deps.sql, accountId, bundle.origin)
-    if (bundle.origin !== url.origin) notes.push(`${url.origin} redirected to ${bundle.origin}; verification is looked up for ${bundle.origin}.`)
+    if (bundle.origin !== url.origin)
+      notes.push(`${url.origin} redirected to ${bundle.origin}; verification is looked up for ${bundle.origin}.`)
     await progress(40, 'searched the page and its scripts')
 
     const sb = found.supabase
@@ -283,8 +343,12 @@ export async function checkDataExposure(deps: ExposureDeps, accountId: string, r
     const probed = canProbeSupabase || canProbeFirebase
 
     if (!sb && !fb) notes.push('No Supabase or Firebase configuration was found in the page or its same-origin scripts.')
-    if (sb && !sb.key) notes.push('A Supabase project URL was found but no anon or publishable key, so no data request can be made as the app makes it.')
-    if (sb && sb.key && tables.length === 0) notes.push('No table names were found in the bundle (.from(\'name\') or /rest/v1/name); hosted Supabase hides the table list from anon keys.')
+    if (sb && !sb.key)
+      notes.push('A Supabase project URL was found but no anon or publishable key, so no data request can be made as the app makes it.')
+    if (sb?.key && tables.length === 0)
+      notes.push(
+        "No table names were found in the bundle (.from('name') or /rest/v1/name); hosted Supabase hides the table list from anon keys.",
+      )
     if (fb && !fb.databaseURL) notes.push('A Firebase project was found without a Realtime Database URL; Firestore is not checked.')
     if (fb?.webApiKey) notes.push('A Firebase web API key (AIza...) is in the bundle: it is public by design and not a leak on its own.')
     if (sb?.key) notes.push(`The ${sb.key.kind} key is public by design; what it can read depends on row level security and grants.`)
@@ -310,7 +374,13 @@ export async function checkDataExposure(deps: ExposureDeps, accountId: string, r
     if (fb) {
       const probe = canProbeFirebase
         ? await probeFirebase(http, fb.databaseURL!)
-        : { readable: null, status: 'not_checked' as const, topLevelKeys: null, httpStatus: null, detail: fb.databaseURL ? `not requested: ${bundle.origin} is not verified by this account` : 'no Realtime Database URL found' }
+        : {
+            readable: null,
+            status: 'not_checked' as const,
+            topLevelKeys: null,
+            httpStatus: null,
+            detail: fb.databaseURL ? `not requested: ${bundle.origin} is not verified by this account` : 'no Realtime Database URL found',
+          }
       firebase = { databaseURL: fb.databaseURL, projectId: fb.projectId, ...probe }
     }
 
@@ -322,15 +392,24 @@ export async function checkDataExposure(deps: ExposureDeps, accountId: string, r
       origin: bundle.origin,
       verified,
       probed,
-      supabase: sb ? { projectUrl: sb.projectUrl, keyKind: sb.key?.kind ?? null, tables: tableResults, otherProjectUrls: sb.otherProjectUrls } : null,
+      supabase: sb
+        ? { projectUrl: sb.projectUrl, keyKind: sb.key?.kind ?? null, tables: tableResults, otherProjectUrls: sb.otherProjectUrls }
+        : null,
       firebase,
       exposed,
       leakedSecrets: found.leakedSecrets,
-      loaded: { page: bundle.finalUrl, scripts: bundle.loaded, skippedCrossOriginScripts: bundle.skippedCrossOrigin, truncatedScripts: bundle.truncated },
+      loaded: {
+        page: bundle.finalUrl,
+        scripts: bundle.loaded,
+        skippedCrossOriginScripts: bundle.skippedCrossOrigin,
+        truncatedScripts: bundle.truncated,
+      },
       notes,
     }
     if (!verified && ((sb?.key && tables.length > 0) || fb?.databaseURL)) {
-      notes.push('Data requests were not made: reading beyond what the page load already gives needs verify_site for this app. Verify it, then call check_data_exposure again.')
+      notes.push(
+        'Data requests were not made: reading beyond what the page load already gives needs verify_site for this app. Verify it, then call check_data_exposure again.',
+      )
       result.nextStep = {
         tool: 'verify_site',
         arguments: { url: `${bundle.origin}/` },

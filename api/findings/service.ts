@@ -15,22 +15,29 @@ export async function completedScan(db: Database, principal: Principal, scanId: 
   const scan = await getScan(db.sql, principal.account.id, scanId)
   if (!scan) throw new AppError('not_found', `No scan ${scanId} in this account`)
   if (scan.status === 'failed') {
-    throw new AppError('scan_failed', `Scan ${scanId} failed, so it has no findings${scan.error ? `: ${scan.error.message}` : ''}. Run scan_app again.`, {
-      scanId,
-      status: scan.status,
-      ...(scan.error ? { reason: scan.error } : {}),
-    })
+    throw new AppError(
+      'scan_failed',
+      `Scan ${scanId} failed, so it has no findings${scan.error ? `: ${scan.error.message}` : ''}. Run scan_app again.`,
+      {
+        scanId,
+        status: scan.status,
+        ...(scan.error ? { reason: scan.error } : {}),
+      },
+    )
   }
   if (scan.status !== 'completed' || !scan.report) {
     // Not finished yet: the same answer scan_app gives when it stops waiting, with the scanId to poll.
-    throw new AppError('scanner_unavailable', `Scan ${scanId} is ${scan.status}, not completed yet: poll get_scan until its status is completed, then call again.`, {
-      scanId,
-      status: scan.status,
-    })
+    throw new AppError(
+      'scanner_unavailable',
+      `Scan ${scanId} is ${scan.status}, not completed yet: poll get_scan until its status is completed, then call again.`,
+      {
+        scanId,
+        status: scan.status,
+      },
+    )
   }
   return { scan, report: scan.report as Report }
 }
-
 
 /**
  * The report's checks, highest impact first: the report's advice order (score points lost, then severity),
@@ -42,10 +49,7 @@ export function byImpact(report: Report): ReportCheck[] {
   const rank = (c: ReportCheck) => adviceRank.get(c.id) ?? Number.MAX_SAFE_INTEGER
   return [...report.checks].sort(
     (a, b) =>
-      rank(a) - rank(b) ||
-      bySeverity(a, b) ||
-      ATTENTION_RANK[b.status] - ATTENTION_RANK[a.status] ||
-      position.get(a)! - position.get(b)!,
+      rank(a) - rank(b) || bySeverity(a, b) || ATTENTION_RANK[b.status] - ATTENTION_RANK[a.status] || position.get(a)! - position.get(b)!,
   )
 }
 
@@ -74,7 +78,7 @@ export class FindingsService {
     const recorded = scan.platformSignals
     const detection: PlatformDetection & { source: string } = {
       ...detectFromSignals(recorded ?? signalsFromReport(report)),
-      source: recorded ? 'the scanned response\'s headers and page' : 'the report\'s evidence (Server, X-Powered-By, script URLs)',
+      source: recorded ? "the scanned response's headers and page" : "the report's evidence (Server, X-Powered-By, script URLs)",
     }
     const platform = input.platform ?? detection.platform
 
@@ -87,10 +91,14 @@ export class FindingsService {
     const only = input.checkId === undefined ? undefined : report.checks.find((c) => c.id === input.checkId)
     const note =
       input.checkId === undefined
-        ? findings.length === 0 ? 'No failing or warning checks in this scan: nothing to fix.' : undefined
+        ? findings.length === 0
+          ? 'No failing or warning checks in this scan: nothing to fix.'
+          : undefined
         : !only
           ? `${input.checkId} was not part of this scan (checks version ${report.checksVersion}): scan again to run it.`
-          : findings.length === 0 ? `${input.checkId} is ${only.status} in this scan: nothing to fix.` : undefined
+          : findings.length === 0
+            ? `${input.checkId} is ${only.status} in this scan: nothing to fix.`
+            : undefined
 
     return {
       scanId: scan.id,

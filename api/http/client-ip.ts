@@ -8,7 +8,10 @@ export function rememberPeer(req: Request, address: string | undefined): void {
 
 export function clientIp(req: Request, trustedProxyHops: number): string {
   if (trustedProxyHops > 0) {
-    const chain = (req.headers.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+    const chain = (req.headers.get('x-forwarded-for') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
     // Each trusted proxy appends the address it saw; the client is the one the outermost proxy saw.
     const ip = chain[chain.length - trustedProxyHops]
     if (ip) return ip

@@ -7,7 +7,10 @@ import type { KeyValue } from '../../shared/infra/types.ts'
 export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number }
 
 export class RateLimiter {
-  constructor(private kv: KeyValue, private now: () => number = Date.now) {}
+  constructor(
+    private kv: KeyValue,
+    private now: () => number = Date.now,
+  ) {}
 
   async hit(name: RateLimitName, subject: string): Promise<RateDecision> {
     const { limit, windowSeconds } = RATE_LIMITS[name]

@@ -14,7 +14,9 @@ export async function checkTarget(
   const host = parsed.url.hostname
   const target = await resolveTarget(host, policyFromConfig(config))
   if (!target.ok && target.code === 'target_blocked') {
-    throw new AppError('target_blocked', `${host} resolves to a ${target.reason} address, which may not be reached`, { reason: target.reason })
+    throw new AppError('target_blocked', `${host} resolves to a ${target.reason} address, which may not be reached`, {
+      reason: target.reason,
+    })
   }
   if (!target.ok && opts.refuseUnreachable) {
     throw new AppError('target_unreachable', `${host} could not be resolved: ${target.reason}`, { reason: target.reason })

@@ -28,7 +28,9 @@ export function rpcErrorResponse(status: number, code: number, message: string, 
 
 /** A store we depend on is down: say so, and when to come back. Nothing was changed. */
 const unavailable = (what: string) =>
-  rpcErrorResponse(503, -32603, `Service temporarily unavailable: ${what} cannot be reached. Nothing was changed; retry shortly.`, { 'retry-after': '5' })
+  rpcErrorResponse(503, -32603, `Service temporarily unavailable: ${what} cannot be reached. Nothing was changed; retry shortly.`, {
+    'retry-after': '5',
+  })
 
 export function wwwAuthenticate(baseUrl: string, reason: 'missing' | 'invalid'): string {
   const description = reason === 'missing' ? 'No authorization provided' : 'The access token is invalid, expired or revoked'
@@ -102,7 +104,7 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
       return rpcErrorResponse(405, -32000, `Method ${req.method} not allowed`, { allow: 'GET, POST, DELETE, OPTIONS' })
     }
 
-    let authResult
+    let authResult: Awaited<ReturnType<BearerAuth['authenticate']>>
     try {
       authResult = await auth.authenticate(req.headers.get('authorization'))
     } catch (e) {
@@ -110,9 +112,14 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
       return unavailable('the credential store')
     }
     if (!authResult.ok) {
-      return rpcErrorResponse(401, -32001, authResult.reason === 'missing' ? 'Unauthorized: no bearer credential' : 'Unauthorized: invalid bearer credential', {
-        'www-authenticate': wwwAuthenticate(config.baseUrl, authResult.reason),
-      })
+      return rpcErrorResponse(
+        401,
+        -32001,
+        authResult.reason === 'missing' ? 'Unauthorized: no bearer credential' : 'Unauthorized: invalid bearer credential',
+        {
+          'www-authenticate': wwwAuthenticate(config.baseUrl, authResult.reason),
+        },
+      )
     }
     const principal = authResult.principal
 
@@ -178,7 +185,11 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
 
   async function serve(req: Request, parsedBody: unknown, principal: Principal, sse: boolean): Promise<Response> {
     const server = createMcpServer(services)
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse, keepAliveMs: 15_000 })
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !sse,
+      keepAliveMs: 15_000,
+    })
     await server.connect(transport)
     const res = await transport.handleRequest(req, {
       parsedBody,

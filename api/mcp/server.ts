@@ -57,7 +57,11 @@ export function validationErrors(tool: Tool, args: unknown) {
 const VALIDATOR = new AjvJsonSchemaValidator()
 
 export function createMcpServer(services: Services): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR })
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: VALIDATOR,
+  })
   server.setRequestHandler(ListToolsRequestSchema, async () => TOOL_LIST)
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const tool = findTool(req.params.name)
@@ -89,7 +93,11 @@ async function callTool(
   if (!tool.run) return toolError(new AppError('not_implemented', `${tool.name} is not available on this server yet.`))
   if (!Value.Check(tool.input, args)) {
     const details = validationErrors(tool, args)
-    return toolError(new AppError('invalid_params', `Invalid arguments for ${tool.name}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, { details }))
+    return toolError(
+      new AppError('invalid_params', `Invalid arguments for ${tool.name}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, {
+        details,
+      }),
+    )
   }
   const progress = async (value: number, total: number, message: string) => {
     if (progressToken === undefined) return

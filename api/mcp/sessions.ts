@@ -16,7 +16,10 @@ const TOUCH_EVERY_MS = 60_000
 export class McpSessionStore {
   private touched = new Map<string, number>()
 
-  constructor(private kv: KeyValue, private ttlSeconds: number) {}
+  constructor(
+    private kv: KeyValue,
+    private ttlSeconds: number,
+  ) {}
 
   async create(accountId: string, protocolVersion: string): Promise<string> {
     const id = newId('mcs')

@@ -61,7 +61,8 @@ export async function checkAuthorizeRequest(sql: Sql, baseUrl: string, q: URLSea
   const challenge = one('code_challenge')
   if (!challenge) return fail('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256')
   if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256 (plain is not accepted)')
-  if (!CHALLENGE_RE.test(challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters)')
+  if (!CHALLENGE_RE.test(challenge))
+    return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters)')
   const resource = one('resource')
   if (resource !== null && resource !== mcpResource(baseUrl)) return fail('invalid_target', `resource must be ${mcpResource(baseUrl)}`)
   return {
@@ -80,7 +81,12 @@ export async function decide(
   approved: boolean,
 ): Promise<string> {
   if (!approved) {
-    return responseUrl(request.redirectUri, { error: 'access_denied', error_description: 'The user declined', state: request.state, iss: baseUrl })
+    return responseUrl(request.redirectUri, {
+      error: 'access_denied',
+      error_description: 'The user declined',
+      state: request.state,
+      iss: baseUrl,
+    })
   }
   const code = await createCode(sql, {
     clientId: request.clientId,

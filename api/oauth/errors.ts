@@ -26,7 +26,11 @@ export interface OAuthError {
 export const oauthError = (error: OAuthErrorCode, description: string): OAuthError => ({ error, description })
 
 export const isOAuthError = (v: unknown): v is OAuthError =>
-  typeof v === 'object' && v !== null && 'error' in v && typeof (v as OAuthError).error === 'string' && (v as OAuthError).error in OAUTH_ERRORS
+  typeof v === 'object' &&
+  v !== null &&
+  'error' in v &&
+  typeof (v as OAuthError).error === 'string' &&
+  (v as OAuthError).error in OAUTH_ERRORS
 
 /** The JSON error body of the token and registration endpoints; never cached. */
 export function oauthErrorResponse(e: OAuthError, headers: Record<string, string> = {}): Response {

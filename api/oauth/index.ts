@@ -34,17 +34,26 @@ async function readSmallBody(req: Request): Promise<string | null> {
 const mediaType = (req: Request) => (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
 
 const tooMany = (retryAfter: number) =>
-  withCors(Response.json(
-    { error: 'rate_limited', error_description: 'Too many requests from this address; retry later.' },
-    { status: 429, headers: { 'retry-after': String(retryAfter), 'cache-control': 'no-store' } },
-  ))
+  withCors(
+    Response.json(
+      { error: 'rate_limited', error_description: 'Too many requests from this address; retry later.' },
+      { status: 429, headers: { 'retry-after': String(retryAfter), 'cache-control': 'no-store' } },
+    ),
+  )
 
 const errorPage = (status: number, description: string) =>
-  htmlPage(status, 'Authorization failed', `<div class="card"><h1>This authorization request cannot continue</h1><p>${esc(description)}</p>
-<p class="muted">Go back to the application that sent you here and start the connection again.</p></div>`)
+  htmlPage(
+    status,
+    'Authorization failed',
+    `<div class="card"><h1>This authorization request cannot continue</h1><p>${esc(description)}</p>
+<p class="muted">Go back to the application that sent you here and start the connection again.</p></div>`,
+  )
 
 const redirect = (location: string, status = 302) =>
-  new Response(null, { status, headers: { location, 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'" } })
+  new Response(null, {
+    status,
+    headers: { location, 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'" },
+  })
 
 export function oauthRoutes(d: OAuthRouteDeps) {
   const preflight = () => {
@@ -54,28 +63,35 @@ export function oauthRoutes(d: OAuthRouteDeps) {
   }
   return new Elysia({ name: 'oauth' })
     .get('/.well-known/oauth-authorization-server', () =>
-      withCors(Response.json(d.oauth.metadata(), { headers: { 'cache-control': 'public, max-age=3600' } })))
+      withCors(Response.json(d.oauth.metadata(), { headers: { 'cache-control': 'public, max-age=3600' } })),
+    )
     .options('/oauth/register', preflight)
     .options('/oauth/token', preflight)
-    .post('/oauth/register', async ({ request }) => {
-      const limit = await d.limiter.hit('oauthRegister', clientIp(request, d.trustedProxyHops))
-      if (!limit.ok) return tooMany(limit.retryAfterSeconds)
-      if (mediaType(request) !== 'application/json') {
-        return withCors(oauthErrorResponse({ error: 'invalid_client_metadata', description: 'send the client metadata as application/json' }))
-      }
-      const text = await readSmallBody(request)
-      if (text === null) return withCors(oauthErrorResponse({ error: 'invalid_client_metadata', description: 'the body is too large' }))
-      let body: unknown
-      try {
-        body = JSON.parse(text)
-      } catch {
-        return withCors(oauthErrorResponse({ error: 'invalid_client_metadata', description: 'the body is not valid JSON' }))
-      }
-      const result = await d.oauth.register(body)
-      if (isOAuthError(result)) return withCors(oauthErrorResponse(result))
-      d.log.info('oauth client registered', { clientId: result.client_id })
-      return withCors(Response.json(result, { status: 201, headers: { 'cache-control': 'no-store' } }))
-    }, { parse: 'none' })
+    .post(
+      '/oauth/register',
+      async ({ request }) => {
+        const limit = await d.limiter.hit('oauthRegister', clientIp(request, d.trustedProxyHops))
+        if (!limit.ok) return tooMany(limit.retryAfterSeconds)
+        if (mediaType(request) !== 'application/json') {
+          return withCors(
+            oauthErrorResponse({ error: 'invalid_client_metadata', description: 'send the client metadata as application/json' }),
+          )
+        }
+        const text = await readSmallBody(request)
+        if (text === null) return withCors(oauthErrorResponse({ error: 'invalid_client_metadata', description: 'the body is too large' }))
+        let body: unknown
+        try {
+          body = JSON.parse(text)
+        } catch {
+          return withCors(oauthErrorResponse({ error: 'invalid_client_metadata', description: 'the body is not valid JSON' }))
+        }
+        const result = await d.oauth.register(body)
+        if (isOAuthError(result)) return withCors(oauthErrorResponse(result))
+        d.log.info('oauth client registered', { clientId: result.client_id })
+        return withCors(Response.json(result, { status: 201, headers: { 'cache-control': 'no-store' } }))
+      },
+      { parse: 'none' },
+    )
     .get('/oauth/authorize', async ({ request }) => {
       const url = new URL(request.url)
       const check = await d.oauth.checkAuthorize(url.searchParams)
@@ -91,32 +107,42 @@ export function oauthRoutes(d: OAuthRouteDeps) {
         userLabel: session.user.email || session.user.name || session.user.subject,
       })
     })
-    .post('/oauth/authorize', async ({ request }) => {
-      const session = await currentSession(d.sql, request)
-      if (!session) return errorPage(401, 'You are not signed in, or your session has ended.')
-      if (mediaType(request) !== 'application/x-www-form-urlencoded') return errorPage(400, 'Unexpected form encoding.')
-      const text = await readSmallBody(request)
-      if (text === null) return errorPage(413, 'The form is too large.')
-      const form = new URLSearchParams(text)
-      const problem = csrfProblem(request, d.baseUrl, session, form.get('csrf'))
-      if (problem) return errorPage(403, `Refused: ${problem}.`)
-      const held = await d.oauth.takeRequest(form.get('request_id') ?? '', session.id)
-      if (!held) return errorPage(400, 'This consent page has expired or was already answered.')
-      const approved = form.get('decision') === 'approve'
-      const location = await d.oauth.decide(held, { id: session.user.id, accountId: session.user.accountId }, approved)
-      d.log.info(approved ? 'oauth consent granted' : 'oauth consent denied', { clientId: held.clientId, userId: session.user.id })
-      return redirect(location, 303)
-    }, { parse: 'none' })
-    .post('/oauth/token', async ({ request }) => {
-      const limit = await d.limiter.hit('oauthToken', clientIp(request, d.trustedProxyHops))
-      if (!limit.ok) return tooMany(limit.retryAfterSeconds)
-      if (mediaType(request) !== 'application/x-www-form-urlencoded') {
-        return withCors(oauthErrorResponse({ error: 'invalid_request', description: 'send the parameters as application/x-www-form-urlencoded' }))
-      }
-      const text = await readSmallBody(request)
-      if (text === null) return withCors(oauthErrorResponse({ error: 'invalid_request', description: 'the body is too large' }))
-      const result = await d.oauth.exchange(new URLSearchParams(text))
-      if (isOAuthError(result)) return withCors(oauthErrorResponse(result))
-      return withCors(Response.json(result, { headers: { 'cache-control': 'no-store', pragma: 'no-cache' } }))
-    }, { parse: 'none' })
+    .post(
+      '/oauth/authorize',
+      async ({ request }) => {
+        const session = await currentSession(d.sql, request)
+        if (!session) return errorPage(401, 'You are not signed in, or your session has ended.')
+        if (mediaType(request) !== 'application/x-www-form-urlencoded') return errorPage(400, 'Unexpected form encoding.')
+        const text = await readSmallBody(request)
+        if (text === null) return errorPage(413, 'The form is too large.')
+        const form = new URLSearchParams(text)
+        const problem = csrfProblem(request, d.baseUrl, session, form.get('csrf'))
+        if (problem) return errorPage(403, `Refused: ${problem}.`)
+        const held = await d.oauth.takeRequest(form.get('request_id') ?? '', session.id)
+        if (!held) return errorPage(400, 'This consent page has expired or was already answered.')
+        const approved = form.get('decision') === 'approve'
+        const location = await d.oauth.decide(held, { id: session.user.id, accountId: session.user.accountId }, approved)
+        d.log.info(approved ? 'oauth consent granted' : 'oauth consent denied', { clientId: held.clientId, userId: session.user.id })
+        return redirect(location, 303)
+      },
+      { parse: 'none' },
+    )
+    .post(
+      '/oauth/token',
+      async ({ request }) => {
+        const limit = await d.limiter.hit('oauthToken', clientIp(request, d.trustedProxyHops))
+        if (!limit.ok) return tooMany(limit.retryAfterSeconds)
+        if (mediaType(request) !== 'application/x-www-form-urlencoded') {
+          return withCors(
+            oauthErrorResponse({ error: 'invalid_request', description: 'send the parameters as application/x-www-form-urlencoded' }),
+          )
+        }
+        const text = await readSmallBody(request)
+        if (text === null) return withCors(oauthErrorResponse({ error: 'invalid_request', description: 'the body is too large' }))
+        const result = await d.oauth.exchange(new URLSearchParams(text))
+        if (isOAuthError(result)) return withCors(oauthErrorResponse(result))
+        return withCors(Response.json(result, { headers: { 'cache-control': 'no-store', pragma: 'no-cache' } }))
+      },
+      { parse: 'none' },
+    )
 }

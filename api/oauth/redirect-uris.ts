@@ -8,13 +8,29 @@
 //     7.3: native apps listen on an ephemeral port).
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'filesystem:', 'view-source:', 'chrome:', 'ws:', 'wss:', 'ftp:', 'mailto:', 'tel:'])
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:',
+  'data:',
+  'file:',
+  'vbscript:',
+  'about:',
+  'blob:',
+  'filesystem:',
+  'view-source:',
+  'chrome:',
+  'ws:',
+  'wss:',
+  'ftp:',
+  'mailto:',
+  'tel:',
+])
 
 export const isLoopbackHttp = (u: URL) => u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname)
 
 /** Null when the URI may be registered, else the reason. */
 export function redirectUriProblem(raw: unknown): string | null {
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2000) return 'each redirect URI must be a non-empty string of at most 2000 characters'
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2000)
+    return 'each redirect URI must be a non-empty string of at most 2000 characters'
   let u: URL
   try {
     u = new URL(raw)
@@ -23,7 +39,8 @@ export function redirectUriProblem(raw: unknown): string | null {
   }
   if (raw.includes('#')) return `${raw} must not contain a fragment`
   if (u.protocol === 'https:') return u.hostname ? null : `${raw} has no host`
-  if (u.protocol === 'http:') return isLoopbackHttp(u) ? null : `${raw}: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https`
+  if (u.protocol === 'http:')
+    return isLoopbackHttp(u) ? null : `${raw}: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https`
   if (FORBIDDEN_SCHEMES.has(u.protocol)) return `${raw}: the ${u.protocol} scheme cannot be a redirect URI`
   if (!/^[a-z][a-z0-9+.-]*:$/.test(u.protocol)) return `${raw} has an invalid scheme`
   if (raw.length <= u.protocol.length + 1 || /^[a-z][a-z0-9+.-]*:\/*$/.test(raw)) return `${raw} names no destination in the app`
@@ -47,7 +64,14 @@ export function matchRedirectUri(registered: string[], requested: string): strin
     } catch {
       continue
     }
-    if (isLoopbackHttp(c) && c.hostname === r.hostname && c.pathname === r.pathname && c.search === r.search && c.username === r.username && c.password === r.password) {
+    if (
+      isLoopbackHttp(c) &&
+      c.hostname === r.hostname &&
+      c.pathname === r.pathname &&
+      c.search === r.search &&
+      c.username === r.username &&
+      c.password === r.password
+    ) {
       return candidate
     }
   }

@@ -15,9 +15,11 @@ import { RegisterRequest, type RegisteredClient } from './model.ts'
 import { redirectUriProblem } from './redirect-uris.ts'
 
 export async function register(sql: Sql, body: unknown): Promise<RegisteredClient | OAuthError> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return oauthError('invalid_client_metadata', 'the body must be a JSON object')
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return oauthError('invalid_client_metadata', 'the body must be a JSON object')
   const b = body as Record<string, unknown>
-  if (!Array.isArray(b.redirect_uris) || b.redirect_uris.length === 0) return oauthError('invalid_redirect_uri', 'redirect_uris must be a non-empty array')
+  if (!Array.isArray(b.redirect_uris) || b.redirect_uris.length === 0)
+    return oauthError('invalid_redirect_uri', 'redirect_uris must be a non-empty array')
   for (const uri of b.redirect_uris) {
     const problem = redirectUriProblem(uri)
     if (problem) return oauthError('invalid_redirect_uri', problem)
@@ -29,8 +31,10 @@ export async function register(sql: Sql, body: unknown): Promise<RegisteredClien
   if (b.token_endpoint_auth_method !== undefined && b.token_endpoint_auth_method !== 'none') {
     return oauthError('invalid_client_metadata', 'token_endpoint_auth_method must be none: clients are public and use PKCE')
   }
-  if (b.grant_types && !b.grant_types.includes('authorization_code')) return oauthError('invalid_client_metadata', 'grant_types must include authorization_code')
-  if (b.response_types && !b.response_types.includes('code')) return oauthError('invalid_client_metadata', 'response_types must include code')
+  if (b.grant_types && !b.grant_types.includes('authorization_code'))
+    return oauthError('invalid_client_metadata', 'grant_types must include authorization_code')
+  if (b.response_types && !b.response_types.includes('code'))
+    return oauthError('invalid_client_metadata', 'response_types must include code')
   const clientName = b.client_name.trim()
   if (!clientName) return oauthError('invalid_client_metadata', 'client_name must not be blank')
   const client = await createClient(sql, clientName, [...new Set(b.redirect_uris)])

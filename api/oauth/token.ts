@@ -56,7 +56,8 @@ export async function exchange(deps: ExchangeDeps, form: URLSearchParams): Promi
   if (c.clientId !== client.id) return oauthError('invalid_grant', 'the code was issued to another client')
   if (c.expiresAt.getTime() <= deps.now().getTime()) return oauthError('invalid_grant', 'the code has expired')
   if (c.redirectUri !== redirectUri) return oauthError('invalid_grant', 'redirect_uri differs from the one of the authorization request')
-  if (c.resource !== null && resource !== null && c.resource !== resource) return oauthError('invalid_target', 'resource differs from the one of the authorization request')
+  if (c.resource !== null && resource !== null && c.resource !== resource)
+    return oauthError('invalid_target', 'resource differs from the one of the authorization request')
   if (!verifierMatches(verifier, c.codeChallenge)) return oauthError('invalid_grant', 'code_verifier does not match the code_challenge')
 
   const token = await createToken(deps.sql, {

@@ -3,7 +3,18 @@
 import type { Config } from '../../shared/config.ts'
 import type { Database } from '../../shared/db/index.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
-import { createScan, decodeKeyset, encodeKeyset, failScan, getApp, getScan, listApps, listScans, type Keyset, type ScanRow } from '../../shared/db/scans.ts'
+import {
+  createScan,
+  decodeKeyset,
+  encodeKeyset,
+  failScan,
+  getApp,
+  getScan,
+  listApps,
+  listScans,
+  type Keyset,
+  type ScanRow,
+} from '../../shared/db/scans.ts'
 import { parseTargetUrl, policyFromConfig, resolveTarget } from '../../shared/egress/guard.ts'
 import { AppError, type ErrorCode } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
@@ -40,9 +51,13 @@ export class ScanService {
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, no queued job.
     const target = await resolveTarget(parsed.url.hostname, policyFromConfig(config))
     if (!target.ok) {
-      throw new AppError(target.code, target.code === 'target_blocked'
-        ? `${parsed.url.hostname} resolves to a ${target.reason} address, which the scanner may not reach`
-        : `${parsed.url.hostname} could not be resolved: ${target.reason}`, { reason: target.reason })
+      throw new AppError(
+        target.code,
+        target.code === 'target_blocked'
+          ? `${parsed.url.hostname} resolves to a ${target.reason} address, which the scanner may not reach`
+          : `${parsed.url.hostname} could not be resolved: ${target.reason}`,
+        { reason: target.reason },
+      )
     }
     const scan = await createScan(db.sql, principal.account.id, parsed.url.href)
     const log = this.deps.log.child({ scanId: scan.id })
@@ -53,20 +68,24 @@ export class ScanService {
     const queueDown = async (e: unknown): Promise<never> => {
       log.error('job queue unreachable', { error: (e as Error).message })
       await failScan(db.sql, scan.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
-      throw new AppError('scanner_unavailable', 'The job queue is unreachable right now; the scan was not started. Retry shortly.', { scanId: scan.id })
+      throw new AppError('scanner_unavailable', 'The job queue is unreachable right now; the scan was not started. Retry shortly.', {
+        scanId: scan.id,
+      })
     }
-    const unsubscribe = await infra.pubsub.subscribe(scanChannel(scan.id), (raw) => {
-      const e = parseScanEvent(raw)
-      if (!e) return
-      if (e.type === 'done') {
-        finished = true
-        wake()
-      } else if (e.progress > lastProgress) {
-        // Progress must only increase; events can arrive late or twice.
-        lastProgress = e.progress
-        opts.progress(e.progress, e.total, e.message).catch(() => {})
-      }
-    }).catch(queueDown)
+    const unsubscribe = await infra.pubsub
+      .subscribe(scanChannel(scan.id), (raw) => {
+        const e = parseScanEvent(raw)
+        if (!e) return
+        if (e.type === 'done') {
+          finished = true
+          wake()
+        } else if (e.progress > lastProgress) {
+          // Progress must only increase; events can arrive late or twice.
+          lastProgress = e.progress
+          opts.progress(e.progress, e.total, e.message).catch(() => {})
+        }
+      })
+      .catch(queueDown)
     try {
       await infra.queue.enqueue({ kind: 'scan', ref: scan.id }).catch(queueDown)
       log.info('scan queued', { url: parsed.url.origin })
@@ -74,10 +93,11 @@ export class ScanService {
       const deadline = Date.now() + config.SCAN_TIMEOUT_MS
       let row: ScanRow | null = null
       while (Date.now() < deadline && !opts.signal?.aborted) {
-        if (!finished) await new Promise<void>((r) => {
-          wake = r
-          setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now())))
-        })
+        if (!finished)
+          await new Promise<void>((r) => {
+            wake = r
+            setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now())))
+          })
         // A database blip while waiting is not the scan's failure: keep waiting until the deadline.
         row = await getScan(db.sql, principal.account.id, scan.id).catch(() => row)
         if (row && (row.status === 'completed' || row.status === 'failed')) break
@@ -86,7 +106,11 @@ export class ScanService {
       if (row?.status === 'failed') {
         throw new AppError((row.error?.code as ErrorCode) ?? 'scan_failed', row.error?.message ?? 'The scan failed', { scanId: scan.id })
       }
-      throw new AppError('scanner_unavailable', `No scanner finished the scan within ${config.SCAN_TIMEOUT_MS} ms. It stays queued: call get_scan with this scanId later.`, { scanId: scan.id })
+      throw new AppError(
+        'scanner_unavailable',
+        `No scanner finished the scan within ${config.SCAN_TIMEOUT_MS} ms. It stays queued: call get_scan with this scanId later.`,
+        { scanId: scan.id },
+      )
     } finally {
       await unsubscribe()
     }

@@ -34,12 +34,16 @@ export interface SignInDeps {
 
 /** A local path to return to after sign-in, or the dashboard. */
 export function safeReturnTo(raw: string | null): string {
-  if (!raw || !raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\') || /[\r\n]/.test(raw)) return '/dashboard'
+  if (!raw?.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\') || /[\r\n]/.test(raw)) return '/dashboard'
   return raw
 }
 
 const failed = (status: number, message: string) =>
-  htmlPage(status, 'Sign-in failed', `<div class="card"><h1>Sign-in failed</h1><p>${esc(message)}</p><p><a href="/auth/login">Try again</a></p></div>`)
+  htmlPage(
+    status,
+    'Sign-in failed',
+    `<div class="card"><h1>Sign-in failed</h1><p>${esc(message)}</p><p><a href="/auth/login">Try again</a></p></div>`,
+  )
 
 const redirect = (location: string, cookies: string[] = []) => {
   const headers = new Headers({ location, 'cache-control': 'no-store' })
@@ -83,7 +87,7 @@ export function signInRoutes(d: SignInDeps) {
       const identity = await d.oidc.finish({ code, iss: q.get('iss'), nonce: flow.nonce, verifier: flow.verifier })
       if ('error' in identity) {
         d.log.warn('sign-in refused', { error: identity.error, reason: identity.message })
-        return failed(400, 'The identity provider\'s answer could not be verified.')
+        return failed(400, "The identity provider's answer could not be verified.")
       }
       const user = await upsertUser(d.sql, identity)
       const { cookie } = await createSession(d.sql, user.id, d.sessionTtlSeconds)
@@ -93,14 +97,21 @@ export function signInRoutes(d: SignInDeps) {
         clearCookie(FLOW_COOKIE, '/auth'),
       ])
     })
-    .post('/auth/logout', async ({ request }) => {
-      const session = await currentSession(d.sql, request)
-      if (session) {
-        const form = new URLSearchParams(await request.text().catch(() => ''))
-        const problem = csrfProblem(request, d.baseUrl, session, form.get('csrf') ?? request.headers.get('x-csrf-token'))
-        if (problem) return failed(403, `Refused: ${problem}.`)
-        await deleteSession(d.sql, session.id)
-      }
-      return new Response(null, { status: 303, headers: { location: '/', 'set-cookie': clearCookie(SESSION_COOKIE), 'cache-control': 'no-store' } })
-    }, { parse: 'none' })
+    .post(
+      '/auth/logout',
+      async ({ request }) => {
+        const session = await currentSession(d.sql, request)
+        if (session) {
+          const form = new URLSearchParams(await request.text().catch(() => ''))
+          const problem = csrfProblem(request, d.baseUrl, session, form.get('csrf') ?? request.headers.get('x-csrf-token'))
+          if (problem) return failed(403, `Refused: ${problem}.`)
+          await deleteSession(d.sql, session.id)
+        }
+        return new Response(null, {
+          status: 303,
+          headers: { location: '/', 'set-cookie': clearCookie(SESSION_COOKIE), 'cache-control': 'no-store' },
+        })
+      },
+      { parse: 'none' },
+    )
 }

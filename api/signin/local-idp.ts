@@ -67,14 +67,16 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') }
   const provider = new Provider(issuer, {
-    clients: [{
-      client_id: opts.clientId,
-      client_secret: opts.clientSecret,
-      redirect_uris: opts.redirectUris,
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'client_secret_basic',
-    }],
+    clients: [
+      {
+        client_id: opts.clientId,
+        client_secret: opts.clientSecret,
+        redirect_uris: opts.redirectUris,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     jwks: { keys: [jwk as never] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
@@ -85,7 +87,9 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
     ttl: { Interaction: 600, Session: 3_600, Grant: 3_600, AuthorizationCode: 60, IdToken: 3_600, AccessToken: 3_600 },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx, id) =>
-      id === subject ? { accountId: id, claims: async () => ({ sub: id, email: opts.user, email_verified: true, name: 'Local developer' }) } : undefined,
+      id === subject
+        ? { accountId: id, claims: async () => ({ sub: id, email: opts.user, email_verified: true, name: 'Local developer' }) }
+        : undefined,
   })
   const callback = provider.callback()
 
@@ -123,10 +127,11 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
 
   return {
     issuer,
-    stop: () => new Promise<void>((resolve) => {
-      server.closeAllConnections?.()
-      server.close(() => resolve())
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.()
+        server.close(() => resolve())
+      }),
   }
 }
 
@@ -135,13 +140,24 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
  * point the service at it. The password is LOCAL_IDP_PASSWORD, or a new random one printed at start.
  */
 export async function startEmbeddedSignIn(config: {
-  baseUrl: string; LOCAL_IDP_PORT: number; LOCAL_IDP_USER: string; LOCAL_IDP_PASSWORD: string; OIDC_SCOPES: string
+  baseUrl: string
+  LOCAL_IDP_PORT: number
+  LOCAL_IDP_USER: string
+  LOCAL_IDP_PASSWORD: string
+  OIDC_SCOPES: string
 }) {
   const password = config.LOCAL_IDP_PASSWORD || randomBytes(12).toString('base64url')
   const clientSecret = randomBytes(24).toString('base64url')
   const clientId = 'appaudit-dashboard'
   const redirectUri = `${config.baseUrl}/auth/callback`
-  const idp = await startLocalIdp({ port: config.LOCAL_IDP_PORT, user: config.LOCAL_IDP_USER, password, clientId, clientSecret, redirectUris: [redirectUri] })
+  const idp = await startLocalIdp({
+    port: config.LOCAL_IDP_PORT,
+    user: config.LOCAL_IDP_USER,
+    password,
+    clientId,
+    clientSecret,
+    redirectUris: [redirectUri],
+  })
   return {
     idp,
     user: config.LOCAL_IDP_USER,

@@ -38,7 +38,10 @@ export interface Identity {
   name: string
 }
 
-export type SignInError = { error: 'provider_unavailable' | 'token_exchange_failed' | 'invalid_id_token' | 'issuer_mismatch'; message: string }
+export type SignInError = {
+  error: 'provider_unavailable' | 'token_exchange_failed' | 'invalid_id_token' | 'issuer_mismatch'
+  message: string
+}
 
 const random = () => randomBytes(32).toString('base64url')
 
@@ -50,7 +53,9 @@ export class OidcClient {
 
   private discover(): Promise<Discovery> {
     this.discovery ??= (async () => {
-      const res = await fetch(`${this.settings.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(10_000) })
+      const res = await fetch(`${this.settings.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, {
+        signal: AbortSignal.timeout(10_000),
+      })
       if (!res.ok) throw new Error(`discovery answered ${res.status}`)
       const doc = (await res.json()) as Discovery
       if (doc.issuer !== this.settings.issuer) throw new Error(`discovery names issuer ${doc.issuer}, configured ${this.settings.issuer}`)
@@ -93,7 +98,8 @@ export class OidcClient {
     } catch (e) {
       return { error: 'provider_unavailable', message: (e as Error).message }
     }
-    if (params.iss !== null && params.iss !== this.settings.issuer) return { error: 'issuer_mismatch', message: 'the callback names another issuer' }
+    if (params.iss !== null && params.iss !== this.settings.issuer)
+      return { error: 'issuer_mismatch', message: 'the callback names another issuer' }
     const form = new URLSearchParams({
       grant_type: 'authorization_code',
       code: params.code,
@@ -134,6 +140,11 @@ export class OidcClient {
     }
     if (claims.nonce !== params.nonce) return { error: 'invalid_id_token', message: 'the ID token carries another nonce' }
     const str = (v: unknown) => (typeof v === 'string' ? v : '')
-    return { issuer: this.settings.issuer, subject: claims.sub!, email: str(claims.email), name: str(claims.name) || str(claims.preferred_username) }
+    return {
+      issuer: this.settings.issuer,
+      subject: claims.sub!,
+      email: str(claims.email),
+      name: str(claims.name) || str(claims.preferred_username),
+    }
   }
 }

@@ -15,8 +15,12 @@ import type { Config } from '../../shared/config.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { upsertApp } from '../../shared/db/scans.ts'
 import {
-  ensureVerification, isVerified, markVerified, VERIFICATION_METHODS,
-  type SiteVerification, type VerificationMethod,
+  ensureVerification,
+  isVerified,
+  markVerified,
+  VERIFICATION_METHODS,
+  type SiteVerification,
+  type VerificationMethod,
 } from '../../shared/db/verifications.ts'
 import { ipFamily } from '../../shared/egress/address.ts'
 import { base62 } from '../../shared/ids.ts'
@@ -73,7 +77,9 @@ export interface VerifyResult {
 
 /** DNS servers from DNS_SERVERS; undefined means the system's resolvers. */
 export function dnsServersFromConfig(config: Pick<Config, 'DNS_SERVERS'>): string[] | undefined {
-  const list = config.DNS_SERVERS.split(',').map((s) => s.trim()).filter(Boolean)
+  const list = config.DNS_SERVERS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   return list.length ? list : undefined
 }
 
@@ -85,9 +91,11 @@ export function instructionsFor(url: URL, token: string): Instructions {
       where: `inside <head> of the home page ${url.origin}/`,
     },
     file: { url: url.origin + FILE_PATH, content: token },
-    dns: ipFamily(host) !== 0
-      ? { unavailable: 'The app is addressed by an IP address; DNS verification needs a host name.' }
-      : { name: dnsRecordName(host), type: 'TXT', value: token },
+    dns:
+      ipFamily(host) !== 0
+        ? { unavailable: 'The app is addressed by an IP address; DNS verification needs a host name.' }
+        : { name: dnsRecordName(host), type: 'TXT', value: token },
+    // biome-ignore lint/suspicious/noThenProperty: `then` is a field of verify_site's documented answer, never awaited
     then: 'Once the token is in place, call verify_site again with the same url (and optionally the method).',
   }
 }
@@ -162,7 +170,8 @@ async function checkDns(host: string, token: string, servers: string[] | undefin
   // A record longer than 255 bytes arrives in chunks; some resolvers hand chunks over as records.
   const values = records.flatMap((chunks) => [chunks.join(''), ...chunks]).map((v) => v.trim())
   if (values.includes(token)) return { method: 'dns', ok: true, detail: `TXT record found at ${name}` }
-  if (values.some((v) => v.startsWith(TOKEN_PREFIX))) return { method: 'dns', ok: false, detail: `the TXT record at ${name} holds a different token` }
+  if (values.some((v) => v.startsWith(TOKEN_PREFIX)))
+    return { method: 'dns', ok: false, detail: `the TXT record at ${name} holds a different token` }
   return { method: 'dns', ok: false, detail: `no TXT record at ${name} equals the token` }
 }
 
@@ -170,11 +179,13 @@ async function runChecks(deps: VerificationDeps, url: URL, token: string, method
   const needsHttp = methods.some((m) => m !== 'dns')
   const http = needsHttp ? await EgressHttp.open(deps.config, deps.signal) : null
   try {
-    return await Promise.all(methods.map((m) => {
-      if (m === 'meta') return checkMeta(http!, url.origin, token)
-      if (m === 'file') return checkFile(http!, url.origin, token)
-      return checkDns(url.hostname, token, deps.dnsServers, deps.signal)
-    }))
+    return await Promise.all(
+      methods.map((m) => {
+        if (m === 'meta') return checkMeta(http!, url.origin, token)
+        if (m === 'file') return checkFile(http!, url.origin, token)
+        return checkDns(url.hostname, token, deps.dnsServers, deps.signal)
+      }),
+    )
   } finally {
     await http?.close()
   }
@@ -205,7 +216,12 @@ export async function verifySite(
   const appId = await upsertApp(deps.sql, accountId, url.origin)
   const { verification, created } = await ensureVerification(deps.sql, accountId, appId, newVerificationToken())
   if (created) {
-    return result(verification, url, [], 'Token created. Put it in place with one of the three methods in instructions, then call verify_site again.')
+    return result(
+      verification,
+      url,
+      [],
+      'Token created. Put it in place with one of the three methods in instructions, then call verify_site again.',
+    )
   }
   if (verification.verifiedAt) return result(verification, url, [], `Already verified (by ${verification.method}).`)
 
@@ -213,7 +229,12 @@ export async function verifySite(
   const checked = await runChecks(deps, url, verification.token, methods)
   const passed = checked.find((c) => c.ok)
   if (!passed) {
-    return result(verification, url, checked, `Not verified: the token was not found (${methods.join(', ')} checked). See checked for why, and instructions for where it goes.`)
+    return result(
+      verification,
+      url,
+      checked,
+      `Not verified: the token was not found (${methods.join(', ')} checked). See checked for why, and instructions for where it goes.`,
+    )
   }
   const updated = (await markVerified(deps.sql, accountId, appId, passed.method)) ?? verification
   return result(updated, url, checked, `Verified by ${updated.method}.`)

@@ -18,10 +18,18 @@ export interface GroundTruthRow {
   effective: boolean
 }
 
-const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
+const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) =>
+  c.charCodeAt(0),
+)
 
 /** HSTS: visit https://NAME.test with the header, then http://NAME.test on another port; an upgraded request fails its TLS handshake. */
-async function hstsCase(browser: Browser, name: string, lines: string[], material: TlsMaterial, plainPort: number): Promise<GroundTruthRow> {
+async function hstsCase(
+  browser: Browser,
+  name: string,
+  lines: string[],
+  material: TlsMaterial,
+  plainPort: number,
+): Promise<GroundTruthRow> {
   const server = await rawServer(() => ({ type: 'text/html', body: '<p>hsts</p>', lines }), material)
   const ctx = await browser.newContext()
   try {
@@ -34,7 +42,12 @@ async function hstsCase(browser: Browser, name: string, lines: string[], materia
     } catch (e) {
       effective = /ERR_SSL_PROTOCOL_ERROR|ERR_SSL|ERR_CONNECTION/.test(String(e))
     }
-    return { case: `HSTS ${name}`, sent: lines.join(' | ') || '(none)', outcome: effective ? 'http:// upgraded to https:// afterwards (HSTS stored)' : 'http:// not upgraded (HSTS ignored)', effective }
+    return {
+      case: `HSTS ${name}`,
+      sent: lines.join(' | ') || '(none)',
+      outcome: effective ? 'http:// upgraded to https:// afterwards (HSTS stored)' : 'http:// not upgraded (HSTS ignored)',
+      effective,
+    }
   } finally {
     await ctx.close().catch(() => {})
     server.close()
@@ -44,14 +57,21 @@ async function hstsCase(browser: Browser, name: string, lines: string[], materia
 /** nosniff: a text/plain "script"; with nosniff in force, Chromium refuses to run it. */
 async function nosniffCase(browser: Browser, name: string, lines: string[]): Promise<GroundTruthRow> {
   const server = await rawServer((path) =>
-    path === '/a.js' ? { type: 'text/plain', body: 'window.ran = true', lines } : { type: 'text/html', body: '<script src="/a.js"></script>', lines: [] },
+    path === '/a.js'
+      ? { type: 'text/plain', body: 'window.ran = true', lines }
+      : { type: 'text/html', body: '<script src="/a.js"></script>', lines: [] },
   )
   const ctx = await browser.newContext()
   try {
     const page = await ctx.newPage()
     await page.goto(`http://127.0.0.1:${server.port}/`, { timeout: 10_000 })
     const ran = await page.evaluate(() => (window as unknown as { ran?: boolean }).ran === true)
-    return { case: `nosniff ${name}`, sent: lines.join(' | '), outcome: ran ? 'text/plain script ran (nosniff ignored)' : 'text/plain script blocked (nosniff in force)', effective: !ran }
+    return {
+      case: `nosniff ${name}`,
+      sent: lines.join(' | '),
+      outcome: ran ? 'text/plain script ran (nosniff ignored)' : 'text/plain script blocked (nosniff in force)',
+      effective: !ran,
+    }
   } finally {
     await ctx.close().catch(() => {})
     server.close()
@@ -67,8 +87,15 @@ async function framingCase(browser: Browser, name: string, lines: string[]): Pro
     const page = await ctx.newPage()
     await page.goto(`http://localhost:${parent.port}/`, { timeout: 10_000, waitUntil: 'load' })
     const frame = page.frames().find((f) => f !== page.mainFrame())
-    const shown = frame ? await frame.evaluate(() => document.getElementById('m')?.textContent === 'framed content').catch(() => false) : false
-    return { case: `framing ${name}`, sent: lines.join(' | '), outcome: shown ? 'another origin can frame the page' : 'framing blocked', effective: !shown }
+    const shown = frame
+      ? await frame.evaluate(() => document.getElementById('m')?.textContent === 'framed content').catch(() => false)
+      : false
+    return {
+      case: `framing ${name}`,
+      sent: lines.join(' | '),
+      outcome: shown ? 'another origin can frame the page' : 'framing blocked',
+      effective: !shown,
+    }
   } finally {
     await ctx.close().catch(() => {})
     framed.close()
@@ -85,7 +112,12 @@ async function corpCase(browser: Browser, name: string, lines: string[]): Promis
     const page = await ctx.newPage()
     await page.goto(`http://localhost:${parent.port}/`, { timeout: 10_000, waitUntil: 'load' })
     const loaded = await page.evaluate(() => (document.getElementById('i') as HTMLImageElement | null)?.naturalWidth ?? 0)
-    return { case: `CORP ${name}`, sent: lines.join(' | '), outcome: loaded > 0 ? 'cross-origin image loads (CORP ignored)' : 'cross-origin image blocked (CORP in force)', effective: loaded === 0 }
+    return {
+      case: `CORP ${name}`,
+      sent: lines.join(' | '),
+      outcome: loaded > 0 ? 'cross-origin image loads (CORP ignored)' : 'cross-origin image blocked (CORP in force)',
+      effective: loaded === 0,
+    }
   } finally {
     await ctx.close().catch(() => {})
     image.close()
@@ -106,7 +138,9 @@ async function corsCase(browser: Browser, name: string, lines: (origin: string) 
   const listener = `<script>addEventListener('message', (e) => { window.__answer = String(e.data) })</script>`
   const body =
     listener +
-    (sandboxed ? `<iframe sandbox="allow-scripts" srcdoc="<script>${reader.replace(/"/g, '&quot;')}</script>"></iframe>` : `<script>${reader}</script>`)
+    (sandboxed
+      ? `<iframe sandbox="allow-scripts" srcdoc="<script>${reader.replace(/"/g, '&quot;')}</script>"></iframe>`
+      : `<script>${reader}</script>`)
   const parent = await rawServer(() => ({ type: 'text/html', body, lines: [] }))
   const ctx = await browser.newContext()
   try {
@@ -117,7 +151,12 @@ async function corsCase(browser: Browser, name: string, lines: (origin: string) 
       .then((h) => h.jsonValue() as Promise<string>)
       .catch(() => 'no answer')
     const read = text === 'private account data'
-    return { case: `CORS ${name}`, sent: lines(sandboxed ? 'null' : '<the page origin>').join(' | '), outcome: read ? 'the other origin read the credentialed response' : `not readable (${text})`, effective: !read }
+    return {
+      case: `CORS ${name}`,
+      sent: lines(sandboxed ? 'null' : '<the page origin>').join(' | '),
+      outcome: read ? 'the other origin read the credentialed response' : `not readable (${text})`,
+      effective: !read,
+    }
   } finally {
     await ctx.close().catch(() => {})
     api.close()
@@ -143,21 +182,42 @@ export async function chromiumGroundTruth(executablePath: string | undefined, ma
   try {
     const sts = 'Strict-Transport-Security: max-age=31536000'
     await run(hstsCase(browser, 'hsts-one-line', [sts], material, plain.port), 'HSTS hsts-one-line')
-    await run(hstsCase(browser, 'hsts-merged', ['Strict-Transport-Security: max-age=31536000, max-age=31536000'], material, plain.port), 'HSTS hsts-merged')
+    await run(
+      hstsCase(browser, 'hsts-merged', ['Strict-Transport-Security: max-age=31536000, max-age=31536000'], material, plain.port),
+      'HSTS hsts-merged',
+    )
     await run(hstsCase(browser, 'hsts-two-lines', [sts, sts], material, plain.port), 'HSTS hsts-two-lines')
-    await run(hstsCase(browser, 'hsts-two-lines-first-bad', ['Strict-Transport-Security: max-age=abc', sts], material, plain.port), 'HSTS hsts-two-lines-first-bad')
+    await run(
+      hstsCase(browser, 'hsts-two-lines-first-bad', ['Strict-Transport-Security: max-age=abc', sts], material, plain.port),
+      'HSTS hsts-two-lines-first-bad',
+    )
     await run(nosniffCase(browser, 'one line', ['X-Content-Type-Options: nosniff']), 'nosniff one line')
     await run(nosniffCase(browser, 'merged', ['X-Content-Type-Options: nosniff, nosniff']), 'nosniff merged')
-    await run(nosniffCase(browser, 'two lines', ['X-Content-Type-Options: nosniff', 'X-Content-Type-Options: nosniff']), 'nosniff two lines')
+    await run(
+      nosniffCase(browser, 'two lines', ['X-Content-Type-Options: nosniff', 'X-Content-Type-Options: nosniff']),
+      'nosniff two lines',
+    )
     await run(framingCase(browser, 'X-Frame-Options DENY', ['X-Frame-Options: DENY']), 'framing DENY')
-    await run(framingCase(browser, 'X-Frame-Options ALLOW-FROM', ['X-Frame-Options: ALLOW-FROM https://partner.example']), 'framing ALLOW-FROM')
-    await run(framingCase(browser, 'frame-ancestors *', ["Content-Security-Policy: frame-ancestors *"]), 'framing frame-ancestors *')
+    await run(
+      framingCase(browser, 'X-Frame-Options ALLOW-FROM', ['X-Frame-Options: ALLOW-FROM https://partner.example']),
+      'framing ALLOW-FROM',
+    )
+    await run(framingCase(browser, 'frame-ancestors *', ['Content-Security-Policy: frame-ancestors *']), 'framing frame-ancestors *')
     await run(corpCase(browser, 'same-origin', ['Cross-Origin-Resource-Policy: same-origin']), 'CORP same-origin')
     await run(corpCase(browser, 'Same-Origin', ['Cross-Origin-Resource-Policy: Same-Origin']), 'CORP Same-Origin')
     const credentials = 'Access-Control-Allow-Credentials: true'
-    await run(corsCase(browser, '* + credentials', () => ['Access-Control-Allow-Origin: *', credentials], false), 'CORS star')
-    await run(corsCase(browser, 'reflected origin + credentials', (o) => [`Access-Control-Allow-Origin: ${o}`, credentials], false), 'CORS reflected')
-    await run(corsCase(browser, 'null + credentials, from a sandboxed iframe', () => ['Access-Control-Allow-Origin: null', credentials], true), 'CORS null')
+    await run(
+      corsCase(browser, '* + credentials', () => ['Access-Control-Allow-Origin: *', credentials], false),
+      'CORS star',
+    )
+    await run(
+      corsCase(browser, 'reflected origin + credentials', (o) => [`Access-Control-Allow-Origin: ${o}`, credentials], false),
+      'CORS reflected',
+    )
+    await run(
+      corsCase(browser, 'null + credentials, from a sandboxed iframe', () => ['Access-Control-Allow-Origin: null', credentials], true),
+      'CORS null',
+    )
   } finally {
     plain.close()
     await browser.close().catch(() => {})

@@ -11,7 +11,7 @@ import { chromium } from 'playwright-core'
 import { createInterface } from 'node:readline'
 
 const spec = JSON.parse(process.argv[2] ?? '{}')
-const say = (obj) => process.stdout.write('@@bench ' + JSON.stringify(obj) + '\n')
+const say = (obj) => process.stdout.write(`@@bench ${JSON.stringify(obj)}\n`)
 
 let pages = 0
 let failed = 0
@@ -45,7 +45,11 @@ const crawler = new PlaywrightCrawler(
   config,
 )
 
-say({ ready: true, node: process.versions.node, crawleeVersion: (await import('@crawlee/playwright/package.json', { with: { type: 'json' } })).default.version })
+say({
+  ready: true,
+  node: process.versions.node,
+  crawleeVersion: (await import('@crawlee/playwright/package.json', { with: { type: 'json' } })).default.version,
+})
 const lines = createInterface({ input: process.stdin })
 for await (const line of lines) {
   if (line.trim() !== 'go') continue

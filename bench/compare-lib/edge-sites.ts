@@ -33,23 +33,136 @@ const page = (title: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><main><h1>${title}</h1></main></body></html>`
 
 export const EDGE_SPECS: EdgeSpec[] = [
-  { name: 'edge-csp-script-self-only', about: "CSP script-src 'self' and nothing else (no object-src, no default-src)", https: false, headers: [['content-security-policy', "script-src 'self'"], ['x-frame-options', 'DENY']] },
-  { name: 'edge-csp-unsafe-eval', about: "CSP allowing 'unsafe-eval' in script-src", https: false, headers: [['content-security-policy', "default-src 'self'; script-src 'self' 'unsafe-eval'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"]] },
-  { name: 'edge-csp-report-only', about: 'only Content-Security-Policy-Report-Only', https: false, headers: [['content-security-policy-report-only', "default-src 'self'"], ['x-frame-options', 'DENY']], remove: ['content-security-policy'] },
-  { name: 'edge-xfo-allow-from', about: 'X-Frame-Options ALLOW-FROM and no frame-ancestors', https: false, headers: [['content-security-policy', "default-src 'self'; object-src 'none'; base-uri 'self'"], ['x-frame-options', 'ALLOW-FROM https://partner.example']] },
-  { name: 'edge-frame-ancestors-star', about: 'CSP frame-ancestors *', https: false, headers: [['content-security-policy', "default-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors *"]] },
+  {
+    name: 'edge-csp-script-self-only',
+    about: "CSP script-src 'self' and nothing else (no object-src, no default-src)",
+    https: false,
+    headers: [
+      ['content-security-policy', "script-src 'self'"],
+      ['x-frame-options', 'DENY'],
+    ],
+  },
+  {
+    name: 'edge-csp-unsafe-eval',
+    about: "CSP allowing 'unsafe-eval' in script-src",
+    https: false,
+    headers: [
+      [
+        'content-security-policy',
+        "default-src 'self'; script-src 'self' 'unsafe-eval'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+      ],
+    ],
+  },
+  {
+    name: 'edge-csp-report-only',
+    about: 'only Content-Security-Policy-Report-Only',
+    https: false,
+    headers: [
+      ['content-security-policy-report-only', "default-src 'self'"],
+      ['x-frame-options', 'DENY'],
+    ],
+    remove: ['content-security-policy'],
+  },
+  {
+    name: 'edge-xfo-allow-from',
+    about: 'X-Frame-Options ALLOW-FROM and no frame-ancestors',
+    https: false,
+    headers: [
+      ['content-security-policy', "default-src 'self'; object-src 'none'; base-uri 'self'"],
+      ['x-frame-options', 'ALLOW-FROM https://partner.example'],
+    ],
+  },
+  {
+    name: 'edge-frame-ancestors-star',
+    about: 'CSP frame-ancestors *',
+    https: false,
+    headers: [['content-security-policy', "default-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors *"]],
+  },
   { name: 'edge-referrer-unsafe-url', about: 'Referrer-Policy unsafe-url', https: false, headers: [['referrer-policy', 'unsafe-url']] },
-  { name: 'edge-referrer-leaky', about: 'Referrer-Policy no-referrer-when-downgrade', https: false, headers: [['referrer-policy', 'no-referrer-when-downgrade']] },
-  { name: 'edge-referrer-invalid', about: 'Referrer-Policy with a misspelt token only (no-referer)', https: false, headers: [['referrer-policy', 'no-referer']] },
-  { name: 'edge-nosniff-repeated', about: 'X-Content-Type-Options sent twice (app and proxy both add it)', https: false, headers: [['x-content-type-options', 'nosniff'], ['x-content-type-options', 'nosniff']] },
-  { name: 'edge-corp-typo', about: 'Cross-Origin-Resource-Policy same-orign (misspelt)', https: false, headers: [['cross-origin-resource-policy', 'same-orign']] },
-  { name: 'edge-corp-uppercase', about: 'Cross-Origin-Resource-Policy Same-Origin (capitalised)', https: false, headers: [['cross-origin-resource-policy', 'Same-Origin']] },
-  { name: 'edge-cors-null-credentials', about: 'Access-Control-Allow-Origin: null with credentials', https: false, headers: [['access-control-allow-origin', 'null'], ['access-control-allow-credentials', 'true']] },
-  { name: 'edge-hsts-short', about: 'https with HSTS max-age of one day', https: true, headers: [['strict-transport-security', 'max-age=86400']] },
-  { name: 'edge-hsts-merged', about: 'https, Strict-Transport-Security given twice and sent as one line with a comma (what Bun.serve does)', https: true, headers: [['strict-transport-security', 'max-age=31536000'], ['strict-transport-security', 'max-age=31536000']] },
-  { name: 'edge-cookie-theme-insecure', about: 'https + HSTS, a non-session cookie without Secure', https: true, headers: [['strict-transport-security', HSTS], ['set-cookie', 'theme=dark; Path=/; SameSite=Lax']] },
-  { name: 'edge-cookie-token-readable', about: 'https + HSTS, an auth_token cookie without HttpOnly', https: true, headers: [['strict-transport-security', HSTS], ['set-cookie', 'auth_token=q8Zr2mVt7LkPw3Xn; Path=/; Secure; SameSite=Lax']] },
-  { name: 'edge-cookie-samesite-invalid', about: 'https + HSTS, a session cookie with SameSite=Bogus', https: true, headers: [['strict-transport-security', HSTS], ['set-cookie', 'sid=Hk4nW9pLc2Rt6Yb1; Path=/; Secure; HttpOnly; SameSite=Bogus']] },
+  {
+    name: 'edge-referrer-leaky',
+    about: 'Referrer-Policy no-referrer-when-downgrade',
+    https: false,
+    headers: [['referrer-policy', 'no-referrer-when-downgrade']],
+  },
+  {
+    name: 'edge-referrer-invalid',
+    about: 'Referrer-Policy with a misspelt token only (no-referer)',
+    https: false,
+    headers: [['referrer-policy', 'no-referer']],
+  },
+  {
+    name: 'edge-nosniff-repeated',
+    about: 'X-Content-Type-Options sent twice (app and proxy both add it)',
+    https: false,
+    headers: [
+      ['x-content-type-options', 'nosniff'],
+      ['x-content-type-options', 'nosniff'],
+    ],
+  },
+  {
+    name: 'edge-corp-typo',
+    about: 'Cross-Origin-Resource-Policy same-orign (misspelt)',
+    https: false,
+    headers: [['cross-origin-resource-policy', 'same-orign']],
+  },
+  {
+    name: 'edge-corp-uppercase',
+    about: 'Cross-Origin-Resource-Policy Same-Origin (capitalised)',
+    https: false,
+    headers: [['cross-origin-resource-policy', 'Same-Origin']],
+  },
+  {
+    name: 'edge-cors-null-credentials',
+    about: 'Access-Control-Allow-Origin: null with credentials',
+    https: false,
+    headers: [
+      ['access-control-allow-origin', 'null'],
+      ['access-control-allow-credentials', 'true'],
+    ],
+  },
+  {
+    name: 'edge-hsts-short',
+    about: 'https with HSTS max-age of one day',
+    https: true,
+    headers: [['strict-transport-security', 'max-age=86400']],
+  },
+  {
+    name: 'edge-hsts-merged',
+    about: 'https, Strict-Transport-Security given twice and sent as one line with a comma (what Bun.serve does)',
+    https: true,
+    headers: [
+      ['strict-transport-security', 'max-age=31536000'],
+      ['strict-transport-security', 'max-age=31536000'],
+    ],
+  },
+  {
+    name: 'edge-cookie-theme-insecure',
+    about: 'https + HSTS, a non-session cookie without Secure',
+    https: true,
+    headers: [
+      ['strict-transport-security', HSTS],
+      ['set-cookie', 'theme=dark; Path=/; SameSite=Lax'],
+    ],
+  },
+  {
+    name: 'edge-cookie-token-readable',
+    about: 'https + HSTS, an auth_token cookie without HttpOnly',
+    https: true,
+    headers: [
+      ['strict-transport-security', HSTS],
+      ['set-cookie', 'auth_token=q8Zr2mVt7LkPw3Xn; Path=/; Secure; SameSite=Lax'],
+    ],
+  },
+  {
+    name: 'edge-cookie-samesite-invalid',
+    about: 'https + HSTS, a session cookie with SameSite=Bogus',
+    https: true,
+    headers: [
+      ['strict-transport-security', HSTS],
+      ['set-cookie', 'sid=Hk4nW9pLc2Rt6Yb1; Path=/; Secure; HttpOnly; SameSite=Bogus'],
+    ],
+  },
 ]
 
 function headersFor(spec: EdgeSpec): Headers {
@@ -109,7 +222,10 @@ async function startHstsTwoLines(tls: TlsMaterial): Promise<StartedFixture> {
     'strict-transport-security: max-age=31536000',
   ]
   const server = await rawServer(
-    (path) => (path === '/' ? { type: 'text/html; charset=utf-8', body: page(EDGE_ABOUT['edge-hsts-two-lines']!), lines } : { status: 404, type: 'text/plain', body: 'Not Found', lines: [] }),
+    (path) =>
+      path === '/'
+        ? { type: 'text/html; charset=utf-8', body: page(EDGE_ABOUT['edge-hsts-two-lines']!), lines }
+        : { status: 404, type: 'text/plain', body: 'Not Found', lines: [] },
     tls,
   )
   const origin = `https://localhost:${server.port}`

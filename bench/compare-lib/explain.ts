@@ -49,12 +49,17 @@ export function explain(
       const acao = typeof data === 'string' ? data : ''
       if (theirVerdict === 'pass' && acao === OBSERVATORY_CORS_ORIGIN) {
         return {
-          why: `their own Origin came back in Access-Control-Allow-Origin with credentials, but 1.4.8 reads the Origin it sent from response.request.headers, which Node's ClientRequest does not have, so reflection is never "universal access"`,
+          why:
+            `their own Origin came back in Access-Control-Allow-Origin with credentials, but 1.4.8 reads the Origin it sent from ` +
+            `response.request.headers, which Node's ClientRequest does not have, so reflection is never "universal access"`,
           kind: 'cors-origin-never-read',
         }
       }
       if (theirVerdict === 'pass' && acao === 'null') {
-        return { why: 'Access-Control-Allow-Origin: null with credentials: they call it restricted access; any site can send Origin: null from a sandboxed iframe', kind: 'cors-null-origin' }
+        return {
+          why: 'Access-Control-Allow-Origin: null with credentials: they call it restricted access; any site can send Origin: null from a sandboxed iframe',
+          kind: 'cors-null-origin',
+        }
       }
       break
     }
@@ -68,11 +73,17 @@ export function explain(
       break
     case 'x-frame-options': {
       if (theirVerdict === 'pass' && result === 'x-frame-options-allow-from-origin') {
-        return { why: 'X-Frame-Options ALLOW-FROM: they pass it; browsers ignore ALLOW-FROM, so nothing stops framing', kind: 'xfo-allow-from' }
+        return {
+          why: 'X-Frame-Options ALLOW-FROM: they pass it; browsers ignore ALLOW-FROM, so nothing stops framing',
+          kind: 'xfo-allow-from',
+        }
       }
       const csp = frameAncestorsOf(checks)
       if (theirVerdict === 'pass' && result === 'x-frame-options-implemented-via-csp' && csp.some((s) => BROAD.has(s))) {
-        return { why: `any frame-ancestors passes for them, even "${csp.join(' ')}", which lets every site frame the page`, kind: 'xfo-broad-frame-ancestors' }
+        return {
+          why: `any frame-ancestors passes for them, even "${csp.join(' ')}", which lets every site frame the page`,
+          kind: 'xfo-broad-frame-ancestors',
+        }
       }
       break
     }
@@ -85,7 +96,12 @@ export function explain(
       }
       break
     case 'strict-transport-security':
-      if (theirVerdict === 'fail' && result === 'hsts-header-invalid' && oursVerdict === 'pass' && String(theirTest?.data ?? '').includes(',')) {
+      if (
+        theirVerdict === 'fail' &&
+        result === 'hsts-header-invalid' &&
+        oursVerdict === 'pass' &&
+        String(theirTest?.data ?? '').includes(',')
+      ) {
         return {
           why: `the value holds a comma ("${String(theirTest?.data ?? '')}"): they reject any comma; we read the part before it as the first header. Chromium uses the first of several header lines but ignores a single line holding a comma (ground truth below); both sides see the lines already joined, so neither can tell the two apart`,
           kind: 'hsts-comma',
@@ -97,7 +113,9 @@ export function explain(
         const d = (data ?? {}) as Record<string, string[]>
         if (!d['object-src'] && !d['default-src']) {
           return {
-            why: "neither object-src nor default-src is set: they count plugins as unrestricted and fail the policy; we judge scripts (restricted here) and warn about the missing object-src 'none'",
+            why:
+              'neither object-src nor default-src is set: they count plugins as unrestricted and fail the policy; we judge scripts ' +
+              "(restricted here) and warn about the missing object-src 'none'",
             kind: 'csp-object-src-missing',
           }
         }

@@ -10,7 +10,7 @@ import lighthouse from 'lighthouse'
 import { createInterface } from 'node:readline'
 
 const spec = JSON.parse(process.argv[2] ?? '{}')
-const say = (obj) => process.stdout.write(JSON.stringify(obj) + '\n')
+const say = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`)
 
 let chrome = null
 async function quit(code) {

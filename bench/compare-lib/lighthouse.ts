@@ -60,9 +60,7 @@ class Lines {
       if (!t.startsWith('{')) continue
       try {
         return JSON.parse(t) as Record<string, unknown>
-      } catch {
-        continue
-      }
+      } catch {}
     }
     throw new Error('no JSON line from the Lighthouse runner')
   }

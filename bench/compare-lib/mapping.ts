@@ -91,7 +91,9 @@ export const MAPPINGS: TestMapping[] = [
       'cookies-session-without-secure-flag',
     ],
     rule:
-      'fail when cookie-secure fails or warns (a cookie without Secure, or any cookie on an http site), cookie-httponly fails, cookie-samesite fails, or cookie-samesite warns about an invalid SameSite value; pass otherwise (a missing SameSite alone passes, as theirs does)',
+      'fail when cookie-secure fails or warns (a cookie without Secure, or any cookie on an http site), cookie-httponly fails, ' +
+      'cookie-samesite fails, or cookie-samesite warns about an invalid SameSite value; pass otherwise (a missing SameSite alone ' +
+      'passes, as theirs does)',
     ours(checks) {
       const secure = need(checks, 'cookie-secure')
       const httpOnly = need(checks, 'cookie-httponly')
@@ -101,7 +103,11 @@ export const MAPPINGS: TestMapping[] = [
       const basis = `cookie-secure ${s!.status}, cookie-httponly ${h!.status}, cookie-samesite ${ss!.status}`
       const invalidSameSite = list(ss!.evidence.invalidSameSite).length > 0
       const fails =
-        s!.status === 'fail' || s!.status === 'warn' || h!.status === 'fail' || ss!.status === 'fail' || (ss!.status === 'warn' && invalidSameSite)
+        s!.status === 'fail' ||
+        s!.status === 'warn' ||
+        h!.status === 'fail' ||
+        ss!.status === 'fail' ||
+        (ss!.status === 'warn' && invalidSameSite)
       return { verdict: fails ? 'fail' : 'pass', basis }
     },
   },
@@ -114,7 +120,9 @@ export const MAPPINGS: TestMapping[] = [
       'cross-origin-resource-sharing-implemented-with-restricted-access',
     ],
     theirFail: ['cross-origin-resource-sharing-implemented-with-universal-access'],
-    rule: 'cors-credentialed-reflection fail (an unrelated or "null" origin allowed with credentials) = fail; pass or warn (reflection without credentials, which they call restricted access) = pass',
+    rule:
+      'cors-credentialed-reflection fail (an unrelated or "null" origin allowed with credentials) = fail; pass or warn (reflection ' +
+      'without credentials, which they call restricted access) = pass',
     ours: byStatus('cors-credentialed-reflection', 'pass', 'n/a'),
   },
   {
@@ -128,7 +136,9 @@ export const MAPPINGS: TestMapping[] = [
       'redirection-off-host-from-http',
       'redirection-invalid-cert',
     ],
-    rule: 'https-redirect pass = pass; skipped (the http form does not answer) = pass, as their "not needed, no http"; warn (first hop off-host or to http, or ends on another host) and fail = fail',
+    rule:
+      'https-redirect pass = pass; skipped (the http form does not answer) = pass, as their "not needed, no http"; warn (first hop ' +
+      'off-host or to http, or ends on another host) and fail = fail',
     ours: byStatus('https-redirect', 'fail', 'pass'),
   },
   {
@@ -136,7 +146,9 @@ export const MAPPINGS: TestMapping[] = [
     checks: ['referrer-policy'],
     theirPass: ['referrer-policy-private', 'referrer-policy-not-implemented'],
     theirFail: ['referrer-policy-unsafe', 'referrer-policy-header-invalid'],
-    rule: 'referrer-policy pass = pass; warn with no header and no meta at all = pass (their "not implemented"); warn for a leaky policy or for a header with no valid token = fail; fail (unsafe-url) = fail',
+    rule:
+      'referrer-policy pass = pass; warn with no header and no meta at all = pass (their "not implemented"); warn for a leaky policy or' +
+      ' for a header with no valid token = fail; fail (unsafe-url) = fail',
     ours(checks) {
       const c = need(checks, 'referrer-policy')
       if (isVerdict(c)) return c
@@ -155,8 +167,16 @@ export const MAPPINGS: TestMapping[] = [
     test: 'strict-transport-security',
     checks: ['hsts', 'https-redirect'],
     theirPass: ['hsts-implemented-max-age-at-least-six-months', 'hsts-preloaded'],
-    theirFail: ['hsts-implemented-max-age-less-than-six-months', 'hsts-not-implemented', 'hsts-header-invalid', 'hsts-not-implemented-no-https', 'hsts-invalid-cert'],
-    rule: 'hsts pass = pass; warn (max-age under 180 days) and fail = fail; skipped because the final page is http = fail (no https, so no HSTS: our report charges that to https-redirect, which fails)',
+    theirFail: [
+      'hsts-implemented-max-age-less-than-six-months',
+      'hsts-not-implemented',
+      'hsts-header-invalid',
+      'hsts-not-implemented-no-https',
+      'hsts-invalid-cert',
+    ],
+    rule:
+      'hsts pass = pass; warn (max-age under 180 days) and fail = fail; skipped because the final page is http = fail (no https, so no ' +
+      'HSTS: our report charges that to https-redirect, which fails)',
     ours(checks) {
       const c = need(checks, 'hsts')
       if (isVerdict(c)) return c
@@ -183,7 +203,9 @@ export const MAPPINGS: TestMapping[] = [
       'sri-not-implemented-but-external-scripts-loaded-securely',
       'html-not-parseable',
     ],
-    rule: 'subresource-integrity pass = pass; skipped (no page) = pass, as their "no scripts loaded"; warn (a third-party script without a valid integrity hash) and fail (one over http) = fail',
+    rule:
+      'subresource-integrity pass = pass; skipped (no page) = pass, as their "no scripts loaded"; warn (a third-party script without a ' +
+      'valid integrity hash) and fail (one over http) = fail',
     ours: byStatus('subresource-integrity', 'fail', 'pass'),
   },
   {
@@ -205,9 +227,16 @@ export const MAPPINGS: TestMapping[] = [
   {
     test: 'cross-origin-resource-policy',
     checks: ['cross-origin-isolation'],
-    theirPass: ['corp-not-implemented', 'corp-implemented-with-same-origin', 'corp-implemented-with-same-site', 'corp-implemented-with-cross-origin'],
+    theirPass: [
+      'corp-not-implemented',
+      'corp-implemented-with-same-origin',
+      'corp-implemented-with-same-site',
+      'corp-implemented-with-cross-origin',
+    ],
     theirFail: ['corp-header-invalid'],
-    rule: 'cross-origin-isolation is information only; it passes unless its evidence lists the Cross-Origin-Resource-Policy value as unrecognised by browsers, which = fail (their "header invalid")',
+    rule:
+      'cross-origin-isolation is information only; it passes unless its evidence lists the Cross-Origin-Resource-Policy value as ' +
+      'unrecognised by browsers, which = fail (their "header invalid")',
     ours(checks) {
       const c = need(checks, 'cross-origin-isolation')
       if (isVerdict(c)) return c

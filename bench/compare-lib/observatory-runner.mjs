@@ -95,14 +95,17 @@ try {
       out.selfCheck = { identical: verdicts(replica) === verdicts(out), replica: JSON.parse(verdicts(replica)) }
     }
   } else if (typeof spec.host === 'string' && Number.isInteger(spec.httpPort) && Number.isInteger(spec.httpsPort)) {
-    out = { ...cliShape(await scanWithPorts(spec.host, { httpPort: spec.httpPort, httpsPort: spec.httpsPort })), via: 'retrieve(host, {httpPort, httpsPort}) + ALL_TESTS' }
+    out = {
+      ...cliShape(await scanWithPorts(spec.host, { httpPort: spec.httpPort, httpsPort: spec.httpsPort })),
+      via: 'retrieve(host, {httpPort, httpsPort}) + ALL_TESTS',
+    }
     out.ms = performance.now() - t0
   } else {
     throw new Error(`bad spec ${process.argv[2]}`)
   }
-  process.stdout.write(JSON.stringify(out) + '\n')
+  process.stdout.write(`${JSON.stringify(out)}\n`)
   process.exit(0)
 } catch (e) {
-  process.stdout.write(JSON.stringify({ error: e instanceof Error ? e.message : String(e), ms: performance.now() - t0 }) + '\n')
+  process.stdout.write(`${JSON.stringify({ error: e instanceof Error ? e.message : String(e), ms: performance.now() - t0 })}\n`)
   process.exit(1)
 }

@@ -25,7 +25,16 @@ export interface ObservatoryTest {
 }
 
 export interface ObservatoryResult {
-  scan: { algorithmVersion: number; grade: string; score: number; statusCode: number; testsPassed: number; testsFailed: number; testsQuantity: number; error: string | null }
+  scan: {
+    algorithmVersion: number
+    grade: string
+    score: number
+    statusCode: number
+    testsPassed: number
+    testsFailed: number
+    testsQuantity: number
+    error: string | null
+  }
   tests: Record<string, ObservatoryTest>
   via: string
   /** The scan inside the node process. */
@@ -64,7 +73,7 @@ export function prepareObservatory(): string[] {
   }
   const tlds = join(OBSERVATORY_DIR, 'conf', 'tld-list.json')
   if (!existsSync(tlds)) {
-    writeFileSync(tlds, JSON.stringify(OFFLINE_TLDS) + '\n')
+    writeFileSync(tlds, `${JSON.stringify(OFFLINE_TLDS)}\n`)
     written.push(`conf/tld-list.json (${OFFLINE_TLDS.length} TLDs)`)
   }
   return written
@@ -85,7 +94,10 @@ export function nodePath(): string {
 }
 
 /** One Observatory scan in its own node process. `extraCa` is a PEM file node trusts besides its CAs. */
-export async function runObservatory(target: ObservatoryTarget, opts: { extraCa?: string; selfCheck?: boolean } = {}): Promise<ObservatoryResult> {
+export async function runObservatory(
+  target: ObservatoryTarget,
+  opts: { extraCa?: string; selfCheck?: boolean } = {},
+): Promise<ObservatoryResult> {
   const spec = { ...target, ...(opts.selfCheck ? { selfCheck: true } : {}) }
   const t0 = performance.now()
   const proc = Bun.spawn([nodePath(), RUNNER, JSON.stringify(spec)], {
@@ -111,7 +123,9 @@ export async function runObservatory(target: ObservatoryTarget, opts: { extraCa?
   try {
     parsed = JSON.parse(line)
   } catch {
-    throw new Error(`Observatory on ${describeTarget(target)} printed no JSON (exit ${proc.exitCode}): ${(res.out + res.err).slice(0, 400)}`)
+    throw new Error(
+      `Observatory on ${describeTarget(target)} printed no JSON (exit ${proc.exitCode}): ${(res.out + res.err).slice(0, 400)}`,
+    )
   }
   if (parsed.error !== undefined) throw new Error(`Observatory on ${describeTarget(target)}: ${parsed.error}`)
   return { ...(parsed as ObservatoryResult), wallMs: performance.now() - t0 }

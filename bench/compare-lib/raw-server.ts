@@ -23,7 +23,13 @@ export function rawServer(respond: Respond, tlsMaterial?: TlsMaterial): Promise<
       const path = request.split(' ')[1] ?? '/'
       const r = respond(path, request)
       const body = typeof r.body === 'string' ? Buffer.from(r.body) : Buffer.from(r.body)
-      const head = [`HTTP/1.1 ${r.status ?? 200} ${REASONS[r.status ?? 200] ?? 'Status'}`, `content-type: ${r.type}`, `content-length: ${body.length}`, 'connection: close', ...r.lines].join('\r\n')
+      const head = [
+        `HTTP/1.1 ${r.status ?? 200} ${REASONS[r.status ?? 200] ?? 'Status'}`,
+        `content-type: ${r.type}`,
+        `content-length: ${body.length}`,
+        'connection: close',
+        ...r.lines,
+      ].join('\r\n')
       s.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]))
     })
   }

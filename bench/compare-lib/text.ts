@@ -3,9 +3,14 @@
 /** A table with every column left-aligned except those listed in `right`; two spaces between columns. */
 export function textTable(rows: string[][], right: number[] = []): string {
   const widths: number[] = []
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)))
+  for (const r of rows) for (const [i, c] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, c.length)
   return rows
-    .map((r) => r.map((c, i) => (right.includes(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd())
+    .map((r) =>
+      r
+        .map((c, i) => (right.includes(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n')
 }
 

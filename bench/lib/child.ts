@@ -87,7 +87,7 @@ export async function spawnChild<T>(
 
 /** Child side: announce `info`, then run until SIGTERM/SIGINT or until the parent's pipe closes; at most `maxMs`. */
 export async function runAsChild(info: unknown, stop: () => Promise<void>, maxMs = 30 * 60_000): Promise<never> {
-  process.stdout.write(JSON.stringify(info) + '\n')
+  process.stdout.write(`${JSON.stringify(info)}\n`)
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve())
     process.once('SIGINT', () => resolve())

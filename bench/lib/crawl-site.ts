@@ -23,7 +23,7 @@ const WORDS = 'audit crawl page header policy origin browser frame socket token 
 function paragraph(seed: number, words: number): string {
   let s = ''
   for (let i = 0; i < words; i++) s += WORDS[(seed * 31 + i * 7) % WORDS.length] + (i % 12 === 11 ? '. ' : ' ')
-  return s.trim() + '.'
+  return `${s.trim()}.`
 }
 
 /** Page i links to the next page and four others spread over the site. */
@@ -36,9 +36,16 @@ export function linksOf(i: number, n: number): number[] {
 const pathOf = (i: number) => (i === 0 ? '/' : `/page/${i}`)
 
 function pageHtml(i: number, n: number): string {
-  const links = linksOf(i, n).map((j) => `<a href="${pathOf(j)}">Page ${j}</a>`).join(' ')
-  const cards = Array.from({ length: 6 }, (_, k) => `<div class="card"><h2>Section ${k + 1}</h2><p>${paragraph(i + k, 60)}</p></div>`).join('\n')
-  const rows = Array.from({ length: 8 }, (_, k) => `<tr><td>${k}</td><td>${WORDS[(i + k) % WORDS.length]}</td><td>${(i * 13 + k) % 100}</td></tr>`).join('')
+  const links = linksOf(i, n)
+    .map((j) => `<a href="${pathOf(j)}">Page ${j}</a>`)
+    .join(' ')
+  const cards = Array.from({ length: 6 }, (_, k) => `<div class="card"><h2>Section ${k + 1}</h2><p>${paragraph(i + k, 60)}</p></div>`).join(
+    '\n',
+  )
+  const rows = Array.from(
+    { length: 8 },
+    (_, k) => `<tr><td>${k}</td><td>${WORDS[(i + k) % WORDS.length]}</td><td>${(i * 13 + k) % 100}</td></tr>`,
+  ).join('')
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Fixture page ${i}</title><meta name="description" content="Fixture page ${i} of ${n} for crawl benchmarks.">
 <link rel="stylesheet" href="/assets/site.css"></head>
@@ -70,12 +77,16 @@ export function startCrawlSite(n = 200): CrawlSite {
         })
       }
       hits.other++
-      if (path === '/robots.txt') return new Response(`User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap.xml\n`, { headers: { 'content-type': 'text/plain' } })
+      if (path === '/robots.txt')
+        return new Response(`User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap.xml\n`, { headers: { 'content-type': 'text/plain' } })
       if (path === '/sitemap.xml') {
         const urls = [...pages.keys()].map((p) => `<url><loc>${origin}${p}</loc></url>`).join('')
-        return new Response(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`, {
-          headers: { 'content-type': 'application/xml' },
-        })
+        return new Response(
+          `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`,
+          {
+            headers: { 'content-type': 'application/xml' },
+          },
+        )
       }
       return new Response('not found', { status: 404, headers: { 'content-type': 'text/plain' } })
     },

@@ -42,7 +42,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         const res = await fetch(spec.url, init)
         const buf = await res.arrayBuffer()
         if (res.status !== 200) noteError(`HTTP ${res.status}: ${new TextDecoder().decode(buf.slice(0, 200))}`)
-        else if (spec.expectBytes !== undefined && buf.byteLength !== spec.expectBytes) noteError(`body of ${buf.byteLength} bytes, expected ${spec.expectBytes}`)
+        else if (spec.expectBytes !== undefined && buf.byteLength !== spec.expectBytes)
+          noteError(`body of ${buf.byteLength} bytes, expected ${spec.expectBytes}`)
         else requests++
       } catch (e) {
         noteError((e as Error).message)

@@ -44,9 +44,14 @@ export const fmtRatio = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a
 /** A left-aligned first column and right-aligned others, separated by two spaces. */
 export function table(rows: string[][]): string {
   const widths: number[] = []
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)))
+  for (const r of rows) for (const [i, c] of r.entries()) widths[i] = Math.max(widths[i] ?? 0, c.length)
   return rows
-    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd())
+    .map((r) =>
+      r
+        .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n')
 }
 
@@ -72,7 +77,6 @@ export async function writeResult(result: unknown): Promise<void> {
   const file = flag('result')
   if (typeof file === 'string') await Bun.write(file, JSON.stringify(result, null, 2))
 }
-
 
 /** Rejects after `ms` with a message naming what took too long. */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -86,15 +86,28 @@ export const CRAWL = {
   blockMedia: true,
 }
 
-async function loadRobots(origin: string, proxy: EgressProxy, timeoutMs: number, signal: AbortSignal): Promise<{ robots: Robots; status: number | null }> {
+async function loadRobots(
+  origin: string,
+  proxy: EgressProxy,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<{ robots: Robots; status: number | null }> {
   const got = await fetchBytes(`${origin}/robots.txt`, proxy, timeoutMs, ROBOTS_MAX_BYTES, signal)
   if (!got.ok) return { robots: robotsForStatus(null), status: null }
-  if (got.status >= 200 && got.status < 300) return { robots: robotsFor(bodyText(got.body, ROBOTS_MAX_BYTES), CRAWL.robotsToken), status: got.status }
+  if (got.status >= 200 && got.status < 300)
+    return { robots: robotsFor(bodyText(got.body, ROBOTS_MAX_BYTES), CRAWL.robotsToken), status: got.status }
   return { robots: robotsForStatus(got.status), status: got.status }
 }
 
 /** Page URLs from the sitemaps, indexes followed breadth first; bounded in files and URLs. */
-async function loadSitemaps(origin: string, named: string[], proxy: EgressProxy, timeoutMs: number, signal: AbortSignal, add: (url: string) => void): Promise<void> {
+async function loadSitemaps(
+  origin: string,
+  named: string[],
+  proxy: EgressProxy,
+  timeoutMs: number,
+  signal: AbortSignal,
+  add: (url: string) => void,
+): Promise<void> {
   // Sitemaps named in robots.txt may live elsewhere (the protocol's cross-submission); others must be on the origin.
   const queue = named.length ? [...named] : [`${origin}/sitemap.xml`]
   const seen = new Set<string>()
@@ -134,12 +147,15 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
   const lanes = new LanePool()
   let proxy: EgressProxy | null = null
   let siteChecks: CheckResult[] = []
-  let frontier: Frontier | null = null
   try {
     // Site level first: a blocked or unreachable target fails here (AppError), before any lane starts.
     const site = await run.unlessHalted(
       gather(opts.startUrl, {
-        policy: deps.policy, browser: deps.browser, navTimeoutMs: opts.navTimeoutMs, probeTimeoutMs: deps.probeTimeoutMs, trustedSpki: deps.trustedSpki,
+        policy: deps.policy,
+        browser: deps.browser,
+        navTimeoutMs: opts.navTimeoutMs,
+        probeTimeoutMs: deps.probeTimeoutMs,
+        trustedSpki: deps.trustedSpki,
       }),
     )
     if (!site) return run.summary(0, siteChecks)
@@ -153,7 +169,6 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     log.info('crawl starting', { origin, robotsStatus, crawlDelayMs, concurrency: opts.concurrency })
 
     const fr = new Frontier(opts.maxDepth, (u) => robots.isAllowed(u.pathname + u.search))
-    frontier = fr
     let reported = -1
     const report = () => {
       if (fr.size === reported) return
@@ -171,7 +186,11 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     for (const r of opts.resume ?? []) fr.markDone(normaliseUrl(r.url, r.url, origin) ?? r.url)
     // The start URL is what the caller asked to audit: visited even when robots.txt disallows it.
     if (!fr.has(startUrl)) fr.add(startUrl, 0, true)
-    for (const r of opts.resume ?? []) queueLinks(r.links.map((l) => normaliseUrl(l, r.url, origin)).filter((l): l is string => l !== null), r.depth + 1)
+    for (const r of opts.resume ?? [])
+      queueLinks(
+        r.links.map((l) => normaliseUrl(l, r.url, origin)).filter((l): l is string => l !== null),
+        r.depth + 1,
+      )
     report()
 
     const dispatch = new PageDispatch(run, fr, deps.browser, {
@@ -191,7 +210,13 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
       })
 
     const axe = new AxeSample()
-    const settings = { origin, navTimeoutMs: opts.navTimeoutMs, pageDeadlineExtraMs: CRAWL.pageDeadlineExtraMs, closeTimeoutMs: CRAWL.closeTimeoutMs, blockMedia: CRAWL.blockMedia }
+    const settings = {
+      origin,
+      navTimeoutMs: opts.navTimeoutMs,
+      pageDeadlineExtraMs: CRAWL.pageDeadlineExtraMs,
+      closeTimeoutMs: CRAWL.closeTimeoutMs,
+      blockMedia: CRAWL.blockMedia,
+    }
     const crawlLane = async (index: number) => {
       const lane = new PageLane(index, deps.browser, proxy!, settings, log)
       try {
@@ -204,7 +229,9 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             if (run.halted) return
             const t0 = performance.now()
             const r = await lane.visit(entry, {
-              halt: run.signal, wantsAxe: (t) => axe.wants(t, entry.depth === 0), onPageStart: (page) => hooks.onPageStart(entry.url, page),
+              halt: run.signal,
+              wantsAxe: (t) => axe.wants(t, entry.depth === 0),
+              onPageStart: (page) => hooks.onPageStart(entry.url, page),
             })
             dispatch.served()
             if (run.halted && !r.visit) return // stopped mid-page: left for a resumed run
@@ -214,12 +241,30 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
               continue
             }
             const v = r.visit
-            const links = v
-              ? [...new Set(v.links.map((h) => normaliseUrl(h, v.base, origin)).filter((l): l is string => l !== null))]
-              : []
+            const links = v ? [...new Set(v.links.map((h) => normaliseUrl(h, v.base, origin)).filter((l): l is string => l !== null))] : []
             const page: CrawledPage = v
-              ? { url: entry.url, finalUrl: v.finalUrl, depth: entry.depth, httpStatus: v.httpStatus, ok: v.ok, ...(v.error ? { error: v.error } : {}), links, checks: v.checks, loadMs: v.loadMs }
-              : { url: entry.url, finalUrl: entry.url, depth: entry.depth, httpStatus: null, ok: false, error: r.error ?? 'page failed', links: [], checks: [], loadMs: Math.round(performance.now() - t0) }
+              ? {
+                  url: entry.url,
+                  finalUrl: v.finalUrl,
+                  depth: entry.depth,
+                  httpStatus: v.httpStatus,
+                  ok: v.ok,
+                  ...(v.error ? { error: v.error } : {}),
+                  links,
+                  checks: v.checks,
+                  loadMs: v.loadMs,
+                }
+              : {
+                  url: entry.url,
+                  finalUrl: entry.url,
+                  depth: entry.depth,
+                  httpStatus: null,
+                  ok: false,
+                  error: r.error ?? 'page failed',
+                  links: [],
+                  checks: [],
+                  loadMs: Math.round(performance.now() - t0),
+                }
             if (page.ok) run.scanned++
             else run.failed++
             if (v && v.finalUrl !== entry.url) {
@@ -241,7 +286,17 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             await lane.dropContext()
             run.failed++
             try {
-              await hooks.onPage({ url: entry.url, finalUrl: entry.url, depth: entry.depth, httpStatus: null, ok: false, error, links: [], checks: [], loadMs: 0 })
+              await hooks.onPage({
+                url: entry.url,
+                finalUrl: entry.url,
+                depth: entry.depth,
+                httpStatus: null,
+                ok: false,
+                error,
+                links: [],
+                checks: [],
+                loadMs: 0,
+              })
             } catch (e2) {
               run.hookFailed(e2)
               return
@@ -257,7 +312,12 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     lanes.start(Math.max(1, opts.concurrency), crawlLane)
     await lanes.done()
     run.rethrowHookError()
-    log.info('crawl finished', { scanned: run.scanned, failed: run.failed, discovered: fr.size, ms: Math.round(performance.now() - started) })
+    log.info('crawl finished', {
+      scanned: run.scanned,
+      failed: run.failed,
+      discovered: fr.size,
+      ms: Math.round(performance.now() - started),
+    })
     return run.summary(fr.size, siteChecks)
   } finally {
     run.end()

@@ -12,7 +12,13 @@ export type TextFetch =
   | { ok: false; reason: string }
 
 /** GET with redirects followed (same or other origin; the proxy checks each), body cut at `limit` bytes. */
-export async function fetchBytes(url: string, proxy: EgressProxy, timeoutMs: number, limit: number, signal?: AbortSignal): Promise<TextFetch> {
+export async function fetchBytes(
+  url: string,
+  proxy: EgressProxy,
+  timeoutMs: number,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<TextFetch> {
   const { last, stop } = await followRedirects(proxy, url, {
     userAgent: BROWSER_USER_AGENT,
     headers: { accept: 'text/plain,application/xml,text/xml,*/*;q=0.5' },
@@ -25,7 +31,14 @@ export async function fetchBytes(url: string, proxy: EgressProxy, timeoutMs: num
   if (stop?.kind === 'invalid-location') return { ok: false, reason: 'invalid redirect' }
   if (!last.ok) return { ok: false, reason: `${last.code}: ${last.reason}` }
   if (last.readError) return { ok: false, reason: last.readError }
-  return { ok: true, status: last.status, url: last.url, contentType: last.headers.get('content-type') ?? '', body: last.body, truncated: last.truncated }
+  return {
+    ok: true,
+    status: last.status,
+    url: last.url,
+    contentType: last.headers.get('content-type') ?? '',
+    body: last.body,
+    truncated: last.truncated,
+  }
 }
 
 /** Body as text; gzip files (sitemap.xml.gz served without Content-Encoding) are unpacked. */

@@ -60,7 +60,10 @@ export class PageLane {
     const context = this.context!
     const { navTimeoutMs, pageDeadlineExtraMs } = this.settings
     const task = visitPage(this.tab!, entry.url, this.settings.origin, {
-      navTimeoutMs, blockMedia: this.settings.blockMedia, wantsAxe: o.wantsAxe, onPageStart: o.onPageStart,
+      navTimeoutMs,
+      blockMedia: this.settings.blockMedia,
+      wantsAxe: o.wantsAxe,
+      onPageStart: o.onPageStart,
     })
     task.catch(() => {})
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -75,14 +78,24 @@ export class PageLane {
     try {
       const r = await Promise.race([task, deadline])
       if (r === 'deadline') {
-        outcome = { visit: null, error: `page did not finish within ${navTimeoutMs + pageDeadlineExtraMs} ms`, tabSpent: true, contextBroken: false }
+        outcome = {
+          visit: null,
+          error: `page did not finish within ${navTimeoutMs + pageDeadlineExtraMs} ms`,
+          tabSpent: true,
+          contextBroken: false,
+        }
       } else if (r === 'halted') {
         outcome = { visit: null, tabSpent: true, contextBroken: false }
       } else {
         outcome = { visit: r, tabSpent: false, contextBroken: false }
       }
     } catch (e) {
-      outcome = { visit: null, error: (e as Error).message.split('\n')[0] ?? 'page failed', tabSpent: true, contextBroken: !context.browser()?.isConnected() }
+      outcome = {
+        visit: null,
+        error: (e as Error).message.split('\n')[0] ?? 'page failed',
+        tabSpent: true,
+        contextBroken: !context.browser()?.isConnected(),
+      }
     } finally {
       clearTimeout(timer)
       if (onHalt) o.halt.removeEventListener('abort', onHalt)
@@ -97,7 +110,17 @@ export class PageLane {
     const c = this.context
     this.context = null
     this.tab = null
-    if (c && !(await within(c.close().then(() => true, () => true), this.settings.closeTimeoutMs, false))) {
+    if (
+      c &&
+      !(await within(
+        c.close().then(
+          () => true,
+          () => true,
+        ),
+        this.settings.closeTimeoutMs,
+        false,
+      ))
+    ) {
       this.log.warn('a browser context did not close; recycling the browser', { lane: this.index })
       this.pool.recycle()
     }
@@ -107,6 +130,17 @@ export class PageLane {
   private async dropTab(): Promise<void> {
     const t = this.tab
     this.tab = null
-    if (t && !(await within(t.close().then(() => true, () => true), this.settings.closeTimeoutMs, false))) await this.dropContext()
+    if (
+      t &&
+      !(await within(
+        t.close().then(
+          () => true,
+          () => true,
+        ),
+        this.settings.closeTimeoutMs,
+        false,
+      ))
+    )
+      await this.dropContext()
   }
 }

@@ -57,8 +57,30 @@ export const CRAWL_LIMITS = {
    * the DOM. Blocked by URL in the network stack (CDP Network.setBlockedURLs), not by intercepting every
    * request, which cost a fifth of a crawl's CPU; a media file without one of these extensions loads.
    */
-  blockedUrlPatterns: ['png', 'jpg', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico', 'svg', 'woff', 'woff2', 'ttf', 'otf', 'eot', 'mp4', 'webm', 'ogg', 'ogv', 'mp3', 'wav', 'm4a', 'mov']
-    .flatMap((ext) => [`*.${ext}`, `*.${ext}?*`]) as readonly string[],
+  blockedUrlPatterns: [
+    'png',
+    'jpg',
+    'jpeg',
+    'gif',
+    'webp',
+    'avif',
+    'bmp',
+    'ico',
+    'svg',
+    'woff',
+    'woff2',
+    'ttf',
+    'otf',
+    'eot',
+    'mp4',
+    'webm',
+    'ogg',
+    'ogv',
+    'mp3',
+    'wav',
+    'm4a',
+    'mov',
+  ].flatMap((ext) => [`*.${ext}`, `*.${ext}?*`]) as readonly string[],
 }
 
 /** A browser context for one crawl lane: the crawl's proxy, service workers and downloads refused. */
@@ -124,7 +146,7 @@ function readLinksAndTemplate(max: number): { base: string; hrefs: string[]; tem
   const walk = (el: Element, depth: number, path: string) => {
     if (visited++ > 1_500 || depth > 4) return
     const cls = Array.from(el.classList).sort().join('.')
-    const here = `${path}/${el.tagName}${el.id ? '#' + el.id : ''}${cls ? '.' + cls : ''}`
+    const here = `${path}/${el.tagName}${el.id ? `#${el.id}` : ''}${cls ? `.${cls}` : ''}`
     parts.add(here)
     for (const child of Array.from(el.children)) walk(child, depth + 1, here)
   }
@@ -163,7 +185,8 @@ async function responseArtifact(url: string, res: PwResponse): Promise<HttpRespo
 
 function chainOf(url: string, res: PwResponse): RedirectChain {
   const hops: RedirectChain['hops'] = []
-  for (let r = res.request().redirectedFrom(); r; r = r.redirectedFrom()) hops.unshift({ url: r.url(), status: 0, location: r.redirectedTo()?.url() ?? null })
+  for (let r = res.request().redirectedFrom(); r; r = r.redirectedFrom())
+    hops.unshift({ url: r.url(), status: 0, location: r.redirectedTo()?.url() ?? null })
   hops.push({ url: res.url(), status: res.status(), location: null })
   return { startUrl: url, hops, finalUrl: res.url(), error: null }
 }
@@ -189,7 +212,12 @@ export async function visitPage(page: Page, url: string, origin: string, opts: V
 }
 
 async function visit(
-  page: Page, url: string, origin: string, opts: VisitOptions, rec: PageRecorder, guard: <T>(p: Promise<T>) => Promise<T>,
+  page: Page,
+  url: string,
+  origin: string,
+  opts: VisitOptions,
+  rec: PageRecorder,
+  guard: <T>(p: Promise<T>) => Promise<T>,
 ): Promise<PageVisit> {
   const context = page.context()
   try {
@@ -207,11 +235,31 @@ async function visit(
     error = msg
   }
   if (!res) {
-    return { kind: 'page', finalUrl: url, httpStatus: null, ok: false, error: error ?? 'no response', links: [], base: url, checks: [], loadMs: Math.round(performance.now() - t0) }
+    return {
+      kind: 'page',
+      finalUrl: url,
+      httpStatus: null,
+      ok: false,
+      error: error ?? 'no response',
+      links: [],
+      base: url,
+      checks: [],
+      loadMs: Math.round(performance.now() - t0),
+    }
   }
   const failure = egressFailure(res)
   if (failure) {
-    return { kind: 'page', finalUrl: res.url(), httpStatus: null, ok: false, error: `${failure.code}: ${failure.reason}`, links: [], base: url, checks: [], loadMs: Math.round(performance.now() - t0) }
+    return {
+      kind: 'page',
+      finalUrl: res.url(),
+      httpStatus: null,
+      ok: false,
+      error: `${failure.code}: ${failure.reason}`,
+      links: [],
+      base: url,
+      checks: [],
+      loadMs: Math.round(performance.now() - t0),
+    }
   }
   const contentType = (await res.allHeaders().catch(() => ({}) as Record<string, string>))['content-type'] ?? ''
   if (!isHtml(contentType)) return { kind: 'not_html', finalUrl: res.url(), contentType }
@@ -229,7 +277,9 @@ async function visit(
     return { kind: 'page', finalUrl, httpStatus: status, ok: status < 400, links: [], base: finalUrl, checks: [], loadMs }
   }
   const axe = opts.wantsAxe(found.template)
-  const [loaded, mainResponse] = await guard(Promise.all([readLoadedPage(page, context, rec, { status, error: null }, { axe }), responseArtifact(finalUrl, res)]))
+  const [loaded, mainResponse] = await guard(
+    Promise.all([readLoadedPage(page, context, rec, { status, error: null }, { axe }), responseArtifact(finalUrl, res)]),
+  )
   const artifacts: Artifacts = {
     target: { url, finalUrl, origin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
     mainResponse,
@@ -244,7 +294,9 @@ async function visit(
     accessibility: loaded.accessibility,
     performance: loaded.performance,
   }
-  const checks = PAGE_CHECKS.filter((c) => (axe || c.id !== 'accessibility') && !(opts.blockMedia && MEDIA_DEPENDENT_CHECKS.has(c.id))).map((c) => runCheck(c, artifacts))
+  const checks = PAGE_CHECKS.filter((c) => (axe || c.id !== 'accessibility') && !(opts.blockMedia && MEDIA_DEPENDENT_CHECKS.has(c.id))).map(
+    (c) => runCheck(c, artifacts),
+  )
   return {
     kind: 'page',
     finalUrl,

@@ -116,7 +116,8 @@ export function robotsFor(text: string, token: string): Robots {
       let best: RobotsRule | null = null
       for (const r of rules) {
         if (!r.re.test(path)) continue
-        if (!best || r.pattern.length > best.pattern.length || (r.pattern.length === best.pattern.length && r.allow && !best.allow)) best = r
+        if (!best || r.pattern.length > best.pattern.length || (r.pattern.length === best.pattern.length && r.allow && !best.allow))
+          best = r
       }
       return best ? best.allow : true
     },

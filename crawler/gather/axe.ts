@@ -7,7 +7,9 @@ const AXE_IMPACTS = new Set(['minor', 'moderate', 'serious', 'critical'])
 
 export async function runAxe(page: Page): Promise<AccessibilityArtifact | null> {
   try {
-    const r = await new AxeBuilder({ page: page as never }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze()
+    const r = await new AxeBuilder({ page: page as never })
+      .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+      .analyze()
     return {
       engine: `${r.testEngine.name} ${r.testEngine.version}`,
       violations: r.violations.slice(0, 50).map((v) => ({

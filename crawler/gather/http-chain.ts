@@ -39,13 +39,26 @@ function toArtifact(hop: Hop): Fetched {
 }
 
 /** One GET through the egress proxy, no redirect following. */
-export async function fetchOnce(url: string, proxy: EgressProxy, timeoutMs: number, bodyLimit: number, extraHeaders: Record<string, string> = {}): Promise<Fetched> {
+export async function fetchOnce(
+  url: string,
+  proxy: EgressProxy,
+  timeoutMs: number,
+  bodyLimit: number,
+  extraHeaders: Record<string, string> = {},
+): Promise<Fetched> {
   return toArtifact(await fetchHop(proxy, url, hopOptions(timeoutMs, bodyLimit, extraHeaders)))
 }
 
 /** Follows redirects hop by hop; each hop is checked by the proxy again. */
-export async function followChain(startUrl: string, proxy: EgressProxy, timeoutMs: number): Promise<{ chain: RedirectChain; last: Fetched }> {
-  const followed = await followRedirects(proxy, startUrl, { ...hopOptions(timeoutMs, GATHER_LIMITS.mainBody, {}), maxRedirects: GATHER_LIMITS.redirects })
+export async function followChain(
+  startUrl: string,
+  proxy: EgressProxy,
+  timeoutMs: number,
+): Promise<{ chain: RedirectChain; last: Fetched }> {
+  const followed = await followRedirects(proxy, startUrl, {
+    ...hopOptions(timeoutMs, GATHER_LIMITS.mainBody, {}),
+    maxRedirects: GATHER_LIMITS.redirects,
+  })
   const { hops, stop } = followed
   const last = toArtifact(followed.last)
   if (stop?.kind === 'too-many-redirects') {

@@ -57,7 +57,11 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const tProbe = performance.now()
     const finalAsUrl = new URL(finalUrl)
     const [probeList, cors, tls] = await Promise.all([
-      mapLimit(PROBE_PATHS, GATHER_LIMITS.probeConcurrency, async (p) => [p, await probe(finalOrigin, p, proxy, opts.probeTimeoutMs)] as const),
+      mapLimit(
+        PROBE_PATHS,
+        GATHER_LIMITS.probeConcurrency,
+        async (p) => [p, await probe(finalOrigin, p, proxy, opts.probeTimeoutMs)] as const,
+      ),
       corsProbe(finalUrl, proxy, opts.probeTimeoutMs),
       finalAsUrl.protocol === 'https:'
         ? probeTls(finalAsUrl, proxy.port, { timeoutMs: opts.probeTimeoutMs, trustedSpki: opts.trustedSpki ?? [], now: Date.now() })
@@ -67,7 +71,9 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
     const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], finalOrigin)
-    const sourceMaps = await Promise.all(mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs)))
+    const sourceMaps = await Promise.all(
+      mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs)),
+    )
     opts.progress?.(80, 'page loaded; judging')
     const artifacts: Artifacts = {
       target: { url: target.href, finalUrl, origin: finalOrigin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },

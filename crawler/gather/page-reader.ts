@@ -12,8 +12,14 @@ import { readTimings } from './timings.ts'
 
 function toCookie(c: Awaited<ReturnType<BrowserContext['cookies']>>[number]): BrowserCookie {
   return {
-    name: c.name, value: c.value, domain: c.domain, path: c.path, secure: c.secure, httpOnly: c.httpOnly,
-    sameSite: c.sameSite ?? null, expires: c.expires,
+    name: c.name,
+    value: c.value,
+    domain: c.domain,
+    path: c.path,
+    secure: c.secure,
+    httpOnly: c.httpOnly,
+    sameSite: c.sameSite ?? null,
+    expires: c.expires,
   }
 }
 
@@ -51,12 +57,19 @@ export async function readLoadedPage(
   const external = (await Promise.all(rec.scriptBodies)).filter((s): s is ScriptArtifact => s !== null)
   const scripts = [
     ...external,
-    ...inline.filter((b) => b.trim()).map((body, i) => ({ url: `${finalUrl}#inline-${i + 1}`, inline: true, body: body.slice(0, GATHER_LIMITS.scriptBody) })),
+    ...inline
+      .filter((b) => b.trim())
+      .map((body, i) => ({ url: `${finalUrl}#inline-${i + 1}`, inline: true, body: body.slice(0, GATHER_LIMITS.scriptBody) })),
   ]
   return {
     page: {
-      finalUrl, status, title, html: html.slice(0, GATHER_LIMITS.html), requests: [...rec.requests.values()],
-      cookies: cookies.map(toCookie), consoleErrors: rec.consoleErrors,
+      finalUrl,
+      status,
+      title,
+      html: html.slice(0, GATHER_LIMITS.html),
+      requests: [...rec.requests.values()],
+      cookies: cookies.map(toCookie),
+      consoleErrors: rec.consoleErrors,
     },
     scripts,
     accessibility,

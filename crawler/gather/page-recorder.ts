@@ -57,7 +57,12 @@ export function recordPage(page: Page): PageRecorder {
     traffic.last = performance.now()
     if (!rec.recording || requests.size >= GATHER_LIMITS.requests) return
     requests.set(r, {
-      url: r.url(), method: r.method(), resourceType: r.resourceType(), status: 0, failure: null, headers: {},
+      url: r.url(),
+      method: r.method(),
+      resourceType: r.resourceType(),
+      status: 0,
+      failure: null,
+      headers: {},
       initiatorUrl: r.frame()?.url() ?? null,
     })
   }
@@ -102,7 +107,11 @@ export function recordPage(page: Page): PageRecorder {
   page.on('requestfailed', onFailed)
   page.on('response', onResponse)
   const rec: PageRecorder = {
-    requests, scriptBodies, consoleErrors, traffic, recording: true,
+    requests,
+    scriptBodies,
+    consoleErrors,
+    traffic,
+    recording: true,
     detach() {
       page.off('framenavigated', onNavigated)
       page.off('console', onConsole)

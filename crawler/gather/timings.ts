@@ -8,13 +8,21 @@ export function readTimings(): PerformanceArtifact {
   return {
     navigation: nav
       ? {
-          ttfb: round(nav.responseStart), domContentLoaded: round(nav.domContentLoadedEventEnd), load: round(nav.loadEventEnd),
-          transferSize: nav.transferSize, encodedBodySize: nav.encodedBodySize, decodedBodySize: nav.decodedBodySize,
+          ttfb: round(nav.responseStart),
+          domContentLoaded: round(nav.domContentLoadedEventEnd),
+          load: round(nav.loadEventEnd),
+          transferSize: nav.transferSize,
+          encodedBodySize: nav.encodedBodySize,
+          decodedBodySize: nav.decodedBodySize,
         }
       : null,
     resources: (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).slice(0, 300).map((r) => ({
-      url: r.name, initiatorType: r.initiatorType, transferSize: r.transferSize, encodedBodySize: r.encodedBodySize,
-      decodedBodySize: r.decodedBodySize, duration: round(r.duration),
+      url: r.name,
+      initiatorType: r.initiatorType,
+      transferSize: r.transferSize,
+      encodedBodySize: r.encodedBodySize,
+      decodedBodySize: r.decodedBodySize,
+      duration: round(r.duration),
     })),
   }
 }

@@ -31,7 +31,11 @@ function tunnel(proxyPort: number, host: string, port: number, timeoutMs: number
 }
 
 const dn = (o: Record<string, string | string[]> | undefined) =>
-  o ? Object.entries(o).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : v}`).join(', ') : ''
+  o
+    ? Object.entries(o)
+        .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : v}`)
+        .join(', ')
+    : ''
 
 /** base64 SHA-256 of the SubjectPublicKeyInfo, the form Chromium's SPKI allow-list uses. */
 export function spkiHash(cert: PeerCertificate): string {
@@ -51,8 +55,19 @@ export async function probeTls(
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const port = Number(url.port || 443)
   const base: TlsArtifact = {
-    host, port, authorized: false, authorizationError: null, protocol: null, subject: '', issuer: '', altNames: [],
-    validFrom: '', validTo: '', daysRemaining: 0, selfSigned: false, error: null,
+    host,
+    port,
+    authorized: false,
+    authorizationError: null,
+    protocol: null,
+    subject: '',
+    issuer: '',
+    altNames: [],
+    validFrom: '',
+    validTo: '',
+    daysRemaining: 0,
+    selfSigned: false,
+    error: null,
   }
   let socket: Socket
   try {
@@ -75,7 +90,7 @@ export async function probeTls(
     tls.once('error', (e) => finish({ ...base, error: e.message }))
     tls.once('secureConnect', () => {
       const cert = tls.getPeerCertificate(false) as PeerCertificate
-      if (!cert || !cert.valid_to) return finish({ ...base, error: 'no certificate presented' })
+      if (!cert?.valid_to) return finish({ ...base, error: 'no certificate presented' })
       const pinned = opts.trustedSpki.includes(spkiHash(cert))
       const validTo = new Date(cert.valid_to)
       const subject = dn(cert.subject as never)
@@ -87,7 +102,10 @@ export async function probeTls(
         protocol: tls.getProtocol() ?? null,
         subject,
         issuer,
-        altNames: (cert.subjectaltname ?? '').split(/,\s*/).filter(Boolean).map((s) => s.replace(/^(DNS|IP Address):/, '')),
+        altNames: (cert.subjectaltname ?? '')
+          .split(/,\s*/)
+          .filter(Boolean)
+          .map((s) => s.replace(/^(DNS|IP Address):/, '')),
         validFrom: new Date(cert.valid_from).toISOString(),
         validTo: validTo.toISOString(),
         daysRemaining: Math.floor((validTo.getTime() - opts.now) / 86_400_000),

@@ -146,10 +146,13 @@ class Cast {
   }
 
   sync(): Promise<void> {
-    this.chain = this.chain.then(() => this.step()).catch((e) => {
-      this.casting = false
-      if (!this.page.isClosed()) this.audit.deps.log.debug('screencast step failed', { auditId: this.audit.deps.auditId, error: (e as Error).message })
-    })
+    this.chain = this.chain
+      .then(() => this.step())
+      .catch((e) => {
+        this.casting = false
+        if (!this.page.isClosed())
+          this.audit.deps.log.debug('screencast step failed', { auditId: this.audit.deps.auditId, error: (e as Error).message })
+      })
     return this.chain
   }
 

@@ -31,12 +31,12 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     vercel: 'the page source and config holding http:// URLs, then vercel.json ("headers") as a safety net',
     netlify: 'the page source and config holding http:// URLs, then _headers as a safety net',
     nextjs: 'components and environment variables holding http:// URLs, then headers() in next.config.js as a safety net',
-    nginx: 'the app\'s http:// URLs, then the nginx server block as a safety net',
+    nginx: "the app's http:// URLs, then the nginx server block as a safety net",
     cloudflare: 'Cloudflare dashboard: SSL/TLS > Edge Certificates > Automatic HTTPS Rewrites, and the http:// URLs in the app',
     generic: 'every http:// resource URL in the page source, templates and configuration',
   },
   version: {
-    vercel: 'the framework or app that sends X-Powered-By (next.config.js poweredByHeader, or the app\'s own server code)',
+    vercel: "the framework or app that sends X-Powered-By (next.config.js poweredByHeader, or the app's own server code)",
     netlify: 'the functions or framework that send X-Powered-By (Netlify cannot remove headers from _headers)',
     nextjs: 'next.config.js (poweredByHeader: false)',
     nginx: 'the nginx http block (nginx.conf: server_tokens off, proxy_hide_header) and the upstream app or CMS',
@@ -44,25 +44,35 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     generic: 'the web server and app config that send Server, X-Powered-By and the generator meta tag',
   },
   'served-file': {
-    vercel: 'the deployment contents: .gitignore / .vercelignore and any build step that copies the file into the output; secrets in Project Settings > Environment Variables',
+    vercel:
+      'the deployment contents: .gitignore / .vercelignore and any build step that copies the file into the output; secrets in Project ' +
+      'Settings > Environment Variables',
     netlify: 'the publish directory (it must be the build output) and netlify.toml ([[redirects]] returning 404 until redeployed)',
     nextjs: 'the public/ directory (and out/ for a static export): Next.js serves everything in it as is',
-    nginx: 'the nginx server block (a location that denies the path, e.g. location ~ /\\.(?!well-known) { deny all; }) and the served root directory',
+    nginx:
+      'the nginx server block (a location that denies the path, e.g. location ~ /\\.(?!well-known) { deny all; }) and the served root ' +
+      'directory',
     cloudflare: 'Cloudflare dashboard: Security > WAF > Custom rules (block the path), then the files at the origin',
     generic: 'the deployed web root (remove the file) and the web server config (deny the path)',
   },
   secrets: {
-    vercel: 'the client-side code that embeds the key; move it to Project Settings > Environment Variables (no NEXT_PUBLIC_/VITE_ prefix) and an API route or Vercel Function',
-    netlify: 'the client-side code that embeds the key; move it to Site configuration > Environment variables (Functions scope) and a Netlify Function',
-    nextjs: 'the client component or NEXT_PUBLIC_ variable that puts the key in the bundle; move the call to a route handler or server action',
+    vercel:
+      'the client-side code that embeds the key; move it to Project Settings > Environment Variables (no NEXT_PUBLIC_/VITE_ prefix) and' +
+      ' an API route or Vercel Function',
+    netlify:
+      'the client-side code that embeds the key; move it to Site configuration > Environment variables (Functions scope) and a Netlify ' +
+      'Function',
+    nextjs:
+      'the client component or NEXT_PUBLIC_ variable that puts the key in the bundle; move the call to a route handler or server action',
     nginx: 'the built JavaScript that embeds the key; move the call to a backend route that nginx proxies',
-    cloudflare: 'the client-side code that embeds the key; move the call to a Cloudflare Worker holding it as a secret (wrangler secret put)',
+    cloudflare:
+      'the client-side code that embeds the key; move the call to a Cloudflare Worker holding it as a secret (wrangler secret put)',
     generic: 'the client-side code that embeds the key, and a server-side route that holds it instead',
   },
   other: {
-    vercel: 'vercel.json or the project\'s code',
-    netlify: 'netlify.toml, _headers or the project\'s code',
-    nextjs: 'next.config.js or the app\'s code',
+    vercel: "vercel.json or the project's code",
+    netlify: "netlify.toml, _headers or the project's code",
+    nextjs: "next.config.js or the app's code",
     nginx: 'the nginx server block or the app behind it',
     cloudflare: 'the Cloudflare dashboard or the origin app',
     generic: 'the app or web server configuration',

@@ -6,7 +6,15 @@
 export const BASELINE_PROBE = '/__appaudit_probe_4f1c9e2b__'
 
 /** Dotenv files and the copies editors and deploy scripts leave next to them. */
-export const ENV_PROBES = ['/.env', '/.env.local', '/.env.production', '/.env.development', '/.env.backup', '/.env.bak', '/.env.save'] as const
+export const ENV_PROBES = [
+  '/.env',
+  '/.env.local',
+  '/.env.production',
+  '/.env.development',
+  '/.env.backup',
+  '/.env.bak',
+  '/.env.save',
+] as const
 
 /** A Git working copy: its config (remotes, sometimes with credentials) and HEAD. */
 export const GIT_PROBES = ['/.git/config', '/.git/HEAD'] as const
@@ -25,7 +33,13 @@ export const AGENT_INSTRUCTION_PROBES = [
 export const MANIFEST_PROBES = ['/package.json', '/composer.json', '/.npmrc'] as const
 
 /** Build and deployment configs of common frameworks, and a WordPress config backup. */
-export const FRAMEWORK_CONFIG_PROBES = ['/next.config.js', '/vite.config.js', '/webpack.config.js', '/docker-compose.yml', '/wp-config.php.bak'] as const
+export const FRAMEWORK_CONFIG_PROBES = [
+  '/next.config.js',
+  '/vite.config.js',
+  '/webpack.config.js',
+  '/docker-compose.yml',
+  '/wp-config.php.bak',
+] as const
 
 /** Common static directories, fetched with a trailing slash to see whether the server lists them. */
 export const DIRECTORY_PROBES = ['/assets/', '/static/', '/uploads/'] as const

@@ -6,7 +6,8 @@ import type { CheckStatus, Severity } from './types.ts'
 export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 
 /** Most severe first. */
-export const bySeverity = (a: { severity: Severity }, b: { severity: Severity }): number => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]
+export const bySeverity = (a: { severity: Severity }, b: { severity: Severity }): number =>
+  SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]
 
 /** The more severe of two severities. */
 export const worseSeverity = (a: Severity, b: Severity): Severity => (SEVERITY_RANK[b] > SEVERITY_RANK[a] ? b : a)

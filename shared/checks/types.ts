@@ -247,9 +247,12 @@ export interface CheckMeta {
 }
 
 /** What a check's run receives: its required artifacts, never null (the runner skips the check otherwise), and its optional ones, which may be. */
-export type CheckInput<R extends ArtifactName, O extends ArtifactName> = { [P in R]: NonNullable<Artifacts[P]> } & { [P in O]: Artifacts[P] }
+export type CheckInput<R extends ArtifactName, O extends ArtifactName> = { [P in R]: NonNullable<Artifacts[P]> } & {
+  [P in O]: Artifacts[P]
+}
 
-export interface Check<Id extends string = string, R extends ArtifactName = ArtifactName, O extends ArtifactName = ArtifactName> extends CheckMeta {
+export interface Check<Id extends string = string, R extends ArtifactName = ArtifactName, O extends ArtifactName = ArtifactName>
+  extends CheckMeta {
   id: Id
   /** Artifacts the check needs: when one is null, the runner reports the check skipped without running it. */
   requires: readonly R[]
@@ -260,6 +263,8 @@ export interface Check<Id extends string = string, R extends ArtifactName = Arti
   run(artifacts: CheckInput<R, O>): CheckOutcome
 }
 
-export function defineCheck<const Id extends string, const R extends ArtifactName, const O extends ArtifactName = never>(check: Check<Id, R, O>): Check<Id, R, O> {
+export function defineCheck<const Id extends string, const R extends ArtifactName, const O extends ArtifactName = never>(
+  check: Check<Id, R, O>,
+): Check<Id, R, O> {
   return check
 }

@@ -31,7 +31,11 @@ export async function createAccount(sql: Sql, plan: Plan, name = ''): Promise<Ac
 }
 
 /** Creates a key and returns its plaintext: the only moment it exists outside the caller's hands. */
-export async function createApiKey(sql: Sql, accountId: string, label = ''): Promise<{ id: string; plaintext: string; displayPrefix: string }> {
+export async function createApiKey(
+  sql: Sql,
+  accountId: string,
+  label = '',
+): Promise<{ id: string; plaintext: string; displayPrefix: string }> {
   const secret = newSecret(API_KEY_PREFIX)
   const id = newId('key')
   await sql`

@@ -43,17 +43,46 @@ export interface AuditRow {
 }
 
 type Raw = {
-  id: string; account_id: string; app_id: string; url: string; options: AuditOptions; status: AuditStatus
-  pages_discovered: number; pages_scanned: number; pages_failed: number; current_url: string | null
-  result: unknown; error: AuditRow['error']; attempts: number; worker: string | null; lease_until: Date | null
-  charged_from: ChargeSource; refunded: boolean; created_at: Date; started_at: Date | null; finished_at: Date | null
+  id: string
+  account_id: string
+  app_id: string
+  url: string
+  options: AuditOptions
+  status: AuditStatus
+  pages_discovered: number
+  pages_scanned: number
+  pages_failed: number
+  current_url: string | null
+  result: unknown
+  error: AuditRow['error']
+  attempts: number
+  worker: string | null
+  lease_until: Date | null
+  charged_from: ChargeSource
+  refunded: boolean
+  created_at: Date
+  started_at: Date | null
+  finished_at: Date | null
 }
 
 const toAudit = (r: Raw): AuditRow => ({
-  id: r.id, accountId: r.account_id, appId: r.app_id, url: r.url, options: r.options, status: r.status,
+  id: r.id,
+  accountId: r.account_id,
+  appId: r.app_id,
+  url: r.url,
+  options: r.options,
+  status: r.status,
   progress: { pagesDiscovered: r.pages_discovered, pagesScanned: r.pages_scanned, pagesFailed: r.pages_failed, currentUrl: r.current_url },
-  result: r.result, error: r.error, attempts: r.attempts, worker: r.worker, leaseUntil: r.lease_until,
-  chargedFrom: r.charged_from, refunded: r.refunded, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at,
+  result: r.result,
+  error: r.error,
+  attempts: r.attempts,
+  worker: r.worker,
+  leaseUntil: r.lease_until,
+  chargedFrom: r.charged_from,
+  refunded: r.refunded,
+  createdAt: r.created_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
 })
 
 export const isFinished = (s: AuditStatus) => s === 'completed' || s === 'failed' || s === 'cancelled'
@@ -128,7 +157,13 @@ export interface AuditPageRow extends CrawledPage {
 }
 
 /** Stores one crawled page, only while `worker` holds the audit. false: not stored (lease lost, or already there). */
-export async function storeAuditPage(sql: Sql, auditId: string, worker: string, page: CrawledPage, startedAt: Date | null): Promise<boolean> {
+export async function storeAuditPage(
+  sql: Sql,
+  auditId: string,
+  worker: string,
+  page: CrawledPage,
+  startedAt: Date | null,
+): Promise<boolean> {
   const r = await sql`
     INSERT INTO audit_pages (audit_id, url, final_url, depth, http_status, ok, error, links, checks, load_ms, worker, started_at)
     SELECT ${auditId}, ${page.url}, ${page.finalUrl}, ${page.depth}, ${page.httpStatus}, ${page.ok}, ${page.error ?? null},
@@ -139,14 +174,35 @@ export async function storeAuditPage(sql: Sql, auditId: string, worker: string, 
 }
 
 export async function listAuditPages(sql: Sql, auditId: string): Promise<AuditPageRow[]> {
-  const rows = await sql<Array<{
-    url: string; final_url: string; depth: number; http_status: number | null; ok: boolean; error: string | null
-    links: string[]; checks: unknown[]; load_ms: number; worker: string; started_at: Date | null; stored_at: Date
-  }>>`SELECT * FROM audit_pages WHERE audit_id = ${auditId} ORDER BY stored_at, url`
+  const rows = await sql<
+    Array<{
+      url: string
+      final_url: string
+      depth: number
+      http_status: number | null
+      ok: boolean
+      error: string | null
+      links: string[]
+      checks: unknown[]
+      load_ms: number
+      worker: string
+      started_at: Date | null
+      stored_at: Date
+    }>
+  >`SELECT * FROM audit_pages WHERE audit_id = ${auditId} ORDER BY stored_at, url`
   return rows.map((r) => ({
-    url: r.url, finalUrl: r.final_url, depth: r.depth, httpStatus: r.http_status, ok: r.ok,
+    url: r.url,
+    finalUrl: r.final_url,
+    depth: r.depth,
+    httpStatus: r.http_status,
+    ok: r.ok,
     ...(r.error !== null ? { error: r.error } : {}),
-    links: r.links, checks: r.checks as CheckResult[], loadMs: r.load_ms, worker: r.worker, startedAt: r.started_at, storedAt: r.stored_at,
+    links: r.links,
+    checks: r.checks as CheckResult[],
+    loadMs: r.load_ms,
+    worker: r.worker,
+    startedAt: r.started_at,
+    storedAt: r.stored_at,
   }))
 }
 
@@ -200,4 +256,3 @@ export async function unheldAudits(sql: Sql, olderThanSeconds: number): Promise<
     ORDER BY created_at LIMIT 1000`
   return rows.map((r) => r.id)
 }
-

@@ -12,10 +12,18 @@ export interface AuditListItem {
 }
 
 export async function listRecentAudits(sql: Sql, accountId: string, limit: number): Promise<AuditListItem[]> {
-  const rows = await sql<{ id: string; app_id: string; url: string; status: string; pages_scanned: number; pages_discovered: number; created_at: Date }[]>`
+  const rows = await sql<
+    { id: string; app_id: string; url: string; status: string; pages_scanned: number; pages_discovered: number; created_at: Date }[]
+  >`
     SELECT id, app_id, url, status, pages_scanned, pages_discovered, created_at FROM audits
     WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC LIMIT ${limit}`
   return rows.map((r) => ({
-    id: r.id, appId: r.app_id, url: r.url, status: r.status, pagesScanned: r.pages_scanned, pagesDiscovered: r.pages_discovered, createdAt: r.created_at,
+    id: r.id,
+    appId: r.app_id,
+    url: r.url,
+    status: r.status,
+    pagesScanned: r.pages_scanned,
+    pagesDiscovered: r.pages_discovered,
+    createdAt: r.created_at,
   }))
 }

@@ -109,7 +109,13 @@ export async function refundAudit(sql: Sql, auditId: string): Promise<boolean> {
 }
 
 /** Adds credits (a purchase or a grant), once per idempotency key (e.g. the payment provider's event id). */
-export async function addCredits(sql: Sql, accountId: string, amount: number, reason: 'grant' | 'purchase', idempotencyKey: string): Promise<boolean> {
+export async function addCredits(
+  sql: Sql,
+  accountId: string,
+  amount: number,
+  reason: 'grant' | 'purchase',
+  idempotencyKey: string,
+): Promise<boolean> {
   if (!Number.isInteger(amount) || amount <= 0) throw new Error(`credits to add must be a positive integer, got ${amount}`)
   return sql.begin(async (tx) => {
     await tx`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`

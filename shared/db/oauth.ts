@@ -13,7 +13,12 @@ export interface OAuthClient {
 }
 
 type ClientRow = { id: string; client_name: string; redirect_uris: string[]; created_at: Date }
-const toClient = (r: ClientRow): OAuthClient => ({ id: r.id, clientName: r.client_name, redirectUris: r.redirect_uris, createdAt: r.created_at })
+const toClient = (r: ClientRow): OAuthClient => ({
+  id: r.id,
+  clientName: r.client_name,
+  redirectUris: r.redirect_uris,
+  createdAt: r.created_at,
+})
 
 export async function createClient(sql: Sql, clientName: string, redirectUris: string[]): Promise<OAuthClient> {
   const [row] = await sql<ClientRow[]>`
@@ -53,10 +58,7 @@ export interface StoredCode extends NewCode {
   codeHash: string
 }
 
-export type ConsumeResult =
-  | { kind: 'consumed'; code: StoredCode }
-  | { kind: 'reused'; codeHash: string }
-  | { kind: 'unknown' }
+export type ConsumeResult = { kind: 'consumed'; code: StoredCode } | { kind: 'reused'; codeHash: string } | { kind: 'unknown' }
 
 /**
  * Marks a code used, atomically: of two concurrent exchanges only one sees 'consumed'. A code seen
@@ -64,18 +66,32 @@ export type ConsumeResult =
  */
 export async function consumeCode(sql: Sql, code: string): Promise<ConsumeResult> {
   const codeHash = sha256Hex(code)
-  const [row] = await sql<{
-    code_hash: string; client_id: string; account_id: string; user_id: string; redirect_uri: string
-    code_challenge: string; resource: string | null; expires_at: Date
-  }[]>`
+  const [row] = await sql<
+    {
+      code_hash: string
+      client_id: string
+      account_id: string
+      user_id: string
+      redirect_uri: string
+      code_challenge: string
+      resource: string | null
+      expires_at: Date
+    }[]
+  >`
     UPDATE oauth_codes SET used_at = now() WHERE code_hash = ${codeHash} AND used_at IS NULL
     RETURNING code_hash, client_id, account_id, user_id, redirect_uri, code_challenge, resource, expires_at`
   if (row) {
     return {
       kind: 'consumed',
       code: {
-        codeHash: row.code_hash, clientId: row.client_id, accountId: row.account_id, userId: row.user_id,
-        redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, resource: row.resource, expiresAt: row.expires_at,
+        codeHash: row.code_hash,
+        clientId: row.client_id,
+        accountId: row.account_id,
+        userId: row.user_id,
+        redirectUri: row.redirect_uri,
+        codeChallenge: row.code_challenge,
+        resource: row.resource,
+        expiresAt: row.expires_at,
       },
     }
   }
@@ -142,7 +158,13 @@ export async function listAgents(sql: Sql, accountId: string): Promise<Agent[]> 
     FROM oauth_tokens
     WHERE account_id = ${accountId} AND revoked_at IS NULL AND expires_at > now()
     GROUP BY client_id ORDER BY min(created_at) DESC`
-  return rows.map((r) => ({ clientId: r.client_id, clientName: r.client_name, createdAt: r.created_at, lastUsedAt: r.last_used_at, tokens: r.tokens }))
+  return rows.map((r) => ({
+    clientId: r.client_id,
+    clientName: r.client_name,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    tokens: r.tokens,
+  }))
 }
 
 /** Revokes every token one client holds for an account; returns how many. */

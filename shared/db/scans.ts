@@ -24,15 +24,36 @@ export interface ScanRow {
 }
 
 type Raw = {
-  id: string; account_id: string; app_id: string; url: string; status: ScanStatus; score: number | null
-  grade: string | null; report: unknown; error: ScanRow['error']; attempts: number
-  created_at: Date; started_at: Date | null; finished_at: Date | null; platform_signals?: unknown
+  id: string
+  account_id: string
+  app_id: string
+  url: string
+  status: ScanStatus
+  score: number | null
+  grade: string | null
+  report: unknown
+  error: ScanRow['error']
+  attempts: number
+  created_at: Date
+  started_at: Date | null
+  finished_at: Date | null
+  platform_signals?: unknown
 }
 
 const toScan = (r: Raw): ScanRow => ({
-  id: r.id, accountId: r.account_id, appId: r.app_id, url: r.url, status: r.status, score: r.score,
-  grade: r.grade, report: r.report, error: r.error, attempts: r.attempts,
-  createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at,
+  id: r.id,
+  accountId: r.account_id,
+  appId: r.app_id,
+  url: r.url,
+  status: r.status,
+  score: r.score,
+  grade: r.grade,
+  report: r.report,
+  error: r.error,
+  attempts: r.attempts,
+  createdAt: r.created_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
   platformSignals: asPlatformSignals(r.platform_signals),
 })
 
@@ -165,10 +186,19 @@ export interface ScanListFilter {
 
 /** This account's scans, newest first by (created_at, id). */
 export async function listScans(sql: Sql, accountId: string, f: ScanListFilter): Promise<Page<ScanListItem>> {
-  const rows = await sql<Array<{
-    id: string; app_id: string; url: string; status: ScanStatus; score: number | null; grade: string | null
-    created_at: Date; finished_at: Date | null; at_key: string
-  }>>`
+  const rows = await sql<
+    Array<{
+      id: string
+      app_id: string
+      url: string
+      status: ScanStatus
+      score: number | null
+      grade: string | null
+      created_at: Date
+      finished_at: Date | null
+      at_key: string
+    }>
+  >`
     SELECT s.id, s.app_id, s.url, s.status, s.score, s.grade, s.created_at, s.finished_at,
       to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at_key
     FROM scans s
@@ -183,8 +213,14 @@ export async function listScans(sql: Sql, accountId: string, f: ScanListFilter):
   const last = page[page.length - 1]
   return {
     items: page.map((r) => ({
-      id: r.id, appId: r.app_id, url: r.url, status: r.status, score: r.score, grade: r.grade,
-      createdAt: r.created_at, finishedAt: r.finished_at,
+      id: r.id,
+      appId: r.app_id,
+      url: r.url,
+      status: r.status,
+      score: r.score,
+      grade: r.grade,
+      createdAt: r.created_at,
+      finishedAt: r.finished_at,
     })),
     next: more && last ? { at: last.at_key, id: last.id } : null,
   }
@@ -214,11 +250,25 @@ export interface AppListItem extends AppRow {
 
 /** This account's apps, most recent activity first by (last scan or creation time, id). */
 export async function listApps(sql: Sql, accountId: string, f: { after?: Keyset | null; limit: number }): Promise<Page<AppListItem>> {
-  const rows = await sql<Array<{
-    id: string; origin: string; created_at: Date; activity: Date; at_key: string; scans: number
-    l_id: string | null; l_status: ScanStatus | null; l_score: number | null; l_grade: string | null; l_created_at: Date | null
-    c_id: string | null; c_score: number | null; c_grade: string | null; c_created_at: Date | null
-  }>>`
+  const rows = await sql<
+    Array<{
+      id: string
+      origin: string
+      created_at: Date
+      activity: Date
+      at_key: string
+      scans: number
+      l_id: string | null
+      l_status: ScanStatus | null
+      l_score: number | null
+      l_grade: string | null
+      l_created_at: Date | null
+      c_id: string | null
+      c_score: number | null
+      c_grade: string | null
+      c_created_at: Date | null
+    }>
+  >`
     SELECT p.id, p.origin, p.created_at, p.activity,
       to_char(p.activity AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at_key,
       c.scans,
@@ -254,9 +304,7 @@ export async function listApps(sql: Sql, accountId: string, f: { after?: Keyset 
       createdAt: r.created_at,
       scans: r.scans,
       lastActivityAt: r.activity,
-      latestScan: r.l_id
-        ? { id: r.l_id, status: r.l_status!, score: r.l_score, grade: r.l_grade, createdAt: r.l_created_at! }
-        : null,
+      latestScan: r.l_id ? { id: r.l_id, status: r.l_status!, score: r.l_score, grade: r.l_grade, createdAt: r.l_created_at! } : null,
       latestCompletedScan: r.c_id ? { id: r.c_id, score: r.c_score, grade: r.c_grade, createdAt: r.c_created_at! } : null,
     })),
     next: more && last ? { at: last.at_key, id: last.id } : null,

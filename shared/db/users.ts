@@ -15,7 +15,14 @@ export interface User {
 }
 
 type UserRow = { id: string; account_id: string; issuer: string; subject: string; email: string; name: string }
-const toUser = (r: UserRow): User => ({ id: r.id, accountId: r.account_id, issuer: r.issuer, subject: r.subject, email: r.email, name: r.name })
+const toUser = (r: UserRow): User => ({
+  id: r.id,
+  accountId: r.account_id,
+  issuer: r.issuer,
+  subject: r.subject,
+  email: r.email,
+  name: r.name,
+})
 
 /**
  * The user for an identity-provider subject; a subject seen for the first time gets a new free account.
@@ -46,7 +53,11 @@ export interface SignInSession {
 }
 
 /** Creates a session and returns the cookie value, which exists only in the browser afterwards. */
-export async function createSession(sql: Sql, userId: string, ttlSeconds: number): Promise<{ cookie: string; session: { id: string; csrfToken: string; expiresAt: Date } }> {
+export async function createSession(
+  sql: Sql,
+  userId: string,
+  ttlSeconds: number,
+): Promise<{ cookie: string; session: { id: string; csrfToken: string; expiresAt: Date } }> {
   const cookie = base62(randomBytes(32))
   const id = newId('ses')
   const csrfToken = base62(randomBytes(24))

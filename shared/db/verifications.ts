@@ -15,13 +15,21 @@ export interface SiteVerification {
 }
 
 type Raw = {
-  account_id: string; app_id: string; token: string; method: VerificationMethod | null
-  verified_at: Date | null; created_at: Date
+  account_id: string
+  app_id: string
+  token: string
+  method: VerificationMethod | null
+  verified_at: Date | null
+  created_at: Date
 }
 
 const toVerification = (r: Raw): SiteVerification => ({
-  accountId: r.account_id, appId: r.app_id, token: r.token, method: r.method,
-  verifiedAt: r.verified_at, createdAt: r.created_at,
+  accountId: r.account_id,
+  appId: r.app_id,
+  token: r.token,
+  method: r.method,
+  verifiedAt: r.verified_at,
+  createdAt: r.created_at,
 })
 
 /**
@@ -45,7 +53,12 @@ export async function ensureVerification(
 }
 
 /** Marks the app verified by `method`. Idempotent: the first verification's time and method stay. */
-export async function markVerified(sql: Sql, accountId: string, appId: string, method: VerificationMethod): Promise<SiteVerification | null> {
+export async function markVerified(
+  sql: Sql,
+  accountId: string,
+  appId: string,
+  method: VerificationMethod,
+): Promise<SiteVerification | null> {
   const [row] = await sql<Raw[]>`
     UPDATE site_verifications
     SET verified_at = COALESCE(verified_at, now()), method = COALESCE(method, ${method})

@@ -37,8 +37,7 @@ const V4_RANGES: V4Range[] = [
   [0xf0000000, 4, 'reserved'], // 240.0.0.0/4
 ]
 
-const inV4 = (ip: number, base: number, prefix: number) =>
-  prefix === 0 || (ip >>> (32 - prefix)) === (base >>> (32 - prefix))
+const inV4 = (ip: number, base: number, prefix: number) => prefix === 0 || ip >>> (32 - prefix) === base >>> (32 - prefix)
 
 /** Strict dotted-decimal IPv4 (four parts, 0-255, no leading zeros) to an unsigned 32-bit number. */
 export function parseIPv4(s: string): number | null {

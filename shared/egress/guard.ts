@@ -8,9 +8,7 @@ import { classifyAddress, ipFamily } from './address.ts'
 export const MAX_URL_LENGTH = 2048
 const DNS_TIMEOUT_MS = 5_000
 
-export type ParsedTarget =
-  | { ok: true; url: URL }
-  | { ok: false; code: 'invalid_url'; message: string }
+export type ParsedTarget = { ok: true; url: URL } | { ok: false; code: 'invalid_url'; message: string }
 
 /**
  * Parses with the WHATWG URL parser, which also normalises legacy IPv4 forms (0x7f.1,
@@ -102,11 +100,7 @@ function trustedSet(policy: EgressPolicy): Set<string> {
  * policy allows private targets, the host is trusted, or the blocked address itself is listed as
  * trusted. IP literals (bracketed IPv6 included) are checked without DNS.
  */
-export async function resolveTarget(
-  host: string,
-  policy: EgressPolicy,
-  resolver: Resolver = defaultResolver,
-): Promise<ResolveResult> {
+export async function resolveTarget(host: string, policy: EgressPolicy, resolver: Resolver = defaultResolver): Promise<ResolveResult> {
   const name = canonicalHost(host)
   if (name === null) return { ok: false, code: 'target_unreachable', reason: 'invalid host' }
   const trusted = trustedSet(policy)

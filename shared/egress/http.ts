@@ -59,7 +59,11 @@ export async function fetchHop(proxy: EgressProxy, url: string, o: HopOptions): 
     const f = egressFailure(e)
     if (f) return { ok: false, ...f }
     const name = (e as Error).name
-    return { ok: false, code: 'target_unreachable', reason: name === 'TimeoutError' ? 'timed out' : name === 'AbortError' ? 'cancelled' : (e as Error).message }
+    return {
+      ok: false,
+      code: 'target_unreachable',
+      reason: name === 'TimeoutError' ? 'timed out' : name === 'AbortError' ? 'cancelled' : (e as Error).message,
+    }
   }
   const f = egressFailure(res)
   if (f) {
@@ -160,7 +164,10 @@ export class EgressHttp {
   ) {}
 
   /** Starts a proxy for this piece of work under the configured egress policy. */
-  static async open(config: Pick<Config, 'ALLOW_PRIVATE_TARGETS' | 'trustedTargetHosts' | 'PROBE_TIMEOUT_MS'>, signal?: AbortSignal): Promise<EgressHttp> {
+  static async open(
+    config: Pick<Config, 'ALLOW_PRIVATE_TARGETS' | 'trustedTargetHosts' | 'PROBE_TIMEOUT_MS'>,
+    signal?: AbortSignal,
+  ): Promise<EgressHttp> {
     const proxy = await startEgressProxy(policyFromConfig(config), { idleTimeoutMs: config.PROBE_TIMEOUT_MS + 1_000 })
     return new EgressHttp(proxy, config.PROBE_TIMEOUT_MS, signal)
   }
@@ -192,9 +199,11 @@ export class EgressHttp {
     const followed = await followRedirects(this.proxy, url, {
       ...this.hopOptions(opts),
       maxRedirects: API_MAX_REDIRECTS,
-      follow: (next, first) => (next.protocol === 'http:' || next.protocol === 'https:') && (mode === 'any' || next.origin === first.origin),
+      follow: (next, first) =>
+        (next.protocol === 'http:' || next.protocol === 'https:') && (mode === 'any' || next.origin === first.origin),
     })
-    if (followed.stop?.kind === 'too-many-redirects') return { ok: false, code: 'target_unreachable', reason: `more than ${API_MAX_REDIRECTS} redirects` }
+    if (followed.stop?.kind === 'too-many-redirects')
+      return { ok: false, code: 'target_unreachable', reason: `more than ${API_MAX_REDIRECTS} redirects` }
     return asText(followed.last)
   }
 }

@@ -5,13 +5,7 @@
 import http from 'node:http'
 import net from 'node:net'
 import type { Duplex } from 'node:stream'
-import {
-  parseTargetUrl,
-  resolveTarget,
-  type EgressPolicy,
-  type ResolvedAddress,
-  type Resolver,
-} from './guard.ts'
+import { parseTargetUrl, resolveTarget, type EgressPolicy, type ResolvedAddress, type Resolver } from './guard.ts'
 
 /** Header the proxy sets on the answers it makes itself when it refuses a target. */
 export const BLOCKED_HEADER = 'X-Egress-Blocked'
@@ -168,9 +162,14 @@ export async function startEgressProxy(policy: EgressPolicy, opts: EgressProxyOp
     ;(client as Partial<net.Socket>).setTimeout?.(idleMs, () => client.destroy())
     client.on('error', () => client.destroy())
     const answer = (status: string, headers: Record<string, string>, body: string) => {
-      const lines = [`HTTP/1.1 ${status}`, 'Content-Type: text/plain; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close']
+      const lines = [
+        `HTTP/1.1 ${status}`,
+        'Content-Type: text/plain; charset=utf-8',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        'Connection: close',
+      ]
       for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${safeHeaderValue(v)}`)
-      client.end(lines.join('\r\n') + '\r\n\r\n' + body)
+      client.end(`${lines.join('\r\n')}\r\n\r\n${body}`)
     }
     const target = parseAuthority(req.url ?? '')
     if (!target) return answer('400 Bad Request', {}, 'bad CONNECT target\n')
@@ -240,9 +239,10 @@ export async function startEgressProxy(policy: EgressPolicy, opts: EgressProxyOp
       const headers = filterHeaders(req.rawHeaders, new Set(['host']))
       headers.host = url.host
       headers.connection = 'close'
-      const hasBody = req.headers['content-length'] !== undefined
-        ? Number(req.headers['content-length']) > 0
-        : req.headers['transfer-encoding'] !== undefined
+      const hasBody =
+        req.headers['content-length'] !== undefined
+          ? Number(req.headers['content-length']) > 0
+          : req.headers['transfer-encoding'] !== undefined
       // Without a body the request can be replayed against the next checked address.
       const candidates = r.addresses.slice(0, hasBody ? 1 : MAX_ADDRESSES_TRIED)
       const attempt = (i: number) => {
@@ -332,10 +332,7 @@ export function proxySettingsFor(proxy: Pick<EgressProxy, 'url'>): { server: str
  * QUIC (HTTP/3 over UDP) is turned off, and WebRTC may not send UDP outside the proxy (without this
  * a page can send STUN packets to any address, loopback included).
  */
-export const CHROMIUM_EGRESS_ARGS: readonly string[] = [
-  '--disable-quic',
-  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
-]
+export const CHROMIUM_EGRESS_ARGS: readonly string[] = ['--disable-quic', '--webrtc-ip-handling-policy=disable_non_proxied_udp']
 
 /** Chromium command-line switches with the same effect, for launchers that do not use Playwright's proxy option. */
 export function chromiumProxyArgs(proxy: Pick<EgressProxy, 'url'>): string[] {

@@ -10,5 +10,7 @@ export function tuningFrom(config: Config): QueueTuning {
 }
 
 export async function openInfra(config: Config, log?: Logger): Promise<Infra> {
-  return config.REDIS_URL ? createRedisInfra(config.REDIS_URL, tuningFrom(config), config.REDIS_PREFIX, log) : createMemoryInfra(tuningFrom(config))
+  return config.REDIS_URL
+    ? createRedisInfra(config.REDIS_URL, tuningFrom(config), config.REDIS_PREFIX, log)
+    : createMemoryInfra(tuningFrom(config))
 }

@@ -86,18 +86,30 @@ class RedisQueue implements JobQueue {
   }
 
   /** Next job for this consumer: first one a dead consumer left pending too long, else a new one. */
-  private async next(reader: Client, key: string, consumer: string): Promise<{ id: string; fields: Record<string, string>; count: number } | null> {
+  private async next(
+    reader: Client,
+    key: string,
+    consumer: string,
+  ): Promise<{ id: string; fields: Record<string, string>; count: number } | null> {
     const claimed = (await reader.sendCommand([
-      'XAUTOCLAIM', key, GROUP, consumer, String(this.tuning.claimIdleMs), '0-0', 'COUNT', '1',
+      'XAUTOCLAIM',
+      key,
+      GROUP,
+      consumer,
+      String(this.tuning.claimIdleMs),
+      '0-0',
+      'COUNT',
+      '1',
     ])) as [string, (RawEntry | null)[], string[]?]
     const entry = claimed[1].find((e): e is RawEntry => Array.isArray(e))
     if (entry) {
       const pending = (await reader.sendCommand(['XPENDING', key, GROUP, entry[0], entry[0], '1'])) as [string, string, number, number][]
       return { id: entry[0], fields: fieldsOf(entry[1]), count: Number(pending[0]?.[3] ?? 1) }
     }
-    const read = (await reader.sendCommand([
-      'XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', '1', 'BLOCK', '1000', 'STREAMS', key, '>',
-    ])) as [string, RawEntry[]][] | Record<string, RawEntry[]> | null
+    const read = (await reader.sendCommand(['XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', '1', 'BLOCK', '1000', 'STREAMS', key, '>'])) as
+      | [string, RawEntry[]][]
+      | Record<string, RawEntry[]>
+      | null
     // RESP2 answers [[stream, entries]], RESP3 a map {stream: entries}.
     const entries = !read ? undefined : Array.isArray(read) ? read[0]?.[1] : Object.values(read)[0]
     const fresh = entries?.[0]
@@ -225,7 +237,10 @@ class RedisPubSub implements PubSub {
 }
 
 class RedisKeyValue implements KeyValue {
-  constructor(private client: Client, private prefix: string) {}
+  constructor(
+    private client: Client,
+    private prefix: string,
+  ) {}
 
   async get(key: string) {
     return (await this.client.get(this.prefix + key)) as string | null

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createAccount, createApiKey, type Plan, type Principal } from '../../shared/db/accounts.ts'
 import { addCredits, getBalance, refundAudit, WEEKLY_AUDIT_ALLOWANCE } from '../../shared/db/ledger.ts'
-import { AppError, isAppError } from '../../shared/errors.ts'
+import { type AppError, isAppError } from '../../shared/errors.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
 
@@ -65,9 +65,13 @@ describe.each(['production', 'embedded'] as Mode[])('audit allowance and credits
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5)
     const [row] = await sql<{ credits: number }[]>`SELECT credits FROM accounts WHERE id = ${p.account.id}`
     expect(row!.credits).toBe(0)
-    const sources = (await sql<{ charged_from: string }[]>`SELECT charged_from FROM audits WHERE account_id = ${p.account.id}`).map((r) => r.charged_from).sort()
+    const sources = (await sql<{ charged_from: string }[]>`SELECT charged_from FROM audits WHERE account_id = ${p.account.id}`)
+      .map((r) => r.charged_from)
+      .sort()
     expect(sources).toEqual(['allowance', 'allowance', 'allowance', 'credits', 'credits'])
-    const [sum] = await sql<{ s: number }[]>`SELECT sum(delta)::int AS s FROM ledger WHERE account_id = ${p.account.id} AND source = 'credits'`
+    const [sum] = await sql<
+      { s: number }[]
+    >`SELECT sum(delta)::int AS s FROM ledger WHERE account_id = ${p.account.id} AND source = 'credits'`
     expect(sum!.s).toBe(0)
   }, 60_000)
 
@@ -79,7 +83,12 @@ describe.each(['production', 'embedded'] as Mode[])('audit allowance and credits
     for (let i = 0; i < 4; i++) started.push(await svc.running.services.audits.start(p, TARGET))
     const byCredit = started[3]!.auditId
     const byAllowance = started[0]!.auditId
-    const refunds = await Promise.all([refundAudit(sql, byCredit), refundAudit(sql, byCredit), refundAudit(sql, byAllowance), refundAudit(sql, byAllowance)])
+    const refunds = await Promise.all([
+      refundAudit(sql, byCredit),
+      refundAudit(sql, byCredit),
+      refundAudit(sql, byAllowance),
+      refundAudit(sql, byAllowance),
+    ])
     expect(refunds.filter(Boolean)).toHaveLength(2)
     expect(await getBalance(sql, p.account.id)).toMatchObject({ used: 2, credits: 1 })
     const [a] = await sql<{ refunded: boolean }[]>`SELECT refunded FROM audits WHERE id = ${byCredit}`
@@ -94,7 +103,11 @@ describe.each(['production', 'embedded'] as Mode[])('audit allowance and credits
     const key = (await createApiKey(svc.running.services.db.sql, account.id)).plaintext
     const client = await connectClient(svc.mcpUrl, key)
     try {
-      const results = await Promise.all(Array.from({ length: 50 }, () => client.callTool({ name: 'audit_app', arguments: { url: TARGET } }, undefined, { timeout: 60_000 })))
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          client.callTool({ name: 'audit_app', arguments: { url: TARGET } }, undefined, { timeout: 60_000 }),
+        ),
+      )
       const ok = results.filter((r) => !r.isError).map(payload)
       const errors = results.filter((r) => r.isError).map((r) => payload(r).error)
       expect(ok).toHaveLength(3)

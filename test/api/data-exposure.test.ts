@@ -30,7 +30,13 @@ function firebaseStandIn() {
       return Response.json(shallow ? Object.fromEntries(Object.keys(data).map((k) => [k, true])) : data)
     },
   })
-  return { url: `http://127.0.0.1:${server.port}`, state, requests, values: ['zelda.hyrule@fb.example', 'Zelda Fitzgerald'], stop: () => server.stop(true) }
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    state,
+    requests,
+    values: ['zelda.hyrule@fb.example', 'Zelda Fitzgerald'],
+    stop: () => server.stop(true),
+  }
 }
 
 let fx: SupabaseFixture
@@ -101,9 +107,11 @@ describe('check_data_exposure', () => {
     expect(body.nextStep).toEqual({ tool: 'verify_site', arguments: { url: `${app.origin}/` }, why: expect.any(String) })
     expect(body.notes.join(' ')).toContain('verify_site')
     // The entry chunk, the modulepreloaded vendor chunk and the lazily imported chunk were read.
-    expect(body.loaded.scripts.map((u: string) => new URL(u).pathname).sort()).toEqual(
-      ['/assets/index-3f9a1c.js', '/assets/todos-91ab7c.js', '/assets/vendor-8d2e4b.js'],
-    )
+    expect(body.loaded.scripts.map((u: string) => new URL(u).pathname).sort()).toEqual([
+      '/assets/index-3f9a1c.js',
+      '/assets/todos-91ab7c.js',
+      '/assets/vendor-8d2e4b.js',
+    ])
     expect(fx.requests).toEqual([])
     expect(fb.requests).toEqual([])
   })
@@ -120,7 +128,14 @@ describe('check_data_exposure', () => {
     expect(byName.todos).toMatchObject({ readable: true, status: 'exposed', rowCount: SEEDED.todos.length, httpStatus: 200 })
     expect(byName.todos.sample).toHaveLength(3)
     expect(Object.keys(byName.todos.sample[0]).sort()).toEqual(Object.keys(SEEDED.todos[0]!).sort())
-    expect(byName.todos.sample[0]).toEqual({ id: '#', title: 'Re…', owner_email: '[email]', owner_phone: '[phone]', done: '#', minutes: '#' })
+    expect(byName.todos.sample[0]).toEqual({
+      id: '#',
+      title: 'Re…',
+      owner_email: '[email]',
+      owner_phone: '[phone]',
+      done: '#',
+      minutes: '#',
+    })
 
     expect(byName.profiles).toMatchObject({ readable: null, status: 'empty_or_rls', rowCount: null, sample: null, httpStatus: 200 })
     expect(byName.secrets).toMatchObject({ readable: false, status: 'denied', rowCount: null, sample: null, httpStatus: 401 })
@@ -140,10 +155,9 @@ describe('check_data_exposure', () => {
   test('no value read from the site appears in the result', async () => {
     const { body } = await check(client, app.url)
     const text = JSON.stringify(body)
-    const values = [
-      ...Object.values(SEEDED).flatMap((rows) => rows.flatMap((r) => Object.values(r))),
-      ...fb.values,
-    ].filter((v): v is string => typeof v === 'string')
+    const values = [...Object.values(SEEDED).flatMap((rows) => rows.flatMap((r) => Object.values(r))), ...fb.values].filter(
+      (v): v is string => typeof v === 'string',
+    )
     expect(values.length).toBeGreaterThan(20)
     for (const v of values) expect(text).not.toContain(v)
     for (const row of SEEDED.todos) expect(text).not.toContain(`"${row.minutes}"`)
@@ -199,8 +213,14 @@ describe('bundle findings', () => {
     const anon = jwt({ iss: 'supabase', ref: 'abcdefghijklmnopqrst', role: 'anon' })
     const other = jwt({ iss: 'supabase', ref: 'zzzzzzzzzzzzzzzzzzzz', role: 'anon' })
     const f = findInBundle([
-      { url: 'https://app.example/a.js', text: `const k="${other}";const x=hb("https://abcdefghijklmnopqrst.supabase.co","${anon}");x.from( "orders" ).select();` },
-      { url: 'https://app.example/b.js', text: `fetch("https://abcdefghijklmnopqrst.supabase.co/rest/v1/invoices?select=id");x.rpc("do_things");fetch(u+"/rest/v1/rpc/f")` },
+      {
+        url: 'https://app.example/a.js',
+        text: `const k="${other}";const x=hb("https://abcdefghijklmnopqrst.supabase.co","${anon}");x.from( "orders" ).select();`,
+      },
+      {
+        url: 'https://app.example/b.js',
+        text: `fetch("https://abcdefghijklmnopqrst.supabase.co/rest/v1/invoices?select=id");x.rpc("do_things");fetch(u+"/rest/v1/rpc/f")`,
+      },
     ])
     expect(f.supabase).toEqual({
       projectUrl: 'https://abcdefghijklmnopqrst.supabase.co',
@@ -223,29 +243,60 @@ describe('bundle findings', () => {
   })
 
   test('nothing found in an ordinary bundle', () => {
-    const f = findInBundle([{ url: 'https://app.example/', text: 'const a=Array.from("xyz");const b=Buffer.from("aGk=","base64");Observable.from("q")' }])
+    const f = findInBundle([
+      { url: 'https://app.example/', text: 'const a=Array.from("xyz");const b=Buffer.from("aGk=","base64");Observable.from("q")' },
+    ])
     expect(f).toEqual({ supabase: null, firebase: null, leakedSecrets: [] })
   })
 
   test('Firebase: a Realtime Database host and project id', () => {
-    const f = findInBundle([{ url: 'https://app.example/', text: 'initializeApp({projectId:"my-proj",databaseURL:"https://my-proj-default-rtdb.europe-west1.firebasedatabase.app"})' }])
-    expect(f.firebase).toEqual({ databaseURL: 'https://my-proj-default-rtdb.europe-west1.firebasedatabase.app', projectId: 'my-proj', webApiKey: false })
+    const f = findInBundle([
+      {
+        url: 'https://app.example/',
+        text: 'initializeApp({projectId:"my-proj",databaseURL:"https://my-proj-default-rtdb.europe-west1.firebasedatabase.app"})',
+      },
+    ])
+    expect(f.firebase).toEqual({
+      databaseURL: 'https://my-proj-default-rtdb.europe-west1.firebasedatabase.app',
+      projectId: 'my-proj',
+      webApiKey: false,
+    })
   })
 
   test('same-origin module imports are followed from a script', () => {
-    expect(importedScripts('import{a}from"./x-1.js";const l=()=>import("../y.mjs");import"/z.js";fetch("./data.json")', 'https://a.example/assets/i.js'))
-      .toEqual(['https://a.example/assets/x-1.js', 'https://a.example/y.mjs', 'https://a.example/z.js'])
+    expect(
+      importedScripts(
+        'import{a}from"./x-1.js";const l=()=>import("../y.mjs");import"/z.js";fetch("./data.json")',
+        'https://a.example/assets/i.js',
+      ),
+    ).toEqual(['https://a.example/assets/x-1.js', 'https://a.example/y.mjs', 'https://a.example/z.js'])
   })
 })
 
 describe('redaction', () => {
   test('keeps keys and masks values', () => {
-    expect(redact({
-      name: 'Katherine Johnson', email: 'kj@nasa.example', tel: '+1 (757) 555-0100', n: 42, ok: true, none: null, id: 'ab',
-      password_hash: 'x', nested: { list: ['alpha', 'beta', 'gamma', 'delta'] },
-    })).toEqual({
-      name: 'Ka…', email: '[email]', tel: '[phone]', n: '#', ok: '#', none: null, id: '…',
-      password_hash: '[redacted]', nested: { list: ['al…', 'be…', 'ga…', '… 1 more'] },
+    expect(
+      redact({
+        name: 'Katherine Johnson',
+        email: 'kj@nasa.example',
+        tel: '+1 (757) 555-0100',
+        n: 42,
+        ok: true,
+        none: null,
+        id: 'ab',
+        password_hash: 'x',
+        nested: { list: ['alpha', 'beta', 'gamma', 'delta'] },
+      }),
+    ).toEqual({
+      name: 'Ka…',
+      email: '[email]',
+      tel: '[phone]',
+      n: '#',
+      ok: '#',
+      none: null,
+      id: '…',
+      password_hash: '[redacted]',
+      nested: { list: ['al…', 'be…', 'ga…', '… 1 more'] },
     })
   })
 

@@ -4,7 +4,20 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 
-const FREE = ['scan_app', 'audit_app', 'get_audit', 'get_scan', 'get_findings', 'get_fix_brief', 'list_apps', 'scan_history', 'explain_check', 'check_data_exposure', 'verify_site', 'get_account']
+const FREE = [
+  'scan_app',
+  'audit_app',
+  'get_audit',
+  'get_scan',
+  'get_findings',
+  'get_fix_brief',
+  'list_apps',
+  'scan_history',
+  'explain_check',
+  'check_data_exposure',
+  'verify_site',
+  'get_account',
+]
 const LAUNCH = ['compare_scans', 'export_report', 'monitor_app']
 const SCALE = ['create_patch', 'start_directory_run', 'audit_authenticated']
 
@@ -63,7 +76,7 @@ describe('tools/call', () => {
     ['a wrong type', 'scan_app', { url: 42 }, '/url'],
     ['an unknown argument', 'get_account', { surprise: true }, '/surprise'],
     ['an id of the wrong shape', 'get_scan', { scanId: "'; DROP TABLE scans; --" }, '/scanId'],
-    ['an oversized string', 'scan_app', { url: 'https://a.example/' + 'a'.repeat(5000) }, '/url'],
+    ['an oversized string', 'scan_app', { url: `https://a.example/${'a'.repeat(5000)}` }, '/url'],
   ])('%s is an isError result with invalid_params details', async (_n, name, args, path) => {
     const r = await free.callTool({ name, arguments: args as Record<string, unknown> })
     expect(r.isError).toBe(true)

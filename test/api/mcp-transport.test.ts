@@ -29,7 +29,10 @@ async function openSession(k = key): Promise<string> {
 
 describe('CORS', () => {
   test('OPTIONS answers 204 with the CORS headers and no authentication', async () => {
-    const res = await fetch(svc.mcpUrl, { method: 'OPTIONS', headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST' } })
+    const res = await fetch(svc.mcpUrl, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST' },
+    })
     expect(res.status).toBe(204)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
     expect(res.headers.get('access-control-allow-methods')).toContain('POST')
@@ -61,10 +64,10 @@ describe('authentication', () => {
   })
 
   test.each([
-    ['an unknown act_ key', 'Bearer act_' + 'x'.repeat(43)],
+    ['an unknown act_ key', `Bearer act_${'x'.repeat(43)}`],
     ['a malformed token', 'Bearer not-a-key'],
     ['another scheme', `Basic ${btoa('user:pass')}`],
-    ['a long token', 'Bearer act_' + 'a'.repeat(5_000)],
+    ['a long token', `Bearer act_${'a'.repeat(5_000)}`],
   ])('%s is refused with 401 and resource_metadata', async (_name, header) => {
     const res = await post(initializeBody(), { authorization: header })
     expect(res.status).toBe(401)
@@ -73,7 +76,7 @@ describe('authentication', () => {
   })
 
   test('a header block too large for the server is refused before any work (431)', async () => {
-    const res = await post(initializeBody(), { authorization: 'Bearer act_' + 'a'.repeat(100_000) })
+    const res = await post(initializeBody(), { authorization: `Bearer act_${'a'.repeat(100_000)}` })
     expect(res.status).toBe(431)
   })
 
@@ -155,7 +158,13 @@ describe('request rules', () => {
     const streamed = await fetch(svc.mcpUrl, {
       method: 'POST',
       headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
-      body: new ReadableStream({ pull(c) { const next = chunks.shift(); if (next) c.enqueue(next); else c.close() } }),
+      body: new ReadableStream({
+        pull(c) {
+          const next = chunks.shift()
+          if (next) c.enqueue(next)
+          else c.close()
+        },
+      }),
     })
     expect(streamed.status).toBe(413)
   })
@@ -168,7 +177,10 @@ describe('request rules', () => {
 
   test('an unsupported MCP-Protocol-Version gets 400', async () => {
     const session = await openSession()
-    const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' })
+    const res = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' },
+    )
     expect(res.status).toBe(400)
   })
 })
@@ -227,7 +239,10 @@ describe('sessions', () => {
     expect(fast.headers.get('mcp-session-id')).toBe(session)
     expect(fast.headers.get('access-control-expose-headers')).toContain('mcp-session-id')
     expect(await fast.json()).toEqual(await sdk.json())
-    const badVersion = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' })
+    const badVersion = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' },
+    )
     expect(badVersion.status).toBe(400)
     const onlyJson = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': session, accept: 'application/json' })
     expect(onlyJson.status).toBe(406)
@@ -252,7 +267,9 @@ describe('sessions', () => {
     ctrl.abort()
     const noSession = await fetch(svc.mcpUrl, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } })
     expect(noSession.status).toBe(400)
-    const wrongAccept = await fetch(svc.mcpUrl, { headers: { authorization: `Bearer ${key}`, accept: 'application/json', 'mcp-session-id': session } })
+    const wrongAccept = await fetch(svc.mcpUrl, {
+      headers: { authorization: `Bearer ${key}`, accept: 'application/json', 'mcp-session-id': session },
+    })
     expect(wrongAccept.status).toBe(406)
   })
 })
@@ -288,7 +305,9 @@ describe('apex host', () => {
       expect(res.headers.get('location')).toBe('https://www.appaudit.test/api/mcp?x=1')
       const www = await fetch(s.mcpUrl, { method: 'POST', headers: { host: 'www.appaudit.test', ...MCP_HEADERS }, body: '{}' })
       expect(www.status).toBe(401)
-      expect(www.headers.get('www-authenticate')).toContain('resource_metadata="https://www.appaudit.test/.well-known/oauth-protected-resource"')
+      expect(www.headers.get('www-authenticate')).toContain(
+        'resource_metadata="https://www.appaudit.test/.well-known/oauth-protected-resource"',
+      )
     } finally {
       await s.stop()
     }

@@ -57,7 +57,6 @@ async function walk(client: Client, name: string, args: Args) {
   return { items, pages }
 }
 
-
 describe('read tools over real scans (production mode)', () => {
   let svc: TestService
   let client: Client
@@ -74,11 +73,19 @@ describe('read tools over real scans (production mode)', () => {
       (weak = await weakSite()),
       (spa = await spaSite()),
       (netlify = platformSite({ server: 'Netlify', 'x-nf-request-id': '01HZX3Q2W5KJ8' })),
-      (nextOnVercel = platformSite({ server: 'Vercel', 'x-vercel-id': 'fra1::iad1::abc-1', 'x-powered-by': 'Next.js' }, '<script src="/_next/static/chunks/main.js"></script>')),
+      (nextOnVercel = platformSite(
+        { server: 'Vercel', 'x-vercel-id': 'fra1::iad1::abc-1', 'x-powered-by': 'Next.js' },
+        '<script src="/_next/static/chunks/main.js"></script>',
+      )),
     )
     const scan = (url: string) => ok(client, 'scan_app', { url })
     weakOld = await scan(weak.url)
-    ;[spaReport, netlifyReport, nextReport, weakNew] = await Promise.all([scan(spa.url), scan(netlify.url), scan(nextOnVercel.url), scan(`${weak.url}?again=1`)])
+    ;[spaReport, netlifyReport, nextReport, weakNew] = await Promise.all([
+      scan(spa.url),
+      scan(netlify.url),
+      scan(nextOnVercel.url),
+      scan(`${weak.url}?again=1`),
+    ])
   }, 60_000)
   afterAll(async () => {
     await client?.close()
@@ -108,17 +115,31 @@ describe('read tools over real scans (production mode)', () => {
     })
 
     test('filters by status, severity and category, each a list matching any of its values', async () => {
-      const all = await ok(client, 'get_findings', { scanId: weakOld.id, status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'], limit: 100 })
+      const all = await ok(client, 'get_findings', {
+        scanId: weakOld.id,
+        status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'],
+        limit: 100,
+      })
       expect(all.total).toBe(weakOld.checks.length)
       const skipped = await ok(client, 'get_findings', { scanId: weakOld.id, status: ['skipped'] })
-      expect(skipped.items.map((c: any) => c.id).sort()).toEqual(weakOld.checks.filter((c: any) => c.status === 'skipped').map((c: any) => c.id).sort())
+      expect(skipped.items.map((c: any) => c.id).sort()).toEqual(
+        weakOld.checks
+          .filter((c: any) => c.status === 'skipped')
+          .map((c: any) => c.id)
+          .sort(),
+      )
       const serious = await ok(client, 'get_findings', { scanId: weakOld.id, severity: ['critical', 'high'], limit: 100 })
       expect(serious.total).toBeGreaterThan(0)
       for (const c of serious.items) {
         expect(['critical', 'high']).toContain(c.severity)
         expect(['fail', 'warn']).toContain(c.status)
       }
-      const cookies = await ok(client, 'get_findings', { scanId: weakOld.id, category: ['cookies', 'exposure'], status: ['fail'], limit: 100 })
+      const cookies = await ok(client, 'get_findings', {
+        scanId: weakOld.id,
+        category: ['cookies', 'exposure'],
+        status: ['fail'],
+        limit: 100,
+      })
       expect(cookies.total).toBeGreaterThan(0)
       for (const c of cookies.items) {
         expect(['cookies', 'exposure']).toContain(c.category)
@@ -127,7 +148,11 @@ describe('read tools over real scans (production mode)', () => {
     })
 
     test('every check in impact order: findings first, then by severity', async () => {
-      const all = await ok(client, 'get_findings', { scanId: weakOld.id, status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'], limit: 100 })
+      const all = await ok(client, 'get_findings', {
+        scanId: weakOld.id,
+        status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'],
+        limit: 100,
+      })
       const findings = all.items.filter((c: any) => c.status === 'fail' || c.status === 'warn').length
       expect(all.items.slice(0, findings).every((c: any) => c.status === 'fail' || c.status === 'warn')).toBe(true)
       const rest = all.items.slice(findings).map((c: any) => SEVERITY_RANK[c.severity as Severity])
@@ -135,18 +160,32 @@ describe('read tools over real scans (production mode)', () => {
     })
 
     test('pages walk every finding once, in the same order as one big page', async () => {
-      const whole = await ok(client, 'get_findings', { scanId: weakOld.id, status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'], limit: 100 })
-      const { items, pages } = await walk(client, 'get_findings', { scanId: weakOld.id, status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'], limit: 3 })
+      const whole = await ok(client, 'get_findings', {
+        scanId: weakOld.id,
+        status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'],
+        limit: 100,
+      })
+      const { items, pages } = await walk(client, 'get_findings', {
+        scanId: weakOld.id,
+        status: ['pass', 'fail', 'warn', 'info', 'skipped', 'error'],
+        limit: 3,
+      })
       expect(pages).toBe(Math.ceil(whole.total / 3))
       expect(items.map((c) => c.id)).toEqual(whole.items.map((c: any) => c.id))
       expect(new Set(items.map((c) => c.id)).size).toBe(items.length)
     })
 
-    test('a bad cursor is invalid_params: garbage, another scan\'s cursor, another tool\'s cursor', async () => {
+    test("a bad cursor is invalid_params: garbage, another scan's cursor, another tool's cursor", async () => {
       const first = await ok(client, 'get_findings', { scanId: weakOld.id, limit: 1 })
       expect(first.nextCursor).toBeString()
       const history = await ok(client, 'scan_history', { limit: 1 })
-      for (const cursor of ['not-a-cursor', '!!!', first.nextCursor, history.nextCursor, Buffer.from(`${weakOld.id}:-1`).toString('base64url')]) {
+      for (const cursor of [
+        'not-a-cursor',
+        '!!!',
+        first.nextCursor,
+        history.nextCursor,
+        Buffer.from(`${weakOld.id}:-1`).toString('base64url'),
+      ]) {
         const scanId = cursor === first.nextCursor ? weakNew.id : weakOld.id
         const e = await errorOf(client, 'get_findings', { scanId, cursor })
         expect(`${cursor}: ${e.code}`).toBe(`${cursor}: invalid_params`)
@@ -369,7 +408,11 @@ describe('read tools over real scans (production mode)', () => {
       try {
         await completeScan(sql, row.id, { ...weakOld, id: row.id, url: row.url }, platformSignals(headers, '<html></html>'))
         const [stored] = await sql<{ platform_signals: any }[]>`SELECT platform_signals FROM scans WHERE id = ${row.id}`
-        expect(stored!.platform_signals.headers).toEqual({ server: 'Vercel', 'x-vercel-id': 'fra1::iad1::abc-1', 'x-powered-by': 'Express' })
+        expect(stored!.platform_signals.headers).toEqual({
+          server: 'Vercel',
+          'x-vercel-id': 'fra1::iad1::abc-1',
+          'x-powered-by': 'Express',
+        })
         const r = await ok(client, 'get_fix_brief', { scanId: row.id })
         expect(r.platform).toBe('vercel')
         expect(r.detectedFrom).toEqual(['x-vercel-id header', 'server: Vercel'])
@@ -414,8 +457,29 @@ describe('listings on the embedded path (PGlite)', () => {
     const ids: string[] = []
     for (const url of ['https://a.example/', 'https://b.example/x', 'https://a.example/y', 'https://c.example/']) {
       const row = await createScan(sql, accountId, url)
-      const checks = CHECKS.map((c) => ({ id: c.id, title: c.title, category: c.category, severity: c.severity, status: 'fail', summary: 's', evidence: {}, advice: null }))
-      await completeScan(sql, row.id, { id: row.id, url, finalUrl: url, score: 0, grade: 'F', checks, advice: [], summary: {}, timings: {}, createdAt: new Date().toISOString(), checksVersion: 'x' } as never)
+      const checks = CHECKS.map((c) => ({
+        id: c.id,
+        title: c.title,
+        category: c.category,
+        severity: c.severity,
+        status: 'fail',
+        summary: 's',
+        evidence: {},
+        advice: null,
+      }))
+      await completeScan(sql, row.id, {
+        id: row.id,
+        url,
+        finalUrl: url,
+        score: 0,
+        grade: 'F',
+        checks,
+        advice: [],
+        summary: {},
+        timings: {},
+        createdAt: new Date().toISOString(),
+        checksVersion: 'x',
+      } as never)
       ids.push(row.id)
     }
     const history = await walk(client, 'scan_history', { limit: 3 })
@@ -441,13 +505,23 @@ describe('listings on the embedded path (PGlite)', () => {
       const accountId = (await ok(mine, 'get_account', {})).id
       const ids: string[] = []
       for (let i = 0; i < 5; i++) ids.push((await createScan(sql, accountId, `https://same-ms-${i % 2}.example/`)).id)
-      const at = ['2026-01-01T00:00:00.000900Z', '2026-01-01T00:00:00.000500Z', '2026-01-01T00:00:00.000400Z', '2026-01-01T00:00:00.000400Z', '2026-01-01T00:00:00.000100Z']
-      for (const [i, id] of ids.entries()) await sql`UPDATE scans SET created_at = ${at[i]!}::text::timestamptz, status = 'failed' WHERE id = ${id}`
+      const at = [
+        '2026-01-01T00:00:00.000900Z',
+        '2026-01-01T00:00:00.000500Z',
+        '2026-01-01T00:00:00.000400Z',
+        '2026-01-01T00:00:00.000400Z',
+        '2026-01-01T00:00:00.000100Z',
+      ]
+      for (const [i, id] of ids.entries())
+        await sql`UPDATE scans SET created_at = ${at[i]!}::text::timestamptz, status = 'failed' WHERE id = ${id}`
       const tie = [ids[2]!, ids[3]!].sort().reverse()
       const expected = [ids[0], ids[1], ...tie, ids[4]]
       expect((await walk(mine, 'scan_history', { limit: 1 })).items.map((s) => s.id)).toEqual(expected)
       expect((await walk(mine, 'scan_history', { limit: 2 })).items.map((s) => s.id)).toEqual(expected)
-      expect((await walk(mine, 'list_apps', { limit: 1 })).items.map((a) => a.origin)).toEqual(['https://same-ms-0.example', 'https://same-ms-1.example'])
+      expect((await walk(mine, 'list_apps', { limit: 1 })).items.map((a) => a.origin)).toEqual([
+        'https://same-ms-0.example',
+        'https://same-ms-1.example',
+      ])
     } finally {
       await mine.close()
     }

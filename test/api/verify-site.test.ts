@@ -218,7 +218,11 @@ describe('dns', () => {
     const body = await verify(a, { url })
     expect(body.verified).toBe(true)
     expect(body.method).toBe('dns')
-    expect(body.checked.map((c: { method: string; ok: boolean }) => [c.method, c.ok])).toEqual([['meta', false], ['file', false], ['dns', true]])
+    expect(body.checked.map((c: { method: string; ok: boolean }) => [c.method, c.ok])).toEqual([
+      ['meta', false],
+      ['file', false],
+      ['dns', true],
+    ])
   })
 
   test('a wrong TXT value or no record is not verified', async () => {

@@ -5,7 +5,18 @@
 // forwarded, so the service's own Host/Origin rules decide (DNS-rebinding checks included).
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and Expect: they concern one connection and are not forwarded. */
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'expect']
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'expect',
+]
 
 export interface AuthProxy {
   /** http://127.0.0.1:PORT */
@@ -25,7 +36,10 @@ export interface AuthProxyOptions {
 
 function forwardHeaders(from: Headers, key: string): Headers {
   const headers = new Headers()
-  const listed = (from.get('connection') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
+  const listed = (from.get('connection') ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean)
   from.forEach((value, name) => {
     const n = name.toLowerCase()
     if (HOP_BY_HOP.includes(n) || listed.includes(n)) return
@@ -37,7 +51,10 @@ function forwardHeaders(from: Headers, key: string): Headers {
 
 function responseHeaders(from: Headers): Headers {
   const headers = new Headers()
-  const listed = (from.get('connection') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
+  const listed = (from.get('connection') ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean)
   from.forEach((value, name) => {
     const n = name.toLowerCase()
     // fetch hands over a decoded body: its length and encoding no longer describe what we send.
@@ -76,12 +93,23 @@ export function startAuthProxy({ target, key }: AuthProxyOptions): AuthProxy {
         })
       } catch (e) {
         if (req.signal.aborted) return new Response(null, { status: 499 })
-        return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: `proxy: upstream unreachable: ${(e as Error).message}` }, id: null }), {
-          status: 502,
-          headers: { 'content-type': 'application/json' },
-        })
+        return new Response(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: -32603, message: `proxy: upstream unreachable: ${(e as Error).message}` },
+            id: null,
+          }),
+          {
+            status: 502,
+            headers: { 'content-type': 'application/json' },
+          },
+        )
       }
-      return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders(upstream.headers) })
+      return new Response(upstream.body, {
+        status: upstream.status,
+        statusText: upstream.statusText,
+        headers: responseHeaders(upstream.headers),
+      })
     },
   })
 

@@ -150,7 +150,9 @@ describe('MCP conformance suite', () => {
     const before = proxy.requests
     const run = await cli(['server', '--url', url, '--suite', 'all', '-o', outDir], SUITE_TIMEOUT_MS)
     if (run.timedOut || run.exitCode === null || run.exitCode > 1) {
-      throw new Error(`conformance CLI did not complete (exit ${run.exitCode}, timed out: ${run.timedOut})\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`)
+      throw new Error(
+        `conformance CLI did not complete (exit ${run.exitCode}, timed out: ${run.timedOut})\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`,
+      )
     }
     expect(proxy.requests - before).toBeGreaterThan(scenarios.length)
 
@@ -162,7 +164,8 @@ describe('MCP conformance suite', () => {
       const file = join(outDir, dir, 'checks.json')
       if (!scenario || !existsSync(file)) continue
       ran.add(scenario)
-      for (const check of JSON.parse(readFileSync(file, 'utf8')) as Check[]) outcomes.push({ key: `${scenario}/${check.id}`, scenario, check })
+      for (const check of JSON.parse(readFileSync(file, 'utf8')) as Check[])
+        outcomes.push({ key: `${scenario}/${check.id}`, scenario, check })
     }
     expect([...ran].sort()).toEqual([...scenarios].sort())
 
@@ -193,7 +196,14 @@ describe('MCP conformance suite', () => {
     // stale: listed failures that now pass (or no longer run): remove them from expected-failures.json.
     expect({ unexpected: unexpected.map(explain), stale }).toEqual({ unexpected: [], stale: [] })
     // The transport/lifecycle scenarios that must pass outright.
-    for (const key of ['server-initialize/server-initialize', 'ping/ping', 'tools-list/tools-list', 'dns-rebinding-protection/localhost-host-rebinding-rejected', 'dns-rebinding-protection/localhost-host-valid-accepted', 'server-sse-multiple-streams/server-accepts-multiple-post-streams']) {
+    for (const key of [
+      'server-initialize/server-initialize',
+      'ping/ping',
+      'tools-list/tools-list',
+      'dns-rebinding-protection/localhost-host-rebinding-rejected',
+      'dns-rebinding-protection/localhost-host-valid-accepted',
+      'server-sse-multiple-streams/server-accepts-multiple-post-streams',
+    ]) {
       expect(passed.map((o) => o.key)).toContain(key)
     }
   })

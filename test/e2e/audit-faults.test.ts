@@ -29,10 +29,18 @@ const TUNING: Record<string, string> = {
 }
 const crawler = (svc: TestService, extra: Record<string, string> = {}) => spawnCrawler(svc, { ...TUNING, ...extra })
 
-interface Proc { pid: number; ppid: number; pgid: number; comm: string }
+interface Proc {
+  pid: number
+  ppid: number
+  pgid: number
+  comm: string
+}
 async function processes(): Promise<Proc[]> {
   const out = await new Response(Bun.spawn(['ps', '-eo', 'pid=,ppid=,pgid=,comm='], { stdout: 'pipe' }).stdout).text()
-  return out.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length >= 4)
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length >= 4)
     .map(([pid, ppid, pgid, ...comm]) => ({ pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), comm: comm.join(' ') }))
 }
 /** The process and everything below it, with their process groups (Chromium runs in a group of its own). */
@@ -41,7 +49,7 @@ async function tree(rootPid: number): Promise<Proc[]> {
   const inTree = new Set([rootPid])
   for (let grew = true; grew; ) {
     grew = false
-    for (const p of all) if (!inTree.has(p.pid) && inTree.has(p.ppid)) (inTree.add(p.pid), (grew = true))
+    for (const p of all) if (!inTree.has(p.pid) && inTree.has(p.ppid)) inTree.add(p.pid), (grew = true)
   }
   return all.filter((p) => inTree.has(p.pid))
 }
@@ -56,11 +64,24 @@ async function service() {
   const svc = await startService('production', { ROLE: 'api', JOB_CLAIM_IDLE_MS: '2000' })
   const account = await createAccount(svc.running.services.db.sql, 'free')
   const principal: Principal = { account, credentialId: 'key_test', kind: 'api_key' }
-  return { svc, sql: svc.running.services.db.sql, start: (url: string) => svc.running.services.audits.start(principal, url), accountId: account.id }
+  return {
+    svc,
+    sql: svc.running.services.db.sql,
+    start: (url: string) => svc.running.services.audits.start(principal, url),
+    accountId: account.id,
+  }
 }
 
 type PageRow = { url: string; worker: string; started_at: Date | null; stored_at: Date }
-type AuditStatusRow = { status: string; attempts: number; worker: string | null; lease_until: Date | null; refunded: boolean; error: { code: string; message: string } | null; pages_scanned: number }
+type AuditStatusRow = {
+  status: string
+  attempts: number
+  worker: string | null
+  lease_until: Date | null
+  refunded: boolean
+  error: { code: string; message: string } | null
+  pages_scanned: number
+}
 
 describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
   test('another worker takes it over, resumes from the stored pages, never crawls beside the dead one, and no Chromium is left', async () => {
@@ -70,12 +91,19 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
     try {
       const a = crawler(svc)
       const { auditId } = await start(site.url)
-      await until(async () => {
-        const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
-        return r!.n >= 3
-      }, 60_000, 'the first worker to store some pages', { everyMs: 100 })
+      await until(
+        async () => {
+          const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
+          return r!.n >= 3
+        },
+        60_000,
+        'the first worker to store some pages',
+        { everyMs: 100 },
+      )
       const b = crawler(svc)
-      await until(async () => (await tree(b.pid!)).some((p) => /chrom/i.test(p.comm)), 30_000, 'the second worker to be up', { everyMs: 100 })
+      await until(async () => (await tree(b.pid!)).some((p) => /chrom/i.test(p.comm)), 30_000, 'the second worker to be up', {
+        everyMs: 100,
+      })
       const aTree = await tree(a.pid!)
       expect(aTree.some((p) => /chrom/i.test(p.comm))).toBe(true)
 
@@ -83,10 +111,15 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
       await exited(a)
       const killedAt = Date.now()
 
-      const done = await until(async () => {
-        const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-        return r && r.status !== 'queued' && r.status !== 'running' && r
-      }, 90_000, 'the audit to finish', { everyMs: 100 })
+      const done = await until(
+        async () => {
+          const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
+          return r && r.status !== 'queued' && r.status !== 'running' && r
+        },
+        90_000,
+        'the audit to finish',
+        { everyMs: 100 },
+      )
       expect(done.status).toBe('completed')
       expect(done.attempts).toBe(2)
       expect(done.worker).toContain(`-${b.pid}-audit-`)
@@ -108,10 +141,15 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
       expect(site.requests.filter((q) => q.at > killedAt && storedByA.has(q.path))).toEqual([])
 
       // The killed worker's Chromium went with it.
-      const left = await until(async () => {
-        const s = await survivors(aTree)
-        return s.length === 0 ? [] : null
-      }, 10_000, `the killed worker's processes to exit: ${JSON.stringify(await survivors(aTree))}`, { everyMs: 100 })
+      const left = await until(
+        async () => {
+          const s = await survivors(aTree)
+          return s.length === 0 ? [] : null
+        },
+        10_000,
+        `the killed worker's processes to exit: ${JSON.stringify(await survivors(aTree))}`,
+        { everyMs: 100 },
+      )
       expect(left).toEqual([])
       process.kill(-b.pid!, 'SIGTERM')
       await exited(b)
@@ -130,24 +168,41 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
       // Two holders die in turn mid-crawl; the third delivery is one too many.
       for (let round = 1; round <= 2; round++) {
         const w = crawler(svc, { JOB_MAX_DELIVERIES: '2' })
-        await until(async () => {
-          const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId} AND worker LIKE ${`%-${w.pid}-audit-%`}`
-          return r!.n >= 1
-        }, 60_000, `worker ${round} to store a page`, { everyMs: 100 })
+        await until(
+          async () => {
+            const [r] = await sql<
+              { n: number }[]
+            >`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId} AND worker LIKE ${`%-${w.pid}-audit-%`}`
+            return r!.n >= 1
+          },
+          60_000,
+          `worker ${round} to store a page`,
+          { everyMs: 100 },
+        )
         process.kill(-w.pid!, 'SIGKILL')
         await exited(w)
       }
       const last = crawler(svc, { JOB_MAX_DELIVERIES: '2' })
-      const done = await until(async () => {
-        const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-        return r && r.status === 'failed' && r
-      }, 60_000, 'the audit to fail for good', { everyMs: 100 })
+      const done = await until(
+        async () => {
+          const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
+          return r && r.status === 'failed' && r
+        },
+        60_000,
+        'the audit to fail for good',
+        { everyMs: 100 },
+      )
       expect(done.error!.code).toBe('audit_failed')
       expect(done.error!.message).toMatch(/attempts/)
       expect(done.refunded).toBe(true)
       expect((await getBalance(sql, accountId)).used).toBe(0)
-      const ledger = await sql<{ delta: number; reason: string }[]>`SELECT delta, reason FROM ledger WHERE audit_id = ${auditId} ORDER BY created_at`
-      expect([...ledger]).toEqual([{ delta: -1, reason: 'audit' }, { delta: 1, reason: 'refund' }])
+      const ledger = await sql<
+        { delta: number; reason: string }[]
+      >`SELECT delta, reason FROM ledger WHERE audit_id = ${auditId} ORDER BY created_at`
+      expect([...ledger]).toEqual([
+        { delta: -1, reason: 'audit' },
+        { delta: 1, reason: 'refund' },
+      ])
       process.kill(-last.pid!, 'SIGTERM')
       await exited(last)
     } finally {
@@ -165,10 +220,15 @@ describe('an audit whose worker gets SIGTERM', () => {
       // With one delivery allowed, a handed-back job that counted as an attempt would fail on redelivery.
       const a = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
       const { auditId } = await start(site.url)
-      await until(async () => {
-        const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
-        return r!.n >= 2
-      }, 60_000, 'pages to be stored', { everyMs: 100 })
+      await until(
+        async () => {
+          const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
+          return r!.n >= 2
+        },
+        60_000,
+        'pages to be stored',
+        { everyMs: 100 },
+      )
       const aTree = await tree(a.pid!)
       const t0 = Date.now()
       process.kill(a.pid!, 'SIGTERM')
@@ -178,13 +238,20 @@ describe('an audit whose worker gets SIGTERM', () => {
       const [handed] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
       expect(handed!.status).toBe('queued')
       expect(handed!.lease_until).toBeNull()
-      expect(await until(async () => ((await survivors(aTree)).length === 0 ? 'gone' : null), 10_000, 'the stopped worker\'s Chromium to exit')).toBe('gone')
+      expect(
+        await until(async () => ((await survivors(aTree)).length === 0 ? 'gone' : null), 10_000, "the stopped worker's Chromium to exit"),
+      ).toBe('gone')
 
       const b = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
-      const done = await until(async () => {
-        const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-        return r && r.status !== 'queued' && r.status !== 'running' && r
-      }, 90_000, 'the audit to finish', { everyMs: 100 })
+      const done = await until(
+        async () => {
+          const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
+          return r && r.status !== 'queued' && r.status !== 'running' && r
+        },
+        90_000,
+        'the audit to finish',
+        { everyMs: 100 },
+      )
       expect(done.status).toBe('completed')
       expect(done.pages_scanned).toBe(12)
       process.kill(-b.pid!, 'SIGTERM')
@@ -203,20 +270,30 @@ describe('Redis loses the audit jobs mid-audit', () => {
     try {
       const w = crawler(svc)
       const first = await start(site.url)
-      await until(async () => {
-        const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${first.auditId}`
-        return r!.n >= 2
-      }, 60_000, 'the first audit to be under way', { everyMs: 100 })
+      await until(
+        async () => {
+          const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${first.auditId}`
+          return r!.n >= 2
+        },
+        60_000,
+        'the first audit to be under way',
+        { everyMs: 100 },
+      )
       // One audit at a time per worker: the second waits in the stream when Redis forgets everything.
       const second = await start(site.url)
       const prefix = svc.running.services.config.REDIS_PREFIX
       expect(await dropRedisPrefix(svc.running.services.config.REDIS_URL, prefix)).toBeGreaterThan(0)
 
       const finished = async (id: string) =>
-        until(async () => {
-          const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${id}`
-          return r && r.status !== 'queued' && r.status !== 'running' && r
-        }, 120_000, `audit ${id} to finish`, { everyMs: 100 })
+        until(
+          async () => {
+            const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${id}`
+            return r && r.status !== 'queued' && r.status !== 'running' && r
+          },
+          120_000,
+          `audit ${id} to finish`,
+          { everyMs: 100 },
+        )
       const a1 = await finished(first.auditId)
       const a2 = await finished(second.auditId)
       expect(a1.status).toBe('completed')

@@ -17,8 +17,15 @@ beforeAll(async () => {
   svc = await startService('production', { ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
   client = await connectClient(svc.mcpUrl, await svc.key('scale'))
   // Something that must never be reached: on 127.0.0.2, which is not trusted.
-  inner = Bun.serve({ hostname: '127.0.0.2', port: 0, fetch: () => (innerHits++, new Response('<title>internal</title>', { headers: { 'content-type': 'text/html' } })) })
-  const page = (body: string) => new Response(`<!doctype html><html lang="en"><head><title>Site</title></head><body>${body}</body></html>`, { headers: { 'content-type': 'text/html' } })
+  inner = Bun.serve({
+    hostname: '127.0.0.2',
+    port: 0,
+    fetch: () => (innerHits++, new Response('<title>internal</title>', { headers: { 'content-type': 'text/html' } })),
+  })
+  const page = (body: string) =>
+    new Response(`<!doctype html><html lang="en"><head><title>Site</title></head><body>${body}</body></html>`, {
+      headers: { 'content-type': 'text/html' },
+    })
   site = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -26,9 +33,11 @@ beforeAll(async () => {
       const path = new URL(req.url).pathname
       if (path === '/') return page('<a href="/about">About</a> <a href="/metadata">Meta</a> <a href="/internal">Internal</a>')
       if (path === '/about') return page('<a href="/">Home</a>')
-      if (path === '/metadata') return new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } })
+      if (path === '/metadata')
+        return new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } })
       if (path === '/internal') return new Response(null, { status: 302, headers: { location: `http://127.0.0.2:${inner.port}/` } })
-      if (path === '/start-to-metadata') return new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } })
+      if (path === '/start-to-metadata')
+        return new Response(null, { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } })
       return new Response('not found', { status: 404 })
     },
   })
@@ -41,22 +50,32 @@ afterAll(async () => {
 })
 
 const finished = (auditId: string) =>
-  until(async () => {
-    const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId } }))
-    return a.status !== 'queued' && a.status !== 'running' && a
-  }, 90_000, `audit ${auditId}`, { everyMs: 200 })
+  until(
+    async () => {
+      const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId } }))
+      return a.status !== 'queued' && a.status !== 'running' && a
+    },
+    90_000,
+    `audit ${auditId}`,
+    { everyMs: 200 },
+  )
 
 describe('audit_app with private targets not allowed', () => {
-  test.each(['http://169.254.169.254/', 'http://[::ffff:127.0.0.2]/', 'http://0x7f.2/', 'http://10.0.0.1:8443/'])('%s is refused at once with target_blocked and not charged', async (url) => {
-    const r = await client.callTool({ name: 'audit_app', arguments: { url } })
-    expect(r.isError).toBe(true)
-    expect(payload(r).error.code).toBe('target_blocked')
-    const [n] = await svc.running.services.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audits WHERE url = ${new URL(url).href}`
-    expect(n!.n).toBe(0)
-  })
+  test.each(['http://169.254.169.254/', 'http://[::ffff:127.0.0.2]/', 'http://0x7f.2/', 'http://10.0.0.1:8443/'])(
+    '%s is refused at once with target_blocked and not charged',
+    async (url) => {
+      const r = await client.callTool({ name: 'audit_app', arguments: { url } })
+      expect(r.isError).toBe(true)
+      expect(payload(r).error.code).toBe('target_blocked')
+      const [n] = await svc.running.services.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audits WHERE url = ${new URL(url).href}`
+      expect(n!.n).toBe(0)
+    },
+  )
 
   test('a start URL that redirects to the metadata address fails the audit with target_blocked', async () => {
-    const { auditId } = payload(await client.callTool({ name: 'audit_app', arguments: { url: `http://127.0.0.1:${site.port}/start-to-metadata` } }))
+    const { auditId } = payload(
+      await client.callTool({ name: 'audit_app', arguments: { url: `http://127.0.0.1:${site.port}/start-to-metadata` } }),
+    )
     const a = await finished(auditId)
     expect(a.status).toBe('failed')
     expect(a.error.code).toBe('target_blocked')

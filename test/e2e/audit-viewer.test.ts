@@ -30,7 +30,9 @@ function slowAnimatedSite() {
       }
       if (path === '/slow.svg') {
         await Bun.sleep(600)
-        return new Response('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>', { headers: { 'content-type': 'image/svg+xml' } })
+        return new Response('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>', {
+          headers: { 'content-type': 'image/svg+xml' },
+        })
       }
       return new Response('not found', { status: 404 })
     },
@@ -59,7 +61,9 @@ describe.each(['production', 'embedded'] as Mode[])('audit_app browserViewer (%s
   }, 60_000)
 
   test('the link shows the crawl live, then "This crawl has ended" when the audit finishes', async () => {
-    const started = payload(await client.callTool({ name: 'audit_app', arguments: { url: site.url, options: { maxPages: PAGES, maxDepth: 2 } } }))
+    const started = payload(
+      await client.callTool({ name: 'audit_app', arguments: { url: site.url, options: { maxPages: PAGES, maxDepth: 2 } } }),
+    )
     const link = new URL(started.browserViewer as string)
     expect(link.pathname).toBe(`/viewer/${started.auditId}`)
     expect(link.hash.length).toBeGreaterThan(40)
@@ -69,13 +73,21 @@ describe.each(['production', 'embedded'] as Mode[])('audit_app browserViewer (%s
 
     const viewer = await viewerBrowser.newPage()
     await viewer.goto(url)
-    await until(async () => Number(await viewer.textContent('#frames')) >= 3, 30_000, 'frames of the crawl in the viewer', { everyMs: 100, rethrow: true })
+    await until(async () => Number(await viewer.textContent('#frames')) >= 3, 30_000, 'frames of the crawl in the viewer', {
+      everyMs: 100,
+      rethrow: true,
+    })
     expect(await viewer.textContent('#url')).toStartWith(site.url)
 
-    const finished = await until(async () => {
-      const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
-      return ['completed', 'failed', 'cancelled'].includes(a.status) ? a : null
-    }, 120_000, 'the audit finishing', { everyMs: 100, rethrow: true })
+    const finished = await until(
+      async () => {
+        const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
+        return ['completed', 'failed', 'cancelled'].includes(a.status) ? a : null
+      },
+      120_000,
+      'the audit finishing',
+      { everyMs: 100, rethrow: true },
+    )
     expect(finished.status).toBe('completed')
 
     await viewer.waitForSelector('#ended:not([hidden])', { timeout: 10_000 })

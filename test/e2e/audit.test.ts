@@ -27,7 +27,9 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
 
   test('returns an auditId and a viewer link at once, then crawls every page and merges findings', async () => {
     const t0 = Date.now()
-    const started = payload(await client.callTool({ name: 'audit_app', arguments: { url: site.url, options: { maxPages: 20, maxDepth: 3 } } }))
+    const started = payload(
+      await client.callTool({ name: 'audit_app', arguments: { url: site.url, options: { maxPages: 20, maxDepth: 3 } } }),
+    )
     expect(Date.now() - t0).toBeLessThan(3_000)
     expect(started.auditId).toMatch(/^aud_[0-9A-Za-z]+$/)
     expect(started.browserViewer).toMatch(new RegExp(`^http://localhost:\\d+/viewer/${started.auditId}#[A-Za-z0-9_-]{40,}$`))
@@ -35,11 +37,16 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
 
     // Progress is visible while it runs.
     const seen = new Set<string>()
-    const done = await until(async () => {
-      const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
-      seen.add(a.status)
-      return (a.status === 'completed' || a.status === 'failed') && a
-    }, 90_000, 'the audit to finish', { everyMs: 200 })
+    const done = await until(
+      async () => {
+        const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
+        seen.add(a.status)
+        return (a.status === 'completed' || a.status === 'failed') && a
+      },
+      90_000,
+      'the audit to finish',
+      { everyMs: 200 },
+    )
     expect(seen.has('running')).toBe(true)
     expect(done.status).toBe('completed')
     expect(done.progress).toMatchObject({ pagesScanned: 6, pagesFailed: 0, currentUrl: null, refunded: false })
@@ -66,7 +73,9 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     // The viewer link dies with the crawl.
     expect(await isViewerEnded(svc.running.services.infra.kv, started.auditId)).toBe(true)
     // And the audit was paid from the weekly allowance.
-    const [ledger] = await svc.running.services.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ledger WHERE audit_id = ${started.auditId} AND source = 'allowance' AND delta = -1`
+    const [ledger] = await svc.running.services.db.sql<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM ledger WHERE audit_id = ${started.auditId} AND source = 'allowance' AND delta = -1`
     expect(ledger!.n).toBe(1)
   }, 120_000)
 
@@ -79,10 +88,15 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     const unknown = await client.callTool({ name: 'get_audit', arguments: { auditId: 'aud_doesnotexist' } })
     expect(payload(unknown).error.code).toBe('not_found')
     await other.close()
-    await until(async () => {
-      const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: mine.auditId } }))
-      return a.status === 'completed' && a
-    }, 60_000, 'the one-page audit', { everyMs: 200 })
+    await until(
+      async () => {
+        const a = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: mine.auditId } }))
+        return a.status === 'completed' && a
+      },
+      60_000,
+      'the one-page audit',
+      { everyMs: 200 },
+    )
   }, 90_000)
 
   test('a cancelled audit stops crawling, keeps its stored pages and its viewer link dies', async () => {
@@ -90,22 +104,36 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     try {
       const started = payload(await client.callTool({ name: 'audit_app', arguments: { url: slow.url } }))
       const sql = svc.running.services.db.sql
-      await until(async () => {
-        const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${started.auditId}`
-        return r!.n >= 2
-      }, 60_000, 'pages to be stored', { everyMs: 200 })
+      await until(
+        async () => {
+          const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${started.auditId}`
+          return r!.n >= 2
+        },
+        60_000,
+        'pages to be stored',
+        { everyMs: 200 },
+      )
       const [row] = await sql<{ account_id: string }[]>`SELECT account_id FROM audits WHERE id = ${started.auditId}`
-      const principal = { account: { id: row!.account_id, name: '', plan: 'free' as const, createdAt: new Date() }, credentialId: 'key_test', kind: 'api_key' as const }
+      const principal = {
+        account: { id: row!.account_id, name: '', plan: 'free' as const, createdAt: new Date() },
+        credentialId: 'key_test',
+        kind: 'api_key' as const,
+      }
       const cancelled = await svc.running.services.audits.cancel(principal, started.auditId)
       expect(cancelled.status).toBe('cancelled')
       expect(await isViewerEnded(svc.running.services.infra.kv, started.auditId)).toBe(true)
       // The holder notices at its next lease renewal (every third of JOB_CLAIM_IDLE_MS: 2 s here).
       const requestsAt = () => slow.requests.length
-      await until(async () => {
-        const before = requestsAt()
-        await Bun.sleep(2_000)
-        return requestsAt() === before
-      }, 40_000, 'the crawl to stop', { everyMs: 200 })
+      await until(
+        async () => {
+          const before = requestsAt()
+          await Bun.sleep(2_000)
+          return requestsAt() === before
+        },
+        40_000,
+        'the crawl to stop',
+        { everyMs: 200 },
+      )
       const after = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: started.auditId } }))
       expect(after.status).toBe('cancelled')
       expect(after.progress.refunded).toBe(false)

@@ -8,7 +8,7 @@ import { createAudit } from '../../shared/db/audits.ts'
 import { completeScan, createScan } from '../../shared/db/scans.ts'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
 import { authorizeUrl, exchangeCode, obtainCode, pkcePair, registerClient } from '../harness/oauth.ts'
-import { CookieJar, DEV_PASSWORD, DEV_USER, signIn, startSignInService, type SignInService } from '../harness/signin.ts'
+import { type CookieJar, DEV_PASSWORD, DEV_USER, signIn, startSignInService, type SignInService } from '../harness/signin.ts'
 
 let svc: SignInService
 let browser: Browser
@@ -21,7 +21,10 @@ beforeAll(async () => {
   framer = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
-    fetch: (req) => new Response(`<!doctype html><iframe id="f" src="${new URL(req.url).searchParams.get('src')}" width="800" height="600"></iframe>`, { headers: { 'content-type': 'text/html' } }),
+    fetch: (req) =>
+      new Response(`<!doctype html><iframe id="f" src="${new URL(req.url).searchParams.get('src')}" width="800" height="600"></iframe>`, {
+        headers: { 'content-type': 'text/html' },
+      }),
   })
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
   context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
@@ -40,13 +43,26 @@ afterAll(async () => {
 })
 
 const mcpStatus = async (token: string) =>
-  (await fetch(`${svc.baseUrl}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(initializeBody()) })).status
+  (
+    await fetch(`${svc.baseUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(initializeBody()),
+    })
+  ).status
 
 describe('consent page', () => {
   test('names the agent and the host it will return to, and approving sends the code there', async () => {
     const redirect = 'https://agent.example/oauth/callback'
     const { body: client } = await registerClient(svc, { client_name: 'Claude Desktop', redirect_uris: [redirect] })
-    const url = authorizeUrl(svc, { response_type: 'code', client_id: client.client_id, redirect_uri: redirect, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's1' })
+    const url = authorizeUrl(svc, {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirect,
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      state: 's1',
+    })
     await page.goto(url)
     await page.waitForSelector('#consent')
     const heading = await page.textContent('h1')
@@ -55,10 +71,7 @@ describe('consent page', () => {
     expect(await page.isVisible('#approve')).toBe(true)
     expect(await page.isVisible('#deny')).toBe(true)
     await page.screenshot({ path: '/tmp/appaudit-consent.png' })
-    const [request] = await Promise.all([
-      page.waitForRequest((r) => r.url().startsWith(redirect)),
-      page.click('#approve'),
-    ])
+    const [request] = await Promise.all([page.waitForRequest((r) => r.url().startsWith(redirect)), page.click('#approve')])
     const to = new URL(request.url())
     expect(to.searchParams.get('code')).toMatch(/^mcc_/)
     expect(to.searchParams.get('state')).toBe('s1')
@@ -66,7 +79,13 @@ describe('consent page', () => {
 
   test('cannot be shown inside a frame of another site', async () => {
     const { body: client } = await registerClient(svc, { client_name: 'Framed', redirect_uris: ['http://127.0.0.1/cb'] })
-    const url = authorizeUrl(svc, { response_type: 'code', client_id: client.client_id, redirect_uri: 'http://127.0.0.1/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })
+    const url = authorizeUrl(svc, {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: 'http://127.0.0.1/cb',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    })
     const framing = await context.newPage()
     await framing.goto(`http://127.0.0.1:${framer.port}/?src=${encodeURIComponent(url)}`)
     await framing.waitForTimeout(1_000)
@@ -100,7 +119,13 @@ describe('settings page', () => {
     // The agent's token, obtained over HTTP by the same person (its own cookie jar).
     const jar: CookieJar = await signIn(svc)
     const c = await obtainCode(svc, jar, { clientName: 'Cursor' })
-    const { body } = await exchangeCode(svc, { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier })
+    const { body } = await exchangeCode(svc, {
+      grant_type: 'authorization_code',
+      code: c.code,
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      code_verifier: c.verifier,
+    })
     expect(await mcpStatus(body.access_token)).toBe(200)
     await page.goto(`${svc.baseUrl}/dashboard/settings`)
     const row = page.locator(`tr[data-agent="${c.clientId}"]`)
@@ -123,7 +148,9 @@ describe('apps page', () => {
     const row = page.locator(`tr[data-scan="${scan.id}"]`)
     expect(await row.locator('.status').textContent()).toBe('queued')
     await completeScan(sql, scan.id, { score: 87, grade: 'B+' })
-    await page.waitForFunction((id) => document.querySelector(`tr[data-scan="${id}"] .status`)?.textContent === 'completed', scan.id, { timeout: 10_000 })
+    await page.waitForFunction((id) => document.querySelector(`tr[data-scan="${id}"] .status`)?.textContent === 'completed', scan.id, {
+      timeout: 10_000,
+    })
     expect(await row.locator('.score').textContent()).toBe('87 B+')
   })
 
@@ -135,7 +162,9 @@ describe('apps page', () => {
     const row = page.locator(`tr[data-audit="${audit.id}"]`)
     expect(await row.locator('.pages').textContent()).toBe('0 of 0')
     await sql`UPDATE audits SET status = 'running', pages_discovered = 7, pages_scanned = 3 WHERE id = ${audit.id}`
-    await page.waitForFunction((id) => document.querySelector(`tr[data-audit="${id}"] .pages`)?.textContent === '3 of 7', audit.id, { timeout: 10_000 })
+    await page.waitForFunction((id) => document.querySelector(`tr[data-audit="${id}"] .pages`)?.textContent === '3 of 7', audit.id, {
+      timeout: 10_000,
+    })
     expect(await row.locator('.status').textContent()).toBe('running')
     await page.screenshot({ path: '/tmp/appaudit-apps.png', fullPage: true })
   })

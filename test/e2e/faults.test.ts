@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import type { Subprocess } from 'bun'
 import { connectClient, initializeBody, MCP_HEADERS, payload } from '../harness/client.ts'
 import { exited, killChildren, signalGroup, spawnCrawler } from '../harness/processes.ts'
-import { freshDatabase, REDIS_URL, startService } from '../harness/service.ts'
+import { freshDatabase, startService } from '../harness/service.ts'
 import { startRelay } from '../harness/tcp-relay.ts'
 import { slowSite, spaSite, type Site } from '../fixtures/sites.ts'
 import { until, within } from '../harness/wait.ts'
@@ -28,16 +28,22 @@ describe('a crawler worker killed with SIGKILL mid-scan', () => {
       const first = spawnCrawler(svc)
       const result = client.callTool({ name: 'scan_app', arguments: { url: slow.url } }, undefined, { timeout: 90_000 })
       const sql = svc.running.services.db.sql
-      const running = await until(async () => {
-        const [r] = await sql<{ id: string; worker: string }[]>`SELECT id, worker FROM scans WHERE status = 'running'`
-        return r
-      }, 30_000, 'the first worker to start the scan')
+      const running = await until(
+        async () => {
+          const [r] = await sql<{ id: string; worker: string }[]>`SELECT id, worker FROM scans WHERE status = 'running'`
+          return r
+        },
+        30_000,
+        'the first worker to start the scan',
+      )
       signalGroup(first, 'SIGKILL')
       await exited(first)
       spawnCrawler(svc)
       const report = payload(await result)
       expect(report.id).toBe(running.id)
-      const [row] = await sql<{ attempts: number; worker: string; status: string }[]>`SELECT attempts, worker, status FROM scans WHERE id = ${running.id}`
+      const [row] = await sql<
+        { attempts: number; worker: string; status: string }[]
+      >`SELECT attempts, worker, status FROM scans WHERE id = ${running.id}`
       expect(row!.status).toBe('completed')
       expect(row!.attempts).toBe(2)
       expect(row!.worker).not.toBe(running.worker)
@@ -60,10 +66,15 @@ describe('a crawler worker killed with SIGKILL mid-scan', () => {
       expect(err.scanId).toMatch(/^scn_/)
       // The scan is not lost: a worker that comes up later finishes it, and get_scan shows it.
       spawnCrawler(svc)
-      const done = await until(async () => {
-        const s = payload(await client.callTool({ name: 'get_scan', arguments: { scanId: err.scanId } }))
-        return s.status === 'completed' && s
-      }, 30_000, 'the late worker', { everyMs: 100 })
+      const done = await until(
+        async () => {
+          const s = payload(await client.callTool({ name: 'get_scan', arguments: { scanId: err.scanId } }))
+          return s.status === 'completed' && s
+        },
+        30_000,
+        'the late worker',
+        { everyMs: 100 },
+      )
       expect(done.report.score).toBeGreaterThan(0)
       await client.close()
     } finally {
@@ -76,7 +87,10 @@ describe('Redis dies mid-scan', () => {
   test('the scan still completes and is returned: Postgres is the source of truth', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000)
     const startRedis = () => {
-      const p = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' })
+      const p = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdout: 'ignore',
+        stderr: 'ignore',
+      })
       procs.push(p)
       return p
     }
@@ -91,22 +105,37 @@ describe('Redis dies mid-scan', () => {
       const client = await connectClient(svc.mcpUrl, key)
       const result = client.callTool({ name: 'scan_app', arguments: { url: slow.url } }, undefined, { timeout: 60_000 })
       const sql = svc.running.services.db.sql
-      await until(async () => (await sql`SELECT 1 FROM scans WHERE status = 'running'`).length > 0, 20_000, 'scan running', { everyMs: 100 })
+      await until(async () => (await sql`SELECT 1 FROM scans WHERE status = 'running'`).length > 0, 20_000, 'scan running', {
+        everyMs: 100,
+      })
       redis.kill('SIGKILL')
       await within(redis.exited, 10_000, 'redis to exit')
       const report = payload(await result)
       expect(report.score).toBeGreaterThan(0)
       // While Redis is down, new MCP requests get a clear 503 with Retry-After, never a hang or plain text.
-      const down = await fetch(svc.mcpUrl, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, 'mcp-session-id': 'mcs_0000000000000000000000' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) })
+      const down = await fetch(svc.mcpUrl, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, 'mcp-session-id': 'mcs_0000000000000000000000' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      })
       expect(down.status).toBe(503)
       expect(down.headers.get('retry-after')).toBe('5')
       expect((await down.json()).jsonrpc).toBe('2.0')
       // Redis comes back empty: sessions are gone (clients initialize again), scans are not.
       redis = startRedis()
-      const back = await until(async () => {
-        const r = await fetch(svc.mcpUrl, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: JSON.stringify(initializeBody()) })
-        return r.status === 200 && r
-      }, 15_000, 'service to recover', { everyMs: 100 })
+      const back = await until(
+        async () => {
+          const r = await fetch(svc.mcpUrl, {
+            method: 'POST',
+            headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
+            body: JSON.stringify(initializeBody()),
+          })
+          return r.status === 200 && r
+        },
+        15_000,
+        'service to recover',
+        { everyMs: 100 },
+      )
       expect(back.headers.get('mcp-session-id')).toMatch(/^mcs_/)
       const fresh = await connectClient(svc.mcpUrl, key)
       const stored = payload(await fresh.callTool({ name: 'get_scan', arguments: { scanId: report.id } }))
@@ -144,10 +173,15 @@ describe('PostgreSQL unreachable mid-run', () => {
       const r = await client.callTool({ name: 'get_account', arguments: {} })
       expect(r.isError).toBe(true)
       await relay.restore()
-      const ok = await until(async () => {
-        const x = await client.callTool({ name: 'get_account', arguments: {} })
-        return !x.isError && payload(x)
-      }, 15_000, 'database to come back', { everyMs: 100 })
+      const ok = await until(
+        async () => {
+          const x = await client.callTool({ name: 'get_account', arguments: {} })
+          return !x.isError && payload(x)
+        },
+        15_000,
+        'database to come back',
+        { everyMs: 100 },
+      )
       expect(ok.plan).toBe('free')
       await client.close()
     } finally {

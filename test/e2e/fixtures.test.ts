@@ -49,7 +49,8 @@ function parseExpectation(raw: unknown): { ok: true; value: Expectation } | { ok
   const problems: string[] = []
   if (!isRecord(raw)) return { ok: false, problems: ['not a JSON object'] }
   for (const key of Object.keys(raw)) if (!KEYS.has(key)) problems.push(`unknown key "${key}"`)
-  if (typeof raw.url !== 'string' || !/^\{https?\}\//.test(raw.url)) problems.push('"url" must be a template starting with {http}/ or {https}/')
+  if (typeof raw.url !== 'string' || !/^\{https?\}\//.test(raw.url))
+    problems.push('"url" must be a template starting with {http}/ or {https}/')
   if (typeof raw.notes !== 'string' || raw.notes.trim() === '') problems.push('"notes" must say what the site represents')
   for (const list of LISTS) {
     if (raw[list] !== undefined && !isStringArray(raw[list])) problems.push(`"${list}" must be an array of check ids`)
@@ -59,12 +60,14 @@ function parseExpectation(raw: unknown): { ok: true; value: Expectation } | { ok
     problems.push(`"severities" must map check ids to one of ${SEVERITIES.join(', ')}`)
   }
   const evidence = raw.evidence ?? {}
-  if (!isRecord(evidence) || !Object.values(evidence).every(isStringArray)) problems.push('"evidence" must map check ids to arrays of substrings')
+  if (!isRecord(evidence) || !Object.values(evidence).every(isStringArray))
+    problems.push('"evidence" must map check ids to arrays of substrings')
   if (raw.maxSeverityFinding !== undefined && !(typeof raw.maxSeverityFinding === 'string' && raw.maxSeverityFinding in RANK)) {
     problems.push(`"maxSeverityFinding" must be one of ${SEVERITIES.join(', ')}`)
   }
   for (const key of ['minScore', 'maxScore'] as const) {
-    if (raw[key] !== undefined && (typeof raw[key] !== 'number' || raw[key] < 0 || raw[key] > 100)) problems.push(`"${key}" must be a number from 0 to 100`)
+    if (raw[key] !== undefined && (typeof raw[key] !== 'number' || raw[key] < 0 || raw[key] > 100))
+      problems.push(`"${key}" must be a number from 0 to 100`)
   }
   if (problems.length > 0) return { ok: false, problems }
   const value = {
@@ -91,7 +94,9 @@ function namedIds(e: Expectation): string[] {
   return [...new Set([...LISTS.flatMap((l) => e[l]), ...Object.keys(e.severities), ...Object.keys(e.evidence)])]
 }
 
-const fileNames = readdirSync(EXPECTATIONS_DIR).filter((f) => f.endsWith('.json')).sort()
+const fileNames = readdirSync(EXPECTATIONS_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
 const loaded = fileNames.map((file) => {
   const name = file.slice(0, -'.json'.length)
   let raw: unknown
@@ -104,7 +109,10 @@ const loaded = fileNames.map((file) => {
   return parsed.ok ? { name, expectation: parsed.value, problems: [] } : { name, expectation: null, problems: parsed.problems }
 })
 const expectations = loaded.flatMap((l) => (l.expectation ? [{ name: l.name, expectation: l.expectation }] : []))
-const siteModules = readdirSync(SITES_DIR).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -'.ts'.length)).sort()
+const siteModules = readdirSync(SITES_DIR)
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.slice(0, -'.ts'.length))
+  .sort()
 const registered = new Set<string>(CHECKS.map((c) => c.id))
 
 describe('fixture expectations', () => {
@@ -133,7 +141,9 @@ describe('fixture expectations', () => {
 
   test('every registered check is expected to pass, fail or warn on at least one fixture site', () => {
     const covered = new Set(expectations.flatMap(({ expectation: e }) => [...e.mustPass, ...e.mustFail, ...e.mustWarn]))
-    const uncovered = [...registered].filter((id) => !covered.has(id)).map((id) => `registered check "${id}" is in no expectations file's mustPass, mustFail or mustWarn`)
+    const uncovered = [...registered]
+      .filter((id) => !covered.has(id))
+      .map((id) => `registered check "${id}" is in no expectations file's mustPass, mustFail or mustWarn`)
     expect(uncovered).toEqual([])
   })
 })
@@ -144,7 +154,8 @@ const clip = (s: string, max = 240) => (s.length > max ? `${s.slice(0, max)}…`
 function judge(name: string, e: Expectation, site: FixtureSite, report: ScanReport): string[] {
   const problems: string[] = []
   const byId = new Map(report.checks.map((c) => [c.id, c]))
-  const absent = (id: string, wanted: string) => `site ${name}: check ${id} expected ${wanted}, but the report has no check ${id} (not registered?)`
+  const absent = (id: string, wanted: string) =>
+    `site ${name}: check ${id} expected ${wanted}, but the report has no check ${id} (not registered?)`
 
   for (const list of ['mustPass', 'mustFail', 'mustWarn', 'mustInfo'] as const) {
     const wanted = WANTED[list]
@@ -157,12 +168,14 @@ function judge(name: string, e: Expectation, site: FixtureSite, report: ScanRepo
   for (const id of e.quiet) {
     const c = byId.get(id)
     if (!c) problems.push(absent(id, 'quiet'))
-    else if (!QUIET.has(c.status)) problems.push(`site ${name}: check ${id} expected quiet (pass, info or skipped), got ${c.status} (${c.severity}): ${c.summary}`)
+    else if (!QUIET.has(c.status))
+      problems.push(`site ${name}: check ${id} expected quiet (pass, info or skipped), got ${c.status} (${c.severity}): ${c.summary}`)
   }
   for (const [id, severity] of Object.entries(e.severities)) {
     const c = byId.get(id)
     if (!c) problems.push(absent(id, `severity ${severity}`))
-    else if (c.severity !== severity) problems.push(`site ${name}: check ${id} expected severity ${severity}, got ${c.severity} (${c.status}): ${c.summary}`)
+    else if (c.severity !== severity)
+      problems.push(`site ${name}: check ${id} expected severity ${severity}, got ${c.severity} (${c.status}): ${c.summary}`)
   }
   for (const [id, needles] of Object.entries(e.evidence)) {
     const c = byId.get(id)
@@ -172,7 +185,8 @@ function judge(name: string, e: Expectation, site: FixtureSite, report: ScanRepo
     }
     const text = JSON.stringify(c.evidence)
     for (const needle of needles) {
-      if (!text.includes(needle)) problems.push(`site ${name}: check ${id} evidence lacks "${needle}" (${c.status}: ${c.summary}); evidence: ${clip(text, 400)}`)
+      if (!text.includes(needle))
+        problems.push(`site ${name}: check ${id} evidence lacks "${needle}" (${c.status}: ${c.summary}); evidence: ${clip(text, 400)}`)
     }
   }
   if (e.maxSeverityFinding) {
@@ -183,14 +197,19 @@ function judge(name: string, e: Expectation, site: FixtureSite, report: ScanRepo
       }
     }
   }
-  if (e.minScore !== undefined && report.score < e.minScore) problems.push(`site ${name}: score ${report.score} is below the minimum ${e.minScore}`)
-  if (e.maxScore !== undefined && report.score > e.maxScore) problems.push(`site ${name}: score ${report.score} is above the maximum ${e.maxScore}`)
+  if (e.minScore !== undefined && report.score < e.minScore)
+    problems.push(`site ${name}: score ${report.score} is below the minimum ${e.minScore}`)
+  if (e.maxScore !== undefined && report.score > e.maxScore)
+    problems.push(`site ${name}: score ${report.score} is above the maximum ${e.maxScore}`)
   for (const c of report.checks) {
     if (c.status === 'error') problems.push(`site ${name}: check ${c.id} crashed: ${c.summary}`)
   }
   const whole = JSON.stringify(report)
   for (const secret of site.secrets ?? []) {
-    if (whole.includes(secret)) problems.push(`site ${name}: the report contains a fabricated secret unredacted (${secret.slice(0, 6)}…, ${secret.length} characters)`)
+    if (whole.includes(secret))
+      problems.push(
+        `site ${name}: the report contains a fabricated secret unredacted (${secret.slice(0, 6)}…, ${secret.length} characters)`,
+      )
   }
   for (const p of site.verify?.(report) ?? []) problems.push(`site ${name}: ${p}`)
   return problems
@@ -228,7 +247,10 @@ describe('fixture sites scanned end to end through MCP (production mode)', () =>
       const site = sites.get(name)
       if (!site) throw new Error(`site ${name}: could not start: ${startErrors.get(name) ?? 'unknown error'}`)
       const url = scanUrl(expectation.url, site)
-      if (!url) throw new Error(`site ${name}: expectations url ${expectation.url} names an origin the site does not serve (${JSON.stringify(site.origins)})`)
+      if (!url)
+        throw new Error(
+          `site ${name}: expectations url ${expectation.url} names an origin the site does not serve (${JSON.stringify(site.origins)})`,
+        )
       const result = await client.callTool({ name: 'scan_app', arguments: { url } }, undefined, { timeout: 60_000 })
       const body = payload(result)
       if (result.isError) throw new Error(`site ${name}: scan_app ${url} failed: ${JSON.stringify(body)}`)

@@ -48,7 +48,13 @@ class MemoryProvider implements OAuthClientProvider {
     return this.redirect
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK Test Agent', redirect_uris: [this.redirect], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none' }
+    return {
+      client_name: 'SDK Test Agent',
+      redirect_uris: [this.redirect],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }
   }
   clientInformation() {
     return this.info
@@ -77,7 +83,10 @@ test('the MCP SDK client connects through discovery, registration, sign-in, cons
   const provider = new MemoryProvider(`http://127.0.0.1:${callbackServer.port}/callback`)
   const client = new Client({ name: 'sdk-oauth-test', version: '1.0.0' })
   const first = new StreamableHTTPClientTransport(new URL(`${svc.baseUrl}/api/mcp`), { authProvider: provider })
-  const refused = await client.connect(first).then(() => null, (e) => e)
+  const refused = await client.connect(first).then(
+    () => null,
+    (e) => e,
+  )
   expect(refused).toBeInstanceOf(UnauthorizedError)
   expect(provider.info?.client_id).toMatch(/^mcl_/)
   const authUrl = provider.authorizationUrl!

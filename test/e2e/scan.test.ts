@@ -93,8 +93,10 @@ describe.each(['embedded', 'production'] as Mode[])('scan_app in %s mode', (mode
     const report = payload(await scan(hardened.url))
     expect(statuses(report, HARDENED)).toEqual(HARDENED)
     expect(report.finalUrl).toStartWith('https://localhost:')
-    const serious = report.checks.filter((c: { status: string; severity: string }) =>
-      (c.status === 'fail' || c.status === 'warn') && (c.severity === 'high' || c.severity === 'critical'))
+    const serious = report.checks.filter(
+      (c: { status: string; severity: string }) =>
+        (c.status === 'fail' || c.status === 'warn') && (c.severity === 'high' || c.severity === 'critical'),
+    )
     expect(serious).toEqual([])
     expect(report.score).toBeGreaterThanOrEqual(90)
   })

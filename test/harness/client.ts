@@ -15,7 +15,7 @@ export async function connectClient(mcpUrl: string, key: string): Promise<Client
 export function payload(result: unknown): any {
   const r = result as { content?: Array<{ type: string; text?: string }> }
   const first = r.content?.[0]
-  if (!first || first.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`)
+  if (first?.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`)
   return JSON.parse(first.text)
 }
 

@@ -58,11 +58,15 @@ function addressRdata(ip: string): Buffer {
   if (isIPv4(ip)) return Buffer.from(ip.split('.').map(Number))
   const groups = parseIPv6(ip)!
   const b = Buffer.alloc(16)
-  groups.forEach((g, i) => b.writeUInt16BE(g, i * 2))
+  for (const [i, g] of groups.entries()) b.writeUInt16BE(g, i * 2)
   return b
 }
 
-function answer(query: Buffer, records: Map<string, string[]>, addresses: Map<string, string[]>): { reply: Buffer; question: string } | null {
+function answer(
+  query: Buffer,
+  records: Map<string, string[]>,
+  addresses: Map<string, string[]>,
+): { reply: Buffer; question: string } | null {
   if (query.length < 12) return null
   const id = query.readUInt16BE(0)
   const flags = query.readUInt16BE(2)
@@ -88,10 +92,13 @@ function answer(query: Buffer, records: Map<string, string[]>, addresses: Map<st
   const ips = addresses.get(norm(q.name))
   if (!values && !ips) return { reply: Buffer.concat([header(3, 0, 1), question]), question: label } // NXDOMAIN
   const rdatas =
-    qtype === TYPE_TXT ? (values ?? []).map(txtRdata)
-    : qtype === TYPE_A ? (ips ?? []).filter((ip) => isIPv4(ip)).map(addressRdata)
-    : qtype === TYPE_AAAA ? (ips ?? []).filter((ip) => isIPv6(ip)).map(addressRdata)
-    : []
+    qtype === TYPE_TXT
+      ? (values ?? []).map(txtRdata)
+      : qtype === TYPE_A
+        ? (ips ?? []).filter((ip) => isIPv4(ip)).map(addressRdata)
+        : qtype === TYPE_AAAA
+          ? (ips ?? []).filter((ip) => isIPv6(ip)).map(addressRdata)
+          : []
   const answers = rdatas.map((rdata) => {
     const rr = Buffer.alloc(12)
     rr.writeUInt16BE(0xc00c, 0) // pointer to the question's name

@@ -16,7 +16,10 @@ export function pkcePair() {
 export async function registerClient(svc: SignInService, body: Record<string, unknown> = {}, from?: string) {
   const res = await fetch(`${svc.baseUrl}/oauth/register`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': from ?? `10.${[1, 2, 3].map(() => Math.floor(Math.random() * 250)).join('.')}` },
+    headers: {
+      'content-type': 'application/json',
+      'x-forwarded-for': from ?? `10.${[1, 2, 3].map(() => Math.floor(Math.random() * 250)).join('.')}`,
+    },
     body: JSON.stringify({ client_name: 'Test Agent', redirect_uris: ['http://127.0.0.1:9999/callback'], ...body }),
   })
   return { res, body: (await res.json()) as Record<string, any> }
@@ -46,15 +49,27 @@ export async function answerConsent(svc: SignInService, jar: CookieJar, html: st
 }
 
 /** Registers a client and takes a signed-in person through consent; returns the code and what made it. */
-export async function obtainCode(svc: SignInService, jar: CookieJar, opts: { redirectUri?: string; resource?: string | null; clientName?: string } = {}) {
+export async function obtainCode(
+  svc: SignInService,
+  jar: CookieJar,
+  opts: { redirectUri?: string; resource?: string | null; clientName?: string } = {},
+) {
   const redirectUri = opts.redirectUri ?? 'http://127.0.0.1:9999/callback'
   const { body: client } = await registerClient(svc, { redirect_uris: [redirectUri], client_name: opts.clientName ?? 'Test Agent' })
   const { verifier, challenge } = pkcePair()
   const state = randomBytes(8).toString('hex')
-  const page = await jarFetch(jar, authorizeUrl(svc, {
-    response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, code_challenge: challenge,
-    code_challenge_method: 'S256', state, resource: opts.resource === null ? undefined : opts.resource ?? `${svc.baseUrl}/api/mcp`,
-  }))
+  const page = await jarFetch(
+    jar,
+    authorizeUrl(svc, {
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state,
+      resource: opts.resource === null ? undefined : (opts.resource ?? `${svc.baseUrl}/api/mcp`),
+    }),
+  )
   if (page.status !== 200) throw new Error(`authorize answered ${page.status}`)
   const res = await answerConsent(svc, jar, await page.text(), 'approve')
   const location = new URL(res.headers.get('location')!)
@@ -64,6 +79,10 @@ export async function obtainCode(svc: SignInService, jar: CookieJar, opts: { red
 export async function exchangeCode(svc: SignInService, params: Record<string, string | undefined>) {
   const form = new URLSearchParams()
   for (const [k, v] of Object.entries(params)) if (v !== undefined) form.set(k, v)
-  const res = await fetch(`${svc.baseUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form })
+  const res = await fetch(`${svc.baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form,
+  })
   return { res, body: (await res.json()) as Record<string, any> }
 }

@@ -114,7 +114,11 @@ export async function jarFetch(jar: CookieJar, url: string, init: RequestInit = 
  * form when it appears. Returns the first URL outside the service and provider, or the final service
  * URL (with its response).
  */
-export async function browse(jar: CookieJar, start: string, opts: { stopAt?: (url: string) => boolean; password?: string } = {}): Promise<{ url: string; res: Response }> {
+export async function browse(
+  jar: CookieJar,
+  start: string,
+  opts: { stopAt?: (url: string) => boolean; password?: string } = {},
+): Promise<{ url: string; res: Response }> {
   let url = start
   for (let step = 0; step < 25; step++) {
     if (opts.stopAt?.(url)) return { url, res: new Response(null) }

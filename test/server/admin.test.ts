@@ -17,7 +17,13 @@ afterAll(async () => {
 
 async function run(args: string[], env: Record<string, string>) {
   // Bun kills a child that outlives `timeout`, so a hung command fails its test instead of hanging the suite.
-  const p = Bun.spawn(['bun', 'run', 'admin', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe', timeout: 60_000 })
+  const p = Bun.spawn(['bun', 'run', 'admin', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+    timeout: 60_000,
+  })
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
   return { out, err, code }
 }
@@ -76,14 +82,24 @@ describe('bun run start (embedded default)', () => {
     const key = /API key:\s+(act_\S+)/.exec(text)?.[1]
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(key).toBeDefined()
-    const res = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: JSON.stringify(initializeBody()) })
+    const res = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
+      body: JSON.stringify(initializeBody()),
+    })
     expect(res.status).toBe(200)
     p.kill('SIGTERM')
     expect(await within(p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
   })
 
   test('a bad configuration stops start-up with every bad field listed', async () => {
-    const p = Bun.spawn(['bun', 'run', 'start'], { cwd: ROOT, env: { ...process.env, PORT: 'x', ROLE: 'nope' }, stdout: 'ignore', stderr: 'pipe', timeout: 60_000 })
+    const p = Bun.spawn(['bun', 'run', 'start'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: 'x', ROLE: 'nope' },
+      stdout: 'ignore',
+      stderr: 'pipe',
+      timeout: 60_000,
+    })
     const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited])
     expect(code).toBe(2)
     expect(err).toContain('PORT')

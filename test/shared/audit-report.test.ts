@@ -5,38 +5,72 @@ import { buildAuditResult, fingerprintOf, MAX_FINDING_PAGES, type AuditPageInput
 import type { CheckResult } from '../../shared/report.ts'
 import { gradeOf, scoreOf } from '../../shared/scoring.ts'
 
-const check = (id: string, status: CheckResult['status'], evidence: Record<string, unknown> = {}, severity: CheckResult['severity'] = 'medium'): CheckResult => ({
-  id, title: id, category: 'security', severity, status, summary: `${id} ${status}`, evidence,
+const check = (
+  id: string,
+  status: CheckResult['status'],
+  evidence: Record<string, unknown> = {},
+  severity: CheckResult['severity'] = 'medium',
+): CheckResult => ({
+  id,
+  title: id,
+  category: 'security',
+  severity,
+  status,
+  summary: `${id} ${status}`,
+  evidence,
 })
 const page = (path: string, checks: CheckResult[], ok = true): AuditPageInput => ({
-  url: `https://www.example.com${path}`, finalUrl: `https://www.example.com${path}`, depth: 1, httpStatus: ok ? 200 : 500, ok, loadMs: 100, checks,
+  url: `https://www.example.com${path}`,
+  finalUrl: `https://www.example.com${path}`,
+  depth: 1,
+  httpStatus: ok ? 200 : 500,
+  ok,
+  loadMs: 100,
+  checks,
 })
-const meta = { auditId: 'aud_x', url: 'https://www.example.com/', stoppedBy: 'done' as const, pagesDiscovered: 3, finishedAt: '2026-11-23T00:00:00.000Z' }
+const meta = {
+  auditId: 'aud_x',
+  url: 'https://www.example.com/',
+  stoppedBy: 'done' as const,
+  pagesDiscovered: 3,
+  finishedAt: '2026-11-23T00:00:00.000Z',
+}
 
 describe('fingerprints', () => {
   test('ignore the page address, numbers and key order, but not what the problem is', () => {
     const a = { url: 'https://www.example.com/a', finalUrl: 'https://www.example.com/a' }
     const b = { url: 'https://www.example.com/b', finalUrl: 'https://www.example.com/b' }
-    expect(fingerprintOf(check('perf-page-weight', 'warn', { bytes: 812_000, page: a.url }), a))
-      .toBe(fingerprintOf(check('perf-page-weight', 'warn', { page: b.url, bytes: 790_000 }), b))
-    expect(fingerprintOf(check('csp', 'fail', { header: null, seenAt: `${a.url}#x` }), a))
-      .toBe(fingerprintOf(check('csp', 'fail', { header: null, seenAt: `${b.url}#x` }), b))
-    expect(fingerprintOf(check('js-secrets', 'fail', { script: 'https://www.example.com/app.js' }), a))
-      .not.toBe(fingerprintOf(check('js-secrets', 'fail', { script: 'https://www.example.com/vendor.js' }), a))
+    expect(fingerprintOf(check('perf-page-weight', 'warn', { bytes: 812_000, page: a.url }), a)).toBe(
+      fingerprintOf(check('perf-page-weight', 'warn', { page: b.url, bytes: 790_000 }), b),
+    )
+    expect(fingerprintOf(check('csp', 'fail', { header: null, seenAt: `${a.url}#x` }), a)).toBe(
+      fingerprintOf(check('csp', 'fail', { header: null, seenAt: `${b.url}#x` }), b),
+    )
+    expect(fingerprintOf(check('js-secrets', 'fail', { script: 'https://www.example.com/app.js' }), a)).not.toBe(
+      fingerprintOf(check('js-secrets', 'fail', { script: 'https://www.example.com/vendor.js' }), a),
+    )
     expect(fingerprintOf(check('csp', 'fail'), a)).not.toBe(fingerprintOf(check('hsts', 'fail'), a))
   })
 })
 
 describe('buildAuditResult', () => {
   test('merges one problem seen on several pages into one finding with its pages', () => {
-    const r = buildAuditResult(meta, [
-      page('/', [check('csp', 'fail', { header: null }), check('hsts', 'pass')]),
-      page('/a', [check('csp', 'fail', { header: null }), check('hsts', 'warn', { maxAge: 60 })]),
-      page('/b', [check('csp', 'warn', { header: null }), check('hsts', 'pass')]),
-    ], [])
+    const r = buildAuditResult(
+      meta,
+      [
+        page('/', [check('csp', 'fail', { header: null }), check('hsts', 'pass')]),
+        page('/a', [check('csp', 'fail', { header: null }), check('hsts', 'warn', { maxAge: 60 })]),
+        page('/b', [check('csp', 'warn', { header: null }), check('hsts', 'pass')]),
+      ],
+      [],
+    )
     const csp = r.findings.filter((f) => f.checkId === 'csp')
     expect(csp).toHaveLength(1)
-    expect(csp[0]).toMatchObject({ pageCount: 3, status: 'fail', pages: ['https://www.example.com/', 'https://www.example.com/a', 'https://www.example.com/b'] })
+    expect(csp[0]).toMatchObject({
+      pageCount: 3,
+      status: 'fail',
+      pages: ['https://www.example.com/', 'https://www.example.com/a', 'https://www.example.com/b'],
+    })
     expect(r.findings.find((f) => f.checkId === 'hsts')?.pages).toEqual(['https://www.example.com/a'])
     // Highest impact first.
     expect(r.findings[0]!.checkId).toBe('csp')

@@ -14,7 +14,12 @@ describe('config', () => {
   })
 
   test('converts strings from the environment', () => {
-    const c = loadConfig({ PORT: '9000', ALLOW_PRIVATE_TARGETS: 'true', BASE_URL: 'https://www.example.com/', TRUSTED_TARGET_HOSTS: ' A.example , b.example,' })
+    const c = loadConfig({
+      PORT: '9000',
+      ALLOW_PRIVATE_TARGETS: 'true',
+      BASE_URL: 'https://www.example.com/',
+      TRUSTED_TARGET_HOSTS: ' A.example , b.example,',
+    })
     expect(c.PORT).toBe(9000)
     expect(c.ALLOW_PRIVATE_TARGETS).toBe(true)
     expect(c.baseUrl).toBe('https://www.example.com')

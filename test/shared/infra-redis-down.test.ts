@@ -25,7 +25,9 @@ async function startRedis(): Promise<{ proc: Subprocess; url: string }> {
 }
 
 /** An infra whose Redis has just been killed, with one subscription made while it was up. */
-async function infraWithDeadRedis(beforeKill?: (infra: Infra) => Promise<void>): Promise<{ infra: Infra; unsubscribe: () => Promise<void> }> {
+async function infraWithDeadRedis(
+  beforeKill?: (infra: Infra) => Promise<void>,
+): Promise<{ infra: Infra; unsubscribe: () => Promise<void> }> {
   const { proc, url } = await startRedis()
   const infra = await createRedisInfra(url, { claimIdleMs: 2_000, heartbeatMs: 500 }, 'down:')
   const unsubscribe = await infra.pubsub.subscribe('scan:1', () => {})
@@ -49,7 +51,12 @@ describe('redis infra with Redis down', () => {
   test('a new subscription fails with an error instead of waiting', async () => {
     const { infra } = await infraWithDeadRedis()
     const outcome = await within(
-      infra.pubsub.subscribe('scan:2', () => {}).then(() => 'subscribed', (e: Error) => e.message),
+      infra.pubsub
+        .subscribe('scan:2', () => {})
+        .then(
+          () => 'subscribed',
+          (e: Error) => e.message,
+        ),
       BOUND_MS,
       'subscribe',
     )

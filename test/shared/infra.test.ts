@@ -30,11 +30,15 @@ describe.each(impls)('%s queue', (_name, make) => {
     const infra = await open(make)
     const seen: string[] = []
     const stop = new AbortController()
-    const done = infra.queue.consume('scan', async (d) => {
-      seen.push(d.job.ref)
-      expect(d.deliveryCount).toBe(1)
-      await d.ack()
-    }, { consumer: 'c1', concurrency: 2, signal: stop.signal })
+    const done = infra.queue.consume(
+      'scan',
+      async (d) => {
+        seen.push(d.job.ref)
+        expect(d.deliveryCount).toBe(1)
+        await d.ack()
+      },
+      { consumer: 'c1', concurrency: 2, signal: stop.signal },
+    )
     for (let i = 0; i < 20; i++) await infra.queue.enqueue({ kind: 'scan', ref: `r${i}` })
     await until(() => seen.length === 20, 5_000, 'seen.length === 20', { everyMs: 20 })
     await Bun.sleep(TUNING.claimIdleMs + 300)
@@ -47,11 +51,15 @@ describe.each(impls)('%s queue', (_name, make) => {
     const infra = await open(make)
     const counts: number[] = []
     const stop = new AbortController()
-    const done = infra.queue.consume('scan', async (d) => {
-      counts.push(d.deliveryCount)
-      if (d.deliveryCount < 2) throw new Error('worker crashed')
-      await d.ack()
-    }, { consumer: 'c1', concurrency: 1, signal: stop.signal })
+    const done = infra.queue.consume(
+      'scan',
+      async (d) => {
+        counts.push(d.deliveryCount)
+        if (d.deliveryCount < 2) throw new Error('worker crashed')
+        await d.ack()
+      },
+      { consumer: 'c1', concurrency: 1, signal: stop.signal },
+    )
     await infra.queue.enqueue({ kind: 'scan', ref: 'x' })
     await until(() => counts.length === 2, 8_000, 'counts.length === 2', { everyMs: 20 })
     stop.abort()
@@ -63,12 +71,16 @@ describe.each(impls)('%s queue', (_name, make) => {
     const infra = await open(make)
     const seen: Delivery['deliveryCount'][] = []
     const stop = new AbortController()
-    const done = infra.queue.consume('scan', async (d) => {
-      seen.push(d.deliveryCount)
-      if (seen.length === 1) return d.release() // graceful hand-back: not an attempt
-      if (seen.length === 2) return d.release({ countAttempt: true })
-      await d.ack()
-    }, { consumer: 'c1', concurrency: 1, signal: stop.signal })
+    const done = infra.queue.consume(
+      'scan',
+      async (d) => {
+        seen.push(d.deliveryCount)
+        if (seen.length === 1) return d.release() // graceful hand-back: not an attempt
+        if (seen.length === 2) return d.release({ countAttempt: true })
+        await d.ack()
+      },
+      { consumer: 'c1', concurrency: 1, signal: stop.signal },
+    )
     await infra.queue.enqueue({ kind: 'scan', ref: 'y' })
     await until(() => seen.length === 3, 3_000, 'seen.length === 3', { everyMs: 20 })
     stop.abort()
@@ -111,10 +123,14 @@ describe('redis queue across consumers', () => {
     const stopA = new AbortController()
     let aGot = false
     // Consumer A takes the job and never finishes: its process "dies" (connection closed, no ack).
-    const aDone = a.queue.consume('scan', async () => {
-      aGot = true
-      await new Promise(() => {})
-    }, { consumer: 'dead', concurrency: 1, signal: stopA.signal })
+    const aDone = a.queue.consume(
+      'scan',
+      async () => {
+        aGot = true
+        await new Promise(() => {})
+      },
+      { consumer: 'dead', concurrency: 1, signal: stopA.signal },
+    )
     await a.queue.enqueue({ kind: 'scan', ref: 'orphan' })
     await until(() => aGot, 5_000, 'aGot', { everyMs: 20 })
     void aDone
@@ -123,10 +139,14 @@ describe('redis queue across consumers', () => {
 
     const stopB = new AbortController()
     const taken: Array<{ ref: string; count: number }> = []
-    const bDone = b.queue.consume('scan', async (d) => {
-      taken.push({ ref: d.job.ref, count: d.deliveryCount })
-      await d.ack()
-    }, { consumer: 'alive', concurrency: 1, signal: stopB.signal })
+    const bDone = b.queue.consume(
+      'scan',
+      async (d) => {
+        taken.push({ ref: d.job.ref, count: d.deliveryCount })
+        await d.ack()
+      },
+      { consumer: 'alive', concurrency: 1, signal: stopB.signal },
+    )
     await until(() => taken.length === 1, 5_000, 'taken.length === 1', { everyMs: 20 })
     stopB.abort()
     await bDone

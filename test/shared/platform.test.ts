@@ -79,7 +79,9 @@ describe('signalsFromReport: reports recorded without signals', () => {
   const report = (checks: Array<{ id: string; evidence: Record<string, unknown> }>) => ({ checks })
 
   test('an unversioned Server header kept in version-disclosure evidence', () => {
-    const d = detectFromSignals(signalsFromReport(report([{ id: 'version-disclosure', evidence: { url: 'https://a/', disclosures: [], server: 'Netlify' } }])))
+    const d = detectFromSignals(
+      signalsFromReport(report([{ id: 'version-disclosure', evidence: { url: 'https://a/', disclosures: [], server: 'Netlify' } }])),
+    )
     expect(d).toMatchObject({ platform: 'netlify', detectedFrom: ['server: Netlify'] })
   })
 
@@ -104,15 +106,24 @@ describe('signalsFromReport: reports recorded without signals', () => {
 
   test('script URLs in any evidence reveal Next.js assets', () => {
     const secrets = signalsFromReport(
-      report([{ id: 'js-secrets', evidence: { findings: [{ kind: 'stripe-secret-key', script: 'https://a.example/_next/static/chunks/app.js' }] } }]),
+      report([
+        {
+          id: 'js-secrets',
+          evidence: { findings: [{ kind: 'stripe-secret-key', script: 'https://a.example/_next/static/chunks/app.js' }] },
+        },
+      ]),
     )
     expect(secrets.nextAssets).toBe(true)
-    const mixed = signalsFromReport(report([{ id: 'mixed-content', evidence: { active: [{ url: 'http://a.example/_next/static/x.js' }] } }]))
+    const mixed = signalsFromReport(
+      report([{ id: 'mixed-content', evidence: { active: [{ url: 'http://a.example/_next/static/x.js' }] } }]),
+    )
     expect(mixed.nextAssets).toBe(true)
   })
 
   test('text that is not a URL does not count as Next.js assets', () => {
-    expect(signalsFromReport(report([{ id: 'x', evidence: { note: 'see /_next/static/ docs', other: 'mentions __NEXT_DATA__' } }])).nextAssets).toBe(false)
+    expect(
+      signalsFromReport(report([{ id: 'x', evidence: { note: 'see /_next/static/ docs', other: 'mentions __NEXT_DATA__' } }])).nextAssets,
+    ).toBe(false)
   })
 
   test('a report with nothing to go on is generic', () => {

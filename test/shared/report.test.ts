@@ -16,13 +16,22 @@ const SHELL =
 /** A site that does everything right: every header, a complete document, every probed path the SPA shell. */
 function wellConfigured() {
   return makeArtifacts({
-    mainResponse: { ...withHeaders({ 'permissions-policy': 'camera=(), microphone=()', 'cross-origin-opener-policy': 'same-origin' }, GOOD_HEADERS), body: SHELL },
+    mainResponse: {
+      ...withHeaders({ 'permissions-policy': 'camera=(), microphone=()', 'cross-origin-opener-policy': 'same-origin' }, GOOD_HEADERS),
+      body: SHELL,
+    },
     page: { html: SHELL },
     probes: Object.fromEntries(PROBE_PATHS.map((p) => [p, probe(p, SHELL, 200, 'text/html')])),
   })
 }
 
-const META = { id: 'scn_1', url: 'https://example.com/', finalUrl: 'https://example.com/', createdAt: '2026-01-02T03:04:05.000Z', timings: { total: 1234 } }
+const META = {
+  id: 'scn_1',
+  url: 'https://example.com/',
+  finalUrl: 'https://example.com/',
+  createdAt: '2026-01-02T03:04:05.000Z',
+  timings: { total: 1234 },
+}
 
 describe('runChecks', () => {
   test('runs every registered check once, in registry order', () => {
@@ -99,7 +108,10 @@ describe('buildReport', () => {
     ...good,
     mainResponse: {
       ...good.mainResponse,
-      ...withHeaders({ 'content-security-policy': null, 'x-content-type-options': null, 'referrer-policy': null, server: 'nginx/1.18.0' }, good.mainResponse.headers),
+      ...withHeaders(
+        { 'content-security-policy': null, 'x-content-type-options': null, 'referrer-policy': null, server: 'nginx/1.18.0' },
+        good.mainResponse.headers,
+      ),
       setCookies: ['sid=abc; Path=/'],
     },
   }
@@ -129,7 +141,15 @@ describe('buildReport', () => {
   })
 
   test('ties in impact are broken by severity', () => {
-    const r = (id: string, severity: CheckResult['severity']): CheckResult => ({ id, title: id, category: 'security', severity, status: 'fail', summary: '', evidence: {} })
+    const r = (id: string, severity: CheckResult['severity']): CheckResult => ({
+      id,
+      title: id,
+      category: 'security',
+      severity,
+      status: 'fail',
+      summary: '',
+      evidence: {},
+    })
     const report = buildReport(META, [r('x-content-type-options', 'low'), r('version-disclosure', 'medium')])
     expect(report.advice.map((a) => a.checkId)).toEqual(['version-disclosure', 'x-content-type-options'])
   })

@@ -32,7 +32,9 @@ describe('scoring table', () => {
 
 describe('scoreOf', () => {
   test('is 100 with no failures or warnings', () => {
-    expect(scoreOf([result('csp', 'pass'), result('hsts', 'skipped'), result('js-secrets', 'info'), result('mixed-content', 'error')])).toBe(100)
+    expect(
+      scoreOf([result('csp', 'pass'), result('hsts', 'skipped'), result('js-secrets', 'info'), result('mixed-content', 'error')]),
+    ).toBe(100)
   })
 
   test('subtracts fail and warn penalties', () => {
@@ -51,9 +53,31 @@ describe('scoreOf', () => {
 describe('gradeOf', () => {
   test('follows the Observatory steps', () => {
     const cases: Array<[number, string]> = [
-      [100, 'A+'], [99, 'A'], [90, 'A'], [89, 'A-'], [85, 'A-'], [84, 'B+'], [80, 'B+'], [79, 'B'], [70, 'B'],
-      [69, 'B-'], [65, 'B-'], [64, 'C+'], [60, 'C+'], [59, 'C'], [50, 'C'], [49, 'C-'], [45, 'C-'], [44, 'D+'],
-      [40, 'D+'], [39, 'D'], [30, 'D'], [29, 'D-'], [25, 'D-'], [24, 'F'], [0, 'F'],
+      [100, 'A+'],
+      [99, 'A'],
+      [90, 'A'],
+      [89, 'A-'],
+      [85, 'A-'],
+      [84, 'B+'],
+      [80, 'B+'],
+      [79, 'B'],
+      [70, 'B'],
+      [69, 'B-'],
+      [65, 'B-'],
+      [64, 'C+'],
+      [60, 'C+'],
+      [59, 'C'],
+      [50, 'C'],
+      [49, 'C-'],
+      [45, 'C-'],
+      [44, 'D+'],
+      [40, 'D+'],
+      [39, 'D'],
+      [30, 'D'],
+      [29, 'D-'],
+      [25, 'D-'],
+      [24, 'F'],
+      [0, 'F'],
     ]
     for (const [score, grade] of cases) expect(`${score}:${gradeOf(score)}`).toBe(`${score}:${grade}`)
   })

@@ -5,7 +5,9 @@ import { strict, Url } from './schemas.ts'
 export const auditApp = defineTool({
   name: 'audit_app',
   description:
-    'Start a whole-site audit: a real-browser crawl of the app that lasts minutes. Returns {auditId, browserViewer} at once; poll get_audit. browserViewer is a live view of the crawl and stops working when the crawl ends: relay it to a human immediately. Uses the weekly audit allowance, then credits.',
+    'Start a whole-site audit: a real-browser crawl of the app that lasts minutes. Returns {auditId, browserViewer} at once; poll ' +
+    'get_audit. browserViewer is a live view of the crawl and stops working when the crawl ends: relay it to a human immediately. ' +
+    'Uses the weekly audit allowance, then credits.',
   plan: 'free',
   annotations: creates('Audit a whole site'),
   input: Type.Object(
@@ -15,9 +17,15 @@ export const auditApp = defineTool({
         Type.Object(
           {
             maxPages: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Most pages to visit (default 50).' })),
-            maxDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Most link hops from the start URL (default 3).' })),
+            maxDepth: Type.Optional(
+              Type.Integer({ minimum: 0, maximum: 10, description: 'Most link hops from the start URL (default 3).' }),
+            ),
             maxDurationSeconds: Type.Optional(
-              Type.Integer({ minimum: 5, maximum: 7200, description: 'Longest crawl time (default and ceiling: the server\'s limit, 600 unless configured).' }),
+              Type.Integer({
+                minimum: 5,
+                maximum: 7200,
+                description: "Longest crawl time (default and ceiling: the server's limit, 600 unless configured).",
+              }),
             ),
           },
           strict,

@@ -21,9 +21,7 @@ export const getAccount = defineTool({
       audits: { weeklyAllowance: balance.allowance, usedThisWeek: balance.used, credits: balance.credits, resetsAt: balance.resetsAt },
       tools: {
         included: ctx.tools.filter((t) => planIncludes(account.plan, t.plan)).map((t) => t.name),
-        needsUpgrade: ctx.tools
-          .filter((t) => !planIncludes(account.plan, t.plan))
-          .map((t) => ({ name: t.name, requiredPlan: t.plan })),
+        needsUpgrade: ctx.tools.filter((t) => !planIncludes(account.plan, t.plan)).map((t) => ({ name: t.name, requiredPlan: t.plan })),
       },
     }
   },

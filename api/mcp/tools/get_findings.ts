@@ -45,20 +45,26 @@ export const getFindings = defineTool({
   run: async (input, ctx) => {
     const offset = input.cursor === undefined ? 0 : decodeOffset(input.scanId, input.cursor)
     if (offset === null) {
-      throw new AppError('invalid_params', 'cursor is not a get_findings cursor of this scan: pass nextCursor from the previous page unchanged, with the same scanId.', {
-        details: [{ path: '/cursor', message: 'Invalid cursor' }],
-      })
+      throw new AppError(
+        'invalid_params',
+        'cursor is not a get_findings cursor of this scan: pass nextCursor from the previous page unchanged, with the same scanId.',
+        {
+          details: [{ path: '/cursor', message: 'Invalid cursor' }],
+        },
+      )
     }
     const { scan, report } = await ctx.services.findings.completedScan(ctx.principal, input.scanId)
     const status = nonEmpty(input.status) ?? DEFAULT_STATUS
     const severity = nonEmpty(input.severity)
     const category = nonEmpty(input.category)
-    const matching = ctx.services.findings.byImpact(report).filter(
-      (c) =>
-        (status as readonly string[]).includes(c.status) &&
-        (!severity || severity.includes(c.severity)) &&
-        (!category || category.includes(c.category)),
-    )
+    const matching = ctx.services.findings
+      .byImpact(report)
+      .filter(
+        (c) =>
+          (status as readonly string[]).includes(c.status) &&
+          (!severity || severity.includes(c.severity)) &&
+          (!category || category.includes(c.category)),
+      )
     const limit = input.limit ?? DEFAULT_LIMIT
     const end = offset + limit
     return {

@@ -3,9 +3,12 @@ import { PLATFORMS } from '../../../shared/checks/types.ts'
 import { defineTool, readOnly } from './types.ts'
 import { Id, strict } from './schemas.ts'
 
-const PLATFORM_ARG = Type.Union(PLATFORMS.map((s) => Type.Literal(s)), {
-  description: 'Write the brief for this platform instead of the detected one.',
-})
+const PLATFORM_ARG = Type.Union(
+  PLATFORMS.map((s) => Type.Literal(s)),
+  {
+    description: 'Write the brief for this platform instead of the detected one.',
+  },
+)
 
 export const getFixBrief = defineTool({
   name: 'get_fix_brief',

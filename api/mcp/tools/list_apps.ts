@@ -10,7 +10,7 @@ export const listApps = defineTool({
     'The apps (origins) of this account, scanned or verified, most recent activity first: id, origin, number of scans, ' +
     'the latest scan (id, status, score, grade, createdAt) and the latest completed scan (the current score); both null before any scan. ' +
     'Returns {items, nextCursor}; pass nextCursor back as cursor for the next page (null on the last). ' +
-    'scan_history with appId lists an app\'s scans.',
+    "scan_history with appId lists an app's scans.",
   plan: 'free',
   annotations: readOnly('List apps'),
   input: Type.Object({ limit: Limit, cursor: Cursor }, strict),

@@ -9,7 +9,10 @@ export const compareScans = defineTool({
   description: 'Diff two scans or audits: new, fixed and unchanged findings and the score delta.',
   plan: 'launch',
   annotations: readOnly('Compare scans'),
-  input: Type.Object({ baseId: Type.String({ minLength: 4, maxLength: 64 }), headId: Type.String({ minLength: 4, maxLength: 64 }) }, strict),
+  input: Type.Object(
+    { baseId: Type.String({ minLength: 4, maxLength: 64 }), headId: Type.String({ minLength: 4, maxLength: 64 }) },
+    strict,
+  ),
 })
 
 export const exportReport = defineTool({
@@ -43,7 +46,9 @@ export const monitorApp = defineTool({
 
 export const createPatch = defineTool({
   name: 'create_patch',
-  description: 'Write a fix for the app\'s hosting config (vercel.json, netlify.toml/_headers, next.config, nginx) and open a pull request when a repository is connected.',
+  description:
+    "Write a fix for the app's hosting config (vercel.json, netlify.toml/_headers, next.config, nginx) and open a pull request when a " +
+    'repository is connected.',
   plan: 'scale',
   annotations: creates('Create a patch'),
   input: Type.Object(
@@ -73,7 +78,14 @@ export const auditAuthenticated = defineTool({
       url: Url,
       cookies: Type.Optional(
         Type.Array(
-          Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }), value: Type.String({ maxLength: 4096 }), domain: Type.Optional(Type.String({ maxLength: 253 })) }, strict),
+          Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 256 }),
+              value: Type.String({ maxLength: 4096 }),
+              domain: Type.Optional(Type.String({ maxLength: 253 })),
+            },
+            strict,
+          ),
           { maxItems: 50 },
         ),
       ),

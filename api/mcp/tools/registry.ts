@@ -12,14 +12,27 @@ import { checkDataExposure } from './check_data_exposure.ts'
 import { verifySite } from './verify_site.ts'
 import { auditApp } from './audit_app.ts'
 import { getAudit } from './get_audit.ts'
-import {
-  compareScans, exportReport, monitorApp, createPatch, startDirectoryRun, auditAuthenticated,
-} from './planned.ts'
+import { compareScans, exportReport, monitorApp, createPatch, startDirectoryRun, auditAuthenticated } from './planned.ts'
 
 export const TOOLS: readonly Tool[] = [
-  scanApp, auditApp, getAudit, getScan, getFindings, getFixBrief, listApps, scanHistory, explainCheck,
-  checkDataExposure, verifySite, getAccount,
-  compareScans, exportReport, monitorApp, createPatch, startDirectoryRun, auditAuthenticated,
+  scanApp,
+  auditApp,
+  getAudit,
+  getScan,
+  getFindings,
+  getFixBrief,
+  listApps,
+  scanHistory,
+  explainCheck,
+  checkDataExposure,
+  verifySite,
+  getAccount,
+  compareScans,
+  exportReport,
+  monitorApp,
+  createPatch,
+  startDirectoryRun,
+  auditAuthenticated,
 ]
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]))

@@ -5,7 +5,9 @@ import { strict, Url } from './schemas.ts'
 export const scanApp = defineTool({
   name: 'scan_app',
   description:
-    'Scan one page of a web app in a real browser and over plain HTTP: security headers, HTTPS, cookies, exposed files, secrets in the JavaScript it loads. Runs to completion (usually a few seconds, up to about 20) and returns the report: score 0-100, grade, every check with status and evidence, and advice ordered by impact. Send a progressToken to receive progress notifications.',
+    'Scan one page of a web app in a real browser and over plain HTTP: security headers, HTTPS, cookies, exposed files, secrets in ' +
+    'the JavaScript it loads. Runs to completion (usually a few seconds, up to about 20) and returns the report: score 0-100, grade, ' +
+    'every check with status and evidence, and advice ordered by impact. Send a progressToken to receive progress notifications.',
   plan: 'free',
   annotations: creates('Scan a page'),
   input: Type.Object({ url: Url }, strict),

@@ -14,4 +14,3 @@ export const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, defa
 export const Cursor = Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from the previous page.' }))
 
 export const strict = { additionalProperties: false } as const
-

@@ -8,12 +8,18 @@ export const cookieSameSite = defineCheck({
   category: 'cookies',
   title: 'Cookies declare SameSite',
   description: 'Reads the SameSite attribute of first-party cookies.',
-  why: 'SameSite=Lax or Strict stops browsers from sending the cookie on cross-site requests, a strong defence against cross-site request forgery.',
+  why:
+    'SameSite=Lax or Strict stops browsers from sending the cookie on cross-site requests, a strong defence against cross-site request ' +
+    'forgery.',
   confirmation:
-    'Fails when a cookie is SameSite=None without Secure (browsers reject it; older ones send it everywhere). Warns when a cookie has no SameSite attribute or an invalid one: browsers then apply their own default, which differs between browsers. Evidence lists cookie names only, never values. No first-party cookies passes.',
+    'Fails when a cookie is SameSite=None without Secure (browsers reject it; older ones send it everywhere). Warns when a cookie has' +
+    ' no SameSite attribute or an invalid one: browsers then apply their own default, which differs between browsers. Evidence lists ' +
+    'cookie names only, never values. No first-party cookies passes.',
   severity: 'medium',
   fix: {
-    generic: 'Give every cookie an explicit SameSite: Lax for session cookies, Strict where possible, and None only together with Secure for cookies that must be sent cross-site.',
+    generic:
+      'Give every cookie an explicit SameSite: Lax for session cookies, Strict where possible, and None only together with Secure for ' +
+      'cookies that must be sent cross-site.',
     vercel: "Set it where the cookie is created, e.g. res.setHeader('Set-Cookie', 'sid=...; Path=/; Secure; HttpOnly; SameSite=Lax').",
     netlify: "Set it where the cookie is created, e.g. headers: { 'Set-Cookie': 'sid=...; Path=/; Secure; HttpOnly; SameSite=Lax' }.",
     nextjs: "(await cookies()).set('sid', value, { sameSite: 'lax', secure: true, httpOnly: true, path: '/' })",
@@ -38,7 +44,12 @@ export const cookieSameSite = defineCheck({
       return { status: 'fail', evidence, summary: `SameSite=None without Secure: ${noneInsecure.map((c) => c.name).join(', ')}.` }
     }
     if (missing.length > 0) {
-      return { status: 'warn', severity: 'low', evidence, summary: `Cookie(s) without a valid SameSite: ${missing.map((c) => c.name).join(', ')}.` }
+      return {
+        status: 'warn',
+        severity: 'low',
+        evidence,
+        summary: `Cookie(s) without a valid SameSite: ${missing.map((c) => c.name).join(', ')}.`,
+      }
     }
     return { status: 'pass', evidence, summary: `All ${cookies.length} first-party cookie(s) declare SameSite.` }
   },

@@ -9,19 +9,35 @@ export const cookieSecure = defineCheck({
   category: 'cookies',
   title: 'Cookies are marked Secure',
   description:
-    'Reads first-party cookies (Set-Cookie on the main response, and cookies the browser stored for the site or a parent domain) and their Secure attribute.',
-  why: 'A cookie without Secure is also sent over plain http, where anyone on the network can read it; for a session cookie that is an account takeover.',
+    'Reads first-party cookies (Set-Cookie on the main response, and cookies the browser stored for the site or a parent domain) and ' +
+    'their Secure attribute.',
+  why:
+    'A cookie without Secure is also sent over plain http, where anyone on the network can read it; for a session cookie that is an ' +
+    'account takeover.',
   confirmation:
-    'On an https site: fails when a session-like cookie (session, sid, auth, token, jwt, PHPSESSID, ...) lacks Secure; warns when only other cookies lack it. On a site whose final URL is http, Secure cookies cannot work at all, so any first-party cookie is a warning (the missing https itself is judged by https-redirect and hsts). Not findings: third-party cookies, cookies set by analytics scripts (_ga, _hj*, ajs_*; listed in evidence), deletion cookies (Max-Age=0 or an expiry in the past). No first-party cookies passes.',
+    'On an https site: fails when a session-like cookie (session, sid, auth, token, jwt, PHPSESSID, ...) lacks Secure; warns when ' +
+    'only other cookies lack it. On a site whose final URL is http, Secure cookies cannot work at all, so any first-party cookie is a' +
+    ' warning (the missing https itself is judged by https-redirect and hsts). Not findings: third-party cookies, cookies set by ' +
+    'analytics scripts (_ga, _hj*, ajs_*; listed in evidence), deletion cookies (Max-Age=0 or an expiry in the past). No first-party ' +
+    'cookies passes.',
   severity: 'high',
   fix: {
-    generic: 'Add the Secure attribute to every cookie the site sets (Set-Cookie: name=value; Path=/; Secure; HttpOnly; SameSite=Lax), and serve the site only over https.',
-    vercel: "Set the flag where the cookie is created, e.g. in a Vercel function: res.setHeader('Set-Cookie', 'sid=...; Path=/; Secure; HttpOnly; SameSite=Lax').",
-    netlify: "Set the flag where the cookie is created, e.g. in a Netlify function: headers: { 'Set-Cookie': 'sid=...; Path=/; Secure; HttpOnly; SameSite=Lax' }.",
-    nextjs: "In a route handler or server action:\nimport { cookies } from 'next/headers'\n(await cookies()).set('sid', value, { secure: true, httpOnly: true, sameSite: 'lax', path: '/' })",
+    generic:
+      'Add the Secure attribute to every cookie the site sets (Set-Cookie: name=value; Path=/; Secure; HttpOnly; SameSite=Lax), and ' +
+      'serve the site only over https.',
+    vercel:
+      "Set the flag where the cookie is created, e.g. in a Vercel function: res.setHeader('Set-Cookie', 'sid=...; Path=/; Secure; " +
+      "HttpOnly; SameSite=Lax').",
+    netlify:
+      "Set the flag where the cookie is created, e.g. in a Netlify function: headers: { 'Set-Cookie': 'sid=...; Path=/; Secure; " +
+      "HttpOnly; SameSite=Lax' }.",
+    nextjs:
+      "In a route handler or server action:\nimport { cookies } from 'next/headers'\n(await cookies()).set('sid', value, { secure: " +
+      "true, httpOnly: true, sameSite: 'lax', path: '/' })",
     nginx: 'For cookies set by the upstream app (nginx 1.19.3+):\nproxy_cookie_flags ~ secure httponly samesite=lax;',
     cloudflare:
-      'Fix it in the application that sets the cookie. As a stop-gap, a Worker can rewrite Set-Cookie: response.headers.getSetCookie() -> append "; Secure" to each and set them again.',
+      'Fix it in the application that sets the cookie. As a stop-gap, a Worker can rewrite Set-Cookie: ' +
+      'response.headers.getSetCookie() -> append "; Secure" to each and set them again.',
   },
   fixTarget: { kind: 'cookies' },
   requires: ['target', 'mainResponse'],

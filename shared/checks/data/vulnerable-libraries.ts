@@ -331,9 +331,7 @@ export const VULNERABLE_LIBRARIES: LibraryEntry[] = [
         fixed: [],
       },
     ],
-    endOfLife: [
-      { range: '<2.0.0', note: 'AngularJS support ended on 31 December 2021; no release fixes newer advisories.' },
-    ],
+    endOfLife: [{ range: '<2.0.0', note: 'AngularJS support ended on 31 December 2021; no release fixes newer advisories.' }],
   },
   {
     id: 'bootstrap',
@@ -653,7 +651,9 @@ export const VULNERABLE_LIBRARIES: LibraryEntry[] = [
     endOfLife: [
       {
         range: '<3.0.0',
-        note: 'Vue 2 reached end of life on 31 December 2023 and receives no more fixes (CVE-2024-9506 in its template compiler stays open).',
+        note:
+          'Vue 2 reached end of life on 31 December 2023 and receives no more fixes (CVE-2024-9506 in its template compiler stays ' +
+          'open).',
       },
     ],
   },

@@ -28,15 +28,17 @@ interface Rule {
 }
 
 /** All markers must match; the first one's position is quoted. */
-const all = (...markers: RegExp[]) => (body: string) => {
-  let first = -1
-  for (const m of markers) {
-    const hit = m.exec(body)
-    if (!hit) return -1
-    if (first === -1) first = hit.index
+const all =
+  (...markers: RegExp[]) =>
+  (body: string) => {
+    let first = -1
+    for (const m of markers) {
+      const hit = m.exec(body)
+      if (!hit) return -1
+      if (first === -1) first = hit.index
+    }
+    return first
   }
-  return first
-}
 
 /** An anchor (global regex), confirmed by `confirm` in the text that follows it. */
 const anchored = (anchor: RegExp, confirm: RegExp) => (body: string) => {
@@ -48,7 +50,8 @@ const anchored = (anchor: RegExp, confirm: RegExp) => (body: string) => {
   return -1
 }
 
-const JAVA_FRAME = /\bat (?:java|javax|jakarta|org|com|io|net|jdk|sun)\.[\w$.]{1,300}\([\w$.-]{0,200}(?:\.(?:java|kt|groovy|scala):\d+|Native Method|Unknown Source)\)/
+const JAVA_FRAME =
+  /\bat (?:java|javax|jakarta|org|com|io|net|jdk|sun)\.[\w$.]{1,300}\([\w$.-]{0,200}(?:\.(?:java|kt|groovy|scala):\d+|Native Method|Unknown Source)\)/
 const NODE_FRAME = /\bat [^\n<()]{0,200}\((?:\/|[A-Za-z]:\\|node:)[^\n<()]{1,300}:\d+:\d+\)/
 
 const RULES: readonly Rule[] = [
@@ -63,18 +66,29 @@ const RULES: readonly Rule[] = [
   {
     framework: 'Werkzeug/Flask',
     generic: false,
-    find: all(/The debugger caught an exception in your WSGI application|\/\/ Werkzeug Debugger<\/title>|__debugger__=yes&amp;cmd=resource/),
+    find: all(
+      /The debugger caught an exception in your WSGI application|\/\/ Werkzeug Debugger<\/title>|__debugger__=yes&amp;cmd=resource/,
+    ),
   },
   {
     framework: 'Laravel',
     generic: false,
-    find: all(/class="Whoops container"|Whoops\\Run\b|\bwindow\.ignite\b|ignite\(window\.data\)|vendor\/laravel\/framework\/src\/Illuminate\/[\w/]{1,200}\.php/),
+    find: all(
+      /class="Whoops container"|Whoops\\Run\b|\bwindow\.ignite\b|ignite\(window\.data\)|vendor\/laravel\/framework\/src\/Illuminate\/[\w/]{1,200}\.php/,
+    ),
   },
-  { framework: 'Rails', generic: false, find: all(/Action Controller: Exception caught/, /Rails\.root:|Application Trace|Framework Trace/) },
+  {
+    framework: 'Rails',
+    generic: false,
+    find: all(/Action Controller: Exception caught/, /Rails\.root:|Application Trace|Framework Trace/),
+  },
   {
     framework: 'ASP.NET',
     generic: false,
-    find: all(/Server Error in (?:'|&#39;|&#039;)[^'&<\n]{0,100}(?:'|&#39;|&#039;) Application/, /Stack Trace:|Exception Details:|Source Error:/),
+    find: all(
+      /Server Error in (?:'|&#39;|&#039;)[^'&<\n]{0,100}(?:'|&#39;|&#039;) Application/,
+      /Stack Trace:|Exception Details:|Source Error:/,
+    ),
   },
   { framework: 'Spring Boot', generic: false, find: all(/Whitelabel Error Page/, JAVA_FRAME) },
   {
@@ -85,7 +99,10 @@ const RULES: readonly Rule[] = [
   {
     framework: 'Node.js',
     generic: true,
-    find: anchored(/\bat Layer\.handle\b|\bat Object\.(?:<|&lt;)anonymous(?:>|&gt;) \((?:\/|[A-Za-z]:\\)|\bat Module\._compile\b|\bat (?:process\.)?processTicksAndRejections\b|\(node:internal\//g, NODE_FRAME),
+    find: anchored(
+      /\bat Layer\.handle\b|\bat Object\.(?:<|&lt;)anonymous(?:>|&gt;) \((?:\/|[A-Za-z]:\\)|\bat Module\._compile\b|\bat (?:process\.)?processTicksAndRejections\b|\(node:internal\//g,
+      NODE_FRAME,
+    ),
   },
   {
     framework: 'PHP',
@@ -109,8 +126,9 @@ const RULES: readonly Rule[] = [
 
 /** Frame names in angle brackets that are not tags: Object.<anonymous>, <module>. */
 const FRAME_NAME = /<(anonymous|module|lambda|genexpr|listcomp|dictcomp|init|clinit|main)>/g
-const SECRET_ASSIGNMENT = /\b([\w-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|auth|session|cookie|credential)[\w-]{0,40})(["']?\s*(?:=>|=|:)\s*)(["']?)[^\s"'<>,;]{1,200}/gi
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{1,20}:\/\/)[^\s@\/]{1,200}@/gi
+const SECRET_ASSIGNMENT =
+  /\b([\w-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|auth|session|cookie|credential)[\w-]{0,40})(["']?\s*(?:=>|=|:)\s*)(["']?)[^\s"'<>,;]{1,200}/gi
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{1,20}:\/\/)[^\s@/]{1,200}@/gi
 const LONG_TOKEN = /[A-Za-z0-9_\-+/=]{24,400}/g
 
 /** Tags stripped, entities decoded, whitespace collapsed, credentials and random-looking tokens redacted, cut at 300. */
@@ -119,7 +137,12 @@ export function redactedExcerpt(body: string, index: number): string {
   let raw = body.slice(start, index + 1_200)
   // Do not start inside a tag cut in half.
   if (start > 0) raw = raw.replace(/^[^<>]{0,40}>/, '')
-  const text = decodeEntities(raw.replace(FRAME_NAME, '&lt;$1&gt;').replace(/<[^<>]{0,500}>/g, ' ').replace(/&nbsp;/g, ' '))
+  const text = decodeEntities(
+    raw
+      .replace(FRAME_NAME, '&lt;$1&gt;')
+      .replace(/<[^<>]{0,500}>/g, ' ')
+      .replace(/&nbsp;/g, ' '),
+  )
     .replace(/\s+/g, ' ')
     .trim()
     .replace(URL_CREDENTIALS, '$1***@')
@@ -163,18 +186,43 @@ export const debugErrorPage = defineCheck({
   id: 'debug-error-page',
   category: 'exposure',
   title: 'No debug pages or stack traces are shown',
-  description: 'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, and in every probed path.',
-  why: 'Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).',
+  description:
+    'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, and in every probed path.',
+  why:
+    'Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show ' +
+    'that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).',
   confirmation:
-    'Confirmed by content: framework debug pages (Django "You\u2019re seeing this error because you have DEBUG = True" with its request table, Werkzeug debugger, Laravel Whoops/Ignition or Illuminate frames, Rails "Action Controller: Exception caught", ASP.NET "Server Error in \'/\' Application" with exception details or stack trace, Spring Whitelabel page with a Java stack trace, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js "at Layer.handle"/"at Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback (most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body, or at the very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, framework, a redacted excerpt of at most 300 characters.',
+    'Confirmed by content: framework debug pages (Django "You\u2019re seeing this error because you have DEBUG = True" with its ' +
+    'request table, Werkzeug debugger, Laravel Whoops/Ignition or Illuminate frames, Rails "Action Controller: Exception caught", ' +
+    'ASP.NET "Server Error in \'/\' Application" with exception details or stack trace, Spring Whitelabel page with a Java stack ' +
+    'trace, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js "at Layer.handle"/"at ' +
+    'Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback ' +
+    '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body, or at the ' +
+    'very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' +
+    'without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, ' +
+    'framework, a redacted excerpt of at most 300 characters.',
   severity: 'high',
   fix: {
-    generic: 'Run production with debug off and a generic error page: Django DEBUG = False, Laravel APP_DEBUG=false, Rails config.consider_all_requests_local = false, ASP.NET <customErrors mode="RemoteOnly"/>, PHP display_errors = Off (log_errors = On), Express NODE_ENV=production with an error handler that does not send err.stack, Spring server.error.include-stacktrace=never, Flask debug=False.',
-    vercel: 'Set NODE_ENV/APP_ENV to production in Project Settings > Environment Variables (Production scope), never deploy a dev server (next dev, vite) as the start command, and return a generic message from API error handlers instead of err.stack.',
-    netlify: 'Deploy the production build (not a dev server), set production variables (NODE_ENV=production, DEBUG unset) in Site configuration > Environment variables, and make Functions return a generic message instead of error.stack.',
-    nextjs: 'Serve the output of next build with next start (never next dev) and add app/error.tsx (or pages/_error.js) that shows a generic message; log details server-side only.',
-    nginx: 'Hide upstream error bodies and serve your own page:\nproxy_intercept_errors on;\nerror_page 500 502 503 504 /50x.html;\nlocation = /50x.html { internal; }\nand turn off debug mode in the application.',
-    cloudflare: 'Turn off debug mode at the origin. Meanwhile: Rules > Custom Error Rules (or Custom Pages) to replace 5xx responses from the origin with a generic error page.',
+    generic:
+      'Run production with debug off and a generic error page: Django DEBUG = False, Laravel APP_DEBUG=false, Rails ' +
+      'config.consider_all_requests_local = false, ASP.NET <customErrors mode="RemoteOnly"/>, PHP display_errors = Off (log_errors = ' +
+      'On), Express NODE_ENV=production with an error handler that does not send err.stack, Spring ' +
+      'server.error.include-stacktrace=never, Flask debug=False.',
+    vercel:
+      'Set NODE_ENV/APP_ENV to production in Project Settings > Environment Variables (Production scope), never deploy a dev server ' +
+      '(next dev, vite) as the start command, and return a generic message from API error handlers instead of err.stack.',
+    netlify:
+      'Deploy the production build (not a dev server), set production variables (NODE_ENV=production, DEBUG unset) in Site ' +
+      'configuration > Environment variables, and make Functions return a generic message instead of error.stack.',
+    nextjs:
+      'Serve the output of next build with next start (never next dev) and add app/error.tsx (or pages/_error.js) that shows a generic ' +
+      'message; log details server-side only.',
+    nginx:
+      'Hide upstream error bodies and serve your own page:\nproxy_intercept_errors on;\nerror_page 500 502 503 504 /50x.html;\nlocation' +
+      ' = /50x.html { internal; }\nand turn off debug mode in the application.',
+    cloudflare:
+      'Turn off debug mode at the origin. Meanwhile: Rules > Custom Error Rules (or Custom Pages) to replace 5xx responses from the ' +
+      'origin with a generic error page.',
   },
   requires: ['mainResponse', 'probes'],
   run: ({ mainResponse, probes }) => {
@@ -196,14 +244,25 @@ export const debugErrorPage = defineCheck({
       }
     }
     if (byFramework.size === 0) {
-      return { status: 'pass', evidence: { checked }, summary: `No debug page or stack trace in the main response or ${checked - 1} probed path(s).` }
+      return {
+        status: 'pass',
+        evidence: { checked },
+        summary: `No debug page or stack trace in the main response or ${checked - 1} probed path(s).`,
+      }
     }
     const pages = [...byFramework.values()]
     const first = pages[0]!
     return {
       status: 'fail',
       evidence: { url: first.url, pages },
-      summary: `${first.url} shows a ${first.framework} debug page or stack trace${first.occurrences > 1 ? ` (and ${first.occurrences - 1} other path(s))` : ''}${pages.length > 1 ? `; also ${pages.slice(1).map((p) => p.framework).join(', ')}` : ''}.`,
+      summary: `${first.url} shows a ${first.framework} debug page or stack trace${first.occurrences > 1 ? ` (and ${first.occurrences - 1} other path(s))` : ''}${
+        pages.length > 1
+          ? `; also ${pages
+              .slice(1)
+              .map((p) => p.framework)
+              .join(', ')}`
+          : ''
+      }.`,
     }
   },
 })

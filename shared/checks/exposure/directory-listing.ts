@@ -42,7 +42,10 @@ export function listedNames(body: string): string[] {
   const names: string[] = []
   for (const m of body.slice(0, SCAN).matchAll(HREF)) {
     const href = decodeEntities(m[1]!)
-    if (/^[^<]{0,20}\[To Parent Directory\]/i.test(body.slice(m.index + m[0].length, m.index + m[0].length + 60).replace(/^[^>]{0,100}>/, ''))) continue
+    if (
+      /^[^<]{0,20}\[To Parent Directory\]/i.test(body.slice(m.index + m[0].length, m.index + m[0].length + 60).replace(/^[^>]{0,100}>/, ''))
+    )
+      continue
     if (href.startsWith('?') || href.startsWith('../') || href === '..' || href === '/' || /^[a-z][a-z0-9+.-]*:/i.test(href)) continue
     let name = href
     try {
@@ -84,18 +87,34 @@ export const directoryListing = defineCheck({
   id: 'directory-listing',
   category: 'exposure',
   title: 'Directories are not listed',
-  description: 'Looks for server-generated directory indexes (autoindex) in the main response and in every probed path, including common static directories such as /assets/, /static/ and /uploads/.',
-  why: 'A directory listing shows every file in the folder, including backups, uploads and files that were never linked, so attackers do not need to guess names.',
+  description:
+    'Looks for server-generated directory indexes (autoindex) in the main response and in every probed path, including common static ' +
+    'directories such as /assets/, /static/ and /uploads/.',
+  why:
+    'A directory listing shows every file in the folder, including backups, uploads and files that were never linked, so attackers do ' +
+    'not need to guess names.',
   confirmation:
-    'Confirmed by the page\u2019s content, never by status code: nginx and Apache "Index of /..." title or heading with a parent-directory link or listing markup, lighttpd\u2019s listing table, IIS "[To Parent Directory]" or its <dir> entries, Python http.server "Directory listing for /...", Node serve-index "listing directory /...". Not findings: an "Index of" phrase in ordinary page text, a single-page app answering index.html for a directory, a 403 or 404 for a directory. Evidence: the URL, the server that produced the listing and the first few listed names.',
+    'Confirmed by the page\u2019s content, never by status code: nginx and Apache "Index of /..." title or heading with a ' +
+    'parent-directory link or listing markup, lighttpd\u2019s listing table, IIS "[To Parent Directory]" or its <dir> entries, Python' +
+    ' http.server "Directory listing for /...", Node serve-index "listing directory /...". Not findings: an "Index of" phrase in ' +
+    'ordinary page text, a single-page app answering index.html for a directory, a 403 or 404 for a directory. Evidence: the URL, the' +
+    ' server that produced the listing and the first few listed names.',
   severity: 'medium',
   fix: {
-    generic: 'Turn off automatic directory indexes on the web server and put an index file or a 404 in directories that must stay reachable.',
-    vercel: 'Vercel does not list directories; a listing comes from an app or a proxied origin: turn off its directory index (e.g. Express serve-index, or directoryListing: false in serve.json for the serve package).',
-    netlify: 'Netlify does not list directories; a listing comes from a proxied origin ([[redirects]] with status 200 to another host): turn off autoindex on that origin.',
-    nextjs: 'Next.js does not list directories; remove any serve-index middleware from a custom server (server.js) and let unknown paths 404.',
+    generic:
+      'Turn off automatic directory indexes on the web server and put an index file or a 404 in directories that must stay reachable.',
+    vercel:
+      'Vercel does not list directories; a listing comes from an app or a proxied origin: turn off its directory index (e.g. Express ' +
+      'serve-index, or directoryListing: false in serve.json for the serve package).',
+    netlify:
+      'Netlify does not list directories; a listing comes from a proxied origin ([[redirects]] with status 200 to another host): turn ' +
+      'off autoindex on that origin.',
+    nextjs:
+      'Next.js does not list directories; remove any serve-index middleware from a custom server (server.js) and let unknown paths 404.',
     nginx: 'In the server block (and any location that enables it):\nautoindex off;\nApache: Options -Indexes in the vhost or .htaccess.',
-    cloudflare: 'Turn off the listing at the origin (nginx autoindex off; Apache Options -Indexes). Until then: Security > WAF > Custom rules > (http.request.uri.path in {"/assets/" "/static/" "/uploads/"}) -> Block.',
+    cloudflare:
+      'Turn off the listing at the origin (nginx autoindex off; Apache Options -Indexes). Until then: Security > WAF > Custom rules > ' +
+      '(http.request.uri.path in {"/assets/" "/static/" "/uploads/"}) -> Block.',
   },
   requires: ['mainResponse', 'probes'],
   run: ({ mainResponse, probes }) => {
@@ -110,7 +129,12 @@ export const directoryListing = defineCheck({
       if (!server) continue
       if (listings.length < MAX_LISTINGS) listings.push({ url: answer.url, status: answer.status, server, names: listedNames(answer.body) })
     }
-    if (listings.length === 0) return { status: 'pass', evidence: { checked }, summary: `No directory listing in the main response or ${checked - 1} probed path(s).` }
+    if (listings.length === 0)
+      return {
+        status: 'pass',
+        evidence: { checked },
+        summary: `No directory listing in the main response or ${checked - 1} probed path(s).`,
+      }
     const first = listings[0]!
     return {
       status: 'fail',

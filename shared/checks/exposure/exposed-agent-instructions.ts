@@ -12,12 +12,13 @@ const HEAD = 8_192
 const MAX_SECRETS = 10
 
 /** Short bodies that are a server's "not here" message rather than a file. */
-const ERROR_TEXT = /\b(?:not found|cannot get|no such file|file not found|page not found|forbidden|access denied|unauthori[sz]ed|bad request|does not exist|no route)\b|\b40[0134]\b/i
+const ERROR_TEXT =
+  /\b(?:not found|cannot get|no such file|file not found|page not found|forbidden|access denied|unauthori[sz]ed|bad request|does not exist|no route)\b|\b40[0134]\b/i
 const HEADING = /^ {0,3}#{1,6}\s+\S/m
 const LIST_ITEM = /^ {0,6}(?:[-*+]|\d{1,3}[.)])\s+\S/m
 const WORD = /[A-Za-z][A-Za-z'’-]{1,30}/g
 /** A credential inside a URL (scheme://user:password@host). */
-const URL_CREDENTIALS = /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@\/'"<>]{1,100}:[^\s@\/'"<>]{1,200}@[^\s'"<>]{1,200}/gi
+const URL_CREDENTIALS = /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/'"<>]{1,100}:[^\s@/'"<>]{1,200}@[^\s'"<>]{1,200}/gi
 
 export interface InstructionsShape {
   firstLine: string
@@ -35,6 +36,7 @@ export function readInstructions(body: string): InstructionsShape | null {
   const head = body.slice(0, HEAD).replace(/^\uFEFF/, '')
   const text = head.trim()
   if (text.length < 30) return null
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this line looks for (binary, not text)
   if (/[\u0000-\u0008\u000E-\u001F]/.test(text)) return null
   if (text.startsWith('{') || text.startsWith('[')) {
     try {
@@ -78,17 +80,38 @@ export const exposedAgentInstructions = defineCheck({
   category: 'exposure',
   title: 'No coding-agent instruction files are served',
   description: `Reads what the site returns for ${AGENT_INSTRUCTION_PROBES.join(', ')} and judges whether each is an agent instruction file.`,
-  why: 'Instruction files for coding agents describe the code base, its internal services, commands and conventions, and sometimes paste in credentials; deployed with the site they give attackers a map of the application.',
+  why:
+    'Instruction files for coding agents describe the code base, its internal services, commands and conventions, and sometimes paste ' +
+    'in credentials; deployed with the site they give attackers a map of the application.',
   confirmation:
-    'Confirmed by content, never by status code: the body must be Markdown or prose (at least eight words, with a heading, a list item or two lines of prose), must not be an HTML page, JSON or a short "not found"/"forbidden" message, and must differ from what the site returns for a path that cannot exist. Instruction vocabulary is not required: a README-like CLAUDE.md is still that file, deployed by mistake. /README.md itself is not probed, so a site\u2019s README is never a finding. Medium; high when the file contains a provider secret (the same matcher as for JavaScript bundles) or a URL with a password. Evidence: path, first heading or line (cut at 120 characters), size, redacted secrets.',
+    'Confirmed by content, never by status code: the body must be Markdown or prose (at least eight words, with a heading, a list ' +
+    'item or two lines of prose), must not be an HTML page, JSON or a short "not found"/"forbidden" message, and must differ from ' +
+    'what the site returns for a path that cannot exist. Instruction vocabulary is not required: a README-like CLAUDE.md is still ' +
+    'that file, deployed by mistake. /README.md itself is not probed, so a site\u2019s README is never a finding. Medium; high when ' +
+    'the file contains a provider secret (the same matcher as for JavaScript bundles) or a URL with a password. Evidence: path, first' +
+    ' heading or line (cut at 120 characters), size, redacted secrets.',
   severity: 'medium',
   fix: {
-    generic: 'Remove agent instruction files (CLAUDE.md, AGENTS.md, .cursorrules, .cursor/, .windsurfrules, .github/) from the served directory: deploy the build output, not the repository root. Rotate any credential they contain and keep secrets out of them.',
-    vercel: 'Set the Output Directory to the build output (dist, out, build) rather than the repository root, or list the files in .vercelignore:\nCLAUDE.md\nAGENTS.md\n.cursorrules\n.cursor\n.windsurfrules\n.github',
-    netlify: 'Point the publish directory at the build output instead of the repository root. Until fixed, in netlify.toml:\n[[redirects]]\n  from = "/CLAUDE.md"\n  to = "/404.html"\n  status = 404\n  force = true\n(repeat for /AGENTS.md, /.cursorrules, /.cursor/*, /.windsurfrules, /.github/*).',
-    nextjs: 'Keep these files at the project root, never in public/ (Next.js serves public/ as is); move any copy out of public/ and redeploy.',
-    nginx: 'In the server block:\nlocation ~ ^/(?:CLAUDE\\.md|AGENTS\\.md|\\.cursorrules|\\.cursor/|\\.windsurfrules|\\.github/) {\n  return 404;\n}',
-    cloudflare: 'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/CLAUDE.md" "/AGENTS.md" "/.cursorrules" "/.windsurfrules"} or starts_with(http.request.uri.path, "/.cursor/") or starts_with(http.request.uri.path, "/.github/")) -> Block.',
+    generic:
+      'Remove agent instruction files (CLAUDE.md, AGENTS.md, .cursorrules, .cursor/, .windsurfrules, .github/) from the served ' +
+      'directory: deploy the build output, not the repository root. Rotate any credential they contain and keep secrets out of them.',
+    vercel:
+      'Set the Output Directory to the build output (dist, out, build) rather than the repository root, or list the files in ' +
+      '.vercelignore:\nCLAUDE.md\nAGENTS.md\n.cursorrules\n.cursor\n.windsurfrules\n.github',
+    netlify:
+      'Point the publish directory at the build output instead of the repository root. Until fixed, in netlify.toml:\n[[redirects]]\n  ' +
+      'from = "/CLAUDE.md"\n  to = "/404.html"\n  status = 404\n  force = true\n(repeat for /AGENTS.md, /.cursorrules, /.cursor/*, ' +
+      '/.windsurfrules, /.github/*).',
+    nextjs:
+      'Keep these files at the project root, never in public/ (Next.js serves public/ as is); move any copy out of public/ and ' +
+      'redeploy.',
+    nginx:
+      'In the server block:\nlocation ~ ^/(?:CLAUDE\\.md|AGENTS\\.md|\\.cursorrules|\\.cursor/|\\.windsurfrules|\\.github/) {\n  return' +
+      ' 404;\n}',
+    cloudflare:
+      'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/CLAUDE.md" "/AGENTS.md" "/.cursorrules" ' +
+      '"/.windsurfrules"} or starts_with(http.request.uri.path, "/.cursor/") or starts_with(http.request.uri.path, "/.github/")) -> ' +
+      'Block.',
   },
   fixTarget: { kind: 'served-file' },
   requires: ['probes'],
@@ -109,7 +132,9 @@ export const exposedAgentInstructions = defineCheck({
       evidence: { url: served[0]!.probe.url, path: served[0]!.path, files },
       summary:
         `${listPaths(paths)} ${paths.length === 1 ? 'is' : 'are'} served` +
-        (withSecrets.length > 0 ? `, with ${withSecrets[0]!.secrets[0]!.kind} ${withSecrets[0]!.secrets[0]!.redacted} in ${withSecrets[0]!.path}.` : ` ("${files[0]!.firstLine}").`),
+        (withSecrets.length > 0
+          ? `, with ${withSecrets[0]!.secrets[0]!.kind} ${withSecrets[0]!.secrets[0]!.redacted} in ${withSecrets[0]!.path}.`
+          : ` ("${files[0]!.firstLine}").`),
     }
   },
 })

@@ -19,9 +19,7 @@ export interface DotenvShape {
 }
 
 export function readDotenv(body: string): DotenvShape {
-  const contentLines = body
-    .split(/\r?\n/, MAX_LINES)
-    .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'))
+  const contentLines = body.split(/\r?\n/, MAX_LINES).filter((l) => l.trim() !== '' && !l.trim().startsWith('#'))
   const names: string[] = []
   for (const line of contentLines) {
     const m = ASSIGNMENT.exec(line)
@@ -50,20 +48,39 @@ export const exposedEnvFile = defineCheck({
   category: 'exposure',
   title: 'No .env file is served',
   description: `Reads what the site returns for ${ENV_PROBES.join(', ')} and judges whether each is a dotenv file.`,
-  why: '.env files (and the .local, .production, .bak and .save copies next to them) hold database URLs, API keys and signing secrets; one served publicly hands them to anyone who asks.',
+  why:
+    '.env files (and the .local, .production, .bak and .save copies next to them) hold database URLs, API keys and signing secrets; one' +
+    ' served publicly hands them to anyone who asks.',
   confirmation:
-    'Confirmed by content, never by status code: the body must be several KEY=VALUE lines with UPPER_SNAKE names (comments and blank lines allowed), must not be an HTML page, and must differ from what the site returns for a path that cannot exist. Not findings: a single-page app answering 200 with index.html everywhere, an HTML or plain-text 404 page that mentions ".env", lower-case or prose lines. Evidence per file shows only variable names and a redacted first line, never values. Critical when a name looks secret (KEY, SECRET, TOKEN, PASSWORD, DATABASE_URL, PRIVATE, ...), otherwise high.',
+    'Confirmed by content, never by status code: the body must be several KEY=VALUE lines with UPPER_SNAKE names (comments and blank ' +
+    'lines allowed), must not be an HTML page, and must differ from what the site returns for a path that cannot exist. Not findings:' +
+    ' a single-page app answering 200 with index.html everywhere, an HTML or plain-text 404 page that mentions ".env", lower-case or ' +
+    'prose lines. Evidence per file shows only variable names and a redacted first line, never values. Critical when a name looks ' +
+    'secret (KEY, SECRET, TOKEN, PASSWORD, DATABASE_URL, PRIVATE, ...), otherwise high.',
   severity: 'critical',
   fix: {
-    generic: 'Remove every .env file (and .env.* copy) from the served directory, block dot-files at the web server, and rotate every secret they contained: they must be treated as leaked.',
-    vercel: 'Keep .env files out of the deployment (add .env* to .gitignore and .vercelignore) and set variables in Project Settings > Environment Variables; then rotate the leaked secrets.',
+    generic:
+      'Remove every .env file (and .env.* copy) from the served directory, block dot-files at the web server, and rotate every secret ' +
+      'they contained: they must be treated as leaked.',
+    vercel:
+      'Keep .env files out of the deployment (add .env* to .gitignore and .vercelignore) and set variables in Project Settings > ' +
+      'Environment Variables; then rotate the leaked secrets.',
     netlify:
-      'Keep .env files out of the publish directory and set variables in Site configuration > Environment variables. Until redeployed, in netlify.toml:\n[[redirects]]\n  from = "/.env*"\n  to = "/404.html"\n  status = 404\n  force = true',
-    nextjs: 'Never put .env files in public/: Next.js serves public/ as is. Keep them at the project root (not served), use NEXT_PUBLIC_ only for values meant to be public, and rotate the leaked secrets.',
+      'Keep .env files out of the publish directory and set variables in Site configuration > Environment variables. Until ' +
+      'redeployed, in netlify.toml:\n[[redirects]]\n  from = "/.env*"\n  to = "/404.html"\n  status = 404\n  force = true',
+    nextjs:
+      'Never put .env files in public/: Next.js serves public/ as is. Keep them at the project root (not served), use NEXT_PUBLIC_ only' +
+      ' for values meant to be public, and rotate the leaked secrets.',
     nginx: 'In the server block:\nlocation ~ /\\.(?!well-known) {\n  deny all;\n  return 404;\n}',
-    cloudflare: 'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.env")) -> Block. Then remove the files at the origin and rotate the secrets.',
+    cloudflare:
+      'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.env")) -> Block. Then remove the files at ' +
+      'the origin and rotate the secrets.',
   },
-  fixTarget: { kind: 'served-file', path: '/.env', where: { nextjs: 'the public/ directory: move .env* files to the project root, which Next.js does not serve' } },
+  fixTarget: {
+    kind: 'served-file',
+    path: '/.env',
+    where: { nextjs: 'the public/ directory: move .env* files to the project root, which Next.js does not serve' },
+  },
   requires: ['probes'],
   run: ({ probes }) => {
     const judgements = ENV_PROBES.map((path) =>

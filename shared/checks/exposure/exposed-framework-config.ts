@@ -21,7 +21,27 @@ const JS_MARKERS: Record<JsTool, RegExp> = {
   webpack: /\brequire\(\s*['"]webpack['"]\s*\)|\bfrom\s+['"]webpack['"]|\bHtmlWebpackPlugin\b|@type\s*\{\s*import\(\s*['"]webpack['"]\s*\)/,
 }
 const JS_KEYS: Record<JsTool, readonly string[]> = {
-  next: ['reactStrictMode', 'images', 'experimental', 'rewrites', 'redirects', 'headers', 'output', 'basePath', 'trailingSlash', 'swcMinify', 'poweredByHeader', 'env', 'webpack', 'i18n', 'transpilePackages', 'compiler', 'eslint', 'typescript', 'productionBrowserSourceMaps'],
+  next: [
+    'reactStrictMode',
+    'images',
+    'experimental',
+    'rewrites',
+    'redirects',
+    'headers',
+    'output',
+    'basePath',
+    'trailingSlash',
+    'swcMinify',
+    'poweredByHeader',
+    'env',
+    'webpack',
+    'i18n',
+    'transpilePackages',
+    'compiler',
+    'eslint',
+    'typescript',
+    'productionBrowserSourceMaps',
+  ],
   vite: ['plugins', 'server', 'build', 'resolve', 'base', 'define', 'preview', 'optimizeDeps', 'css', 'envPrefix', 'publicDir', 'root'],
   webpack: ['entry', 'output', 'module', 'plugins', 'resolve', 'devServer', 'optimization', 'mode', 'devtool', 'target', 'externals'],
 }
@@ -61,7 +81,8 @@ const FROM_ENV = /^["']?\$\{?[A-Za-z_]/
 export function readCompose(body: string): ComposeShape | null {
   const lines = body.split(/\r?\n/, MAX_LINES)
   const start = lines.findIndex((l) => /^services:\s*(?:#.*)?$/.test(l))
-  if (start === -1 || !/^\s+(?:image|build|ports|environment|volumes|command|depends_on|container_name)\s*:/m.test(body.slice(0, 65_536))) return null
+  if (start === -1 || !/^\s+(?:image|build|ports|environment|volumes|command|depends_on|container_name)\s*:/m.test(body.slice(0, 65_536)))
+    return null
   const services: string[] = []
   let indent: string | null = null
   for (let i = start + 1; i < lines.length && services.length < MAX_NAMES; i++) {
@@ -124,22 +145,47 @@ export const exposedFrameworkConfig = defineCheck({
   category: 'exposure',
   title: 'No build, deployment or WordPress config files are served',
   description: `Reads what the site returns for ${FRAMEWORK_CONFIG_PROBES.join(', ')} and judges whether each is that config file.`,
-  why: 'Build configs reveal internal hosts, rewrites to private services and environment values baked into the build; a docker-compose file lists the services, ports and often their passwords; a wp-config.php backup is served as plain text (not run as PHP) and hands out the database password and the auth salts.',
+  why:
+    'Build configs reveal internal hosts, rewrites to private services and environment values baked into the build; a docker-compose ' +
+    'file lists the services, ports and often their passwords; a wp-config.php backup is served as plain text (not run as PHP) and ' +
+    'hands out the database password and the auth salts.',
   confirmation:
-    'Confirmed by content, never by status code: next/vite/webpack configs must be a JavaScript module (module.exports or export default) with config keys of that tool (e.g. reactStrictMode, images, rewrites; plugins, server, build; entry, output, module); docker-compose.yml must have a top-level services: key with indented services using image, build, ports or environment; wp-config.php.bak must define() DB_* constants (PHP source starting with <?php counts as a file, not a page). None may be an HTML page or the same answer as a path that cannot exist. Not findings: a single-page app answering index.html, a 404 page, a JavaScript bundle without config keys. Medium; high when a compose file sets a secret-looking variable to a literal value or a JavaScript config contains a provider secret; critical for a wp-config backup with a database password or auth keys. Evidence: path, detected keys or services, constant and variable names only, never values.',
+    'Confirmed by content, never by status code: next/vite/webpack configs must be a JavaScript module (module.exports or export ' +
+    'default) with config keys of that tool (e.g. reactStrictMode, images, rewrites; plugins, server, build; entry, output, module); ' +
+    'docker-compose.yml must have a top-level services: key with indented services using image, build, ports or environment; ' +
+    'wp-config.php.bak must define() DB_* constants (PHP source starting with <?php counts as a file, not a page). None may be an ' +
+    'HTML page or the same answer as a path that cannot exist. Not findings: a single-page app answering index.html, a 404 page, a ' +
+    'JavaScript bundle without config keys. Medium; high when a compose file sets a secret-looking variable to a literal value or a ' +
+    'JavaScript config contains a provider secret; critical for a wp-config backup with a database password or auth keys. Evidence: ' +
+    'path, detected keys or services, constant and variable names only, never values.',
   severity: 'medium',
   fix: {
-    generic: 'Deploy the build output only, never the project root: remove these files from the served directory. For a wp-config.php backup, delete it, then change the database password and regenerate the auth keys and salts (https://api.wordpress.org/secret-key/1.1/salt/).',
-    vercel: 'Set the Output Directory to the build output (dist, out, .next is handled by the preset) instead of the repository root, and list stray files in .vercelignore:\nnext.config.js\nvite.config.js\nwebpack.config.js\ndocker-compose.yml',
-    netlify: 'Point the publish directory at the build output (dist, out). Until fixed, in netlify.toml:\n[[redirects]]\n  from = "/docker-compose.yml"\n  to = "/404.html"\n  status = 404\n  force = true\n(repeat for each exposed file).',
-    nextjs: 'next.config.js is never served by Next.js itself: a copy sits in public/ or the server serves the project root. Remove the copy and serve only the Next.js server or the out/ export.',
-    nginx: 'Point root at the build directory; until then, in the server block:\nlocation ~ ^/(?:(?:next|vite|webpack)\\.config\\.js|docker-compose\\.ya?ml)$ {\n  return 404;\n}\nlocation ~* \\.(?:bak|old|orig|save|swp)$ {\n  deny all;\n}',
-    cloudflare: 'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/next.config.js" "/vite.config.js" "/webpack.config.js" "/docker-compose.yml"} or ends_with(http.request.uri.path, ".bak")) -> Block. Then remove the files at the origin.',
+    generic:
+      'Deploy the build output only, never the project root: remove these files from the served directory. For a wp-config.php backup, ' +
+      'delete it, then change the database password and regenerate the auth keys and salts ' +
+      '(https://api.wordpress.org/secret-key/1.1/salt/).',
+    vercel:
+      'Set the Output Directory to the build output (dist, out, .next is handled by the preset) instead of the repository root, and ' +
+      'list stray files in .vercelignore:\nnext.config.js\nvite.config.js\nwebpack.config.js\ndocker-compose.yml',
+    netlify:
+      'Point the publish directory at the build output (dist, out). Until fixed, in netlify.toml:\n[[redirects]]\n  from = ' +
+      '"/docker-compose.yml"\n  to = "/404.html"\n  status = 404\n  force = true\n(repeat for each exposed file).',
+    nextjs:
+      'next.config.js is never served by Next.js itself: a copy sits in public/ or the server serves the project root. Remove the copy ' +
+      'and serve only the Next.js server or the out/ export.',
+    nginx:
+      'Point root at the build directory; until then, in the server block:\nlocation ~ ^/(?:(?:next|vite|webpack)\\.config\\' +
+      '.js|docker-compose\\.ya?ml)$ {\n  return 404;\n}\nlocation ~* \\.(?:bak|old|orig|save|swp)$ {\n  deny all;\n}',
+    cloudflare:
+      'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/next.config.js" "/vite.config.js" "/webpack.config.js"' +
+      ' "/docker-compose.yml"} or ends_with(http.request.uri.path, ".bak")) -> Block. Then remove the files at the origin.',
   },
   fixTarget: { kind: 'served-file' },
   requires: ['probes'],
   run: ({ probes }) => {
-    const judgements = FRAMEWORK_CONFIG_PROBES.map((path) => confirmByContent(path, probes, 'that config file', (body) => readConfig(path, body)))
+    const judgements = FRAMEWORK_CONFIG_PROBES.map((path) =>
+      confirmByContent(path, probes, 'that config file', (body) => readConfig(path, body)),
+    )
     const served = confirmedOnly(judgements)
     if (served.length === 0) return notServedOutcome(judgements, 'config files')
     let severity: Severity = 'medium'

@@ -61,24 +61,40 @@ export const exposedGitConfig = defineCheck({
   description: `Reads what the site returns for ${GIT_PROBES.join(' and ')} and judges whether they are Git repository files.`,
   why: 'A served .git directory lets anyone rebuild the source code and its history, including secrets committed at any time.',
   confirmation:
-    'Confirmed by content, never by status code: /.git/config must contain a [core] section with repositoryformatversion, bare or filemode; /.git/HEAD must be exactly "ref: refs/..." or a 40- (or 64-) character hex commit id. Either must not be an HTML page and must differ from what the site returns for a path that cannot exist. Not findings: a single-page app answering index.html everywhere, a 404 page, text that mentions [core] without Git keys. Evidence shows remote URLs with credentials redacted (https://***@host) and the checked-out branch.',
+    'Confirmed by content, never by status code: /.git/config must contain a [core] section with repositoryformatversion, bare or ' +
+    'filemode; /.git/HEAD must be exactly "ref: refs/..." or a 40- (or 64-) character hex commit id. Either must not be an HTML page ' +
+    'and must differ from what the site returns for a path that cannot exist. Not findings: a single-page app answering index.html ' +
+    'everywhere, a 404 page, text that mentions [core] without Git keys. Evidence shows remote URLs with credentials redacted ' +
+    '(https://***@host) and the checked-out branch.',
   severity: 'high',
   fix: {
-    generic: 'Deploy build output, not the working copy: remove .git from the served directory, block dot-paths at the web server, and rotate any secret ever committed to the repository.',
+    generic:
+      'Deploy build output, not the working copy: remove .git from the served directory, block dot-paths at the web server, and rotate ' +
+      'any secret ever committed to the repository.',
     vercel: 'Vercel does not upload .git; if /.git is served, a build step copies it into the output directory: remove that copy.',
-    netlify: 'Check that the publish directory is the build output, not the repository root. Until fixed, in netlify.toml:\n[[redirects]]\n  from = "/.git/*"\n  to = "/404.html"\n  status = 404\n  force = true',
+    netlify:
+      'Check that the publish directory is the build output, not the repository root. Until fixed, in netlify.toml:\n[[redirects]]\n  ' +
+      'from = "/.git/*"\n  to = "/404.html"\n  status = 404\n  force = true',
     nextjs: 'Make sure no .git directory ends up in public/ or in the exported out/ directory.',
     nginx: 'In the server block:\nlocation ~ /\\.(?!well-known) {\n  deny all;\n  return 404;\n}',
-    cloudflare: 'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.git")) -> Block. Then remove the directory at the origin.',
+    cloudflare:
+      'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.git")) -> Block. Then remove the directory ' +
+      'at the origin.',
   },
-  fixTarget: { kind: 'served-file', path: '/.git/config', where: { vercel: 'the build step that copies .git into the output directory (Vercel itself never uploads .git)' } },
+  fixTarget: {
+    kind: 'served-file',
+    path: '/.git/config',
+    where: { vercel: 'the build step that copies .git into the output directory (Vercel itself never uploads .git)' },
+  },
   requires: ['probes'],
   run: ({ probes }) => {
     const judgements = GIT_PROBES.map((path) => confirmByContent(path, probes, 'a Git repository file', (body) => readGitFile(path, body)))
     const served = confirmedOnly(judgements)
     if (served.length === 0) return notServedOutcome(judgements, '.git files')
     const files = served.map(({ path, probe, found }) =>
-      found.kind === 'config' ? { path, ...probeEvidence(probe), remotes: found.remotes } : { path, ...probeEvidence(probe), ...found.head },
+      found.kind === 'config'
+        ? { path, ...probeEvidence(probe), remotes: found.remotes }
+        : { path, ...probeEvidence(probe), ...found.head },
     )
     const remotes = served.flatMap((s) => (s.found.kind === 'config' ? s.found.remotes : []))
     const paths = files.map((f) => f.path)

@@ -8,7 +8,6 @@ import { redact, redactUrlCredentials } from '../util/redact.ts'
 import { scanScripts } from '../util/secrets.ts'
 import { worseSeverity } from '../ranking.ts'
 
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const keyCount = (v: unknown) => (isObject(v) ? Object.keys(v).length : 0)
 
@@ -36,7 +35,9 @@ export function readPackageJson(body: string): ManifestShape | null {
   const pkg = parseObject(body)
   if (!pkg) return null
   const identity = typeof pkg.name === 'string' || typeof pkg.version === 'string' || typeof pkg.private === 'boolean'
-  const content = ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies', 'scripts'].some((k) => isObject(pkg[k])) || pkg.workspaces !== undefined
+  const content =
+    ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies', 'scripts'].some((k) => isObject(pkg[k])) ||
+    pkg.workspaces !== undefined
   if (!identity || !content) return null
   return {
     kind: 'npm',
@@ -52,7 +53,12 @@ export function readComposerJson(body: string): ManifestShape | null {
   const pkg = parseObject(body)
   if (!pkg) return null
   const requires = isObject(pkg.require) || isObject(pkg['require-dev'])
-  const identity = typeof pkg.name === 'string' || typeof pkg.type === 'string' || isObject(pkg.autoload) || isObject(pkg.config) || typeof pkg['minimum-stability'] === 'string'
+  const identity =
+    typeof pkg.name === 'string' ||
+    typeof pkg.type === 'string' ||
+    isObject(pkg.autoload) ||
+    isObject(pkg.config) ||
+    typeof pkg['minimum-stability'] === 'string'
   if (!requires || !identity) return null
   return {
     kind: 'composer',
@@ -75,7 +81,7 @@ export interface NpmrcShape {
 
 const NPMRC_LINE = /^([^\s=]{1,300})\s*=\s*(.*)$/
 /** A setting name, or a per-registry one (//registry.example.com/:_authToken). */
-const NPMRC_NAME = /^(?:\/\/|[@A-Za-z_])[\w.:@\/-]*$/
+const NPMRC_NAME = /^(?:\/\/|[@A-Za-z_])[\w.:@/-]*$/
 const NPMRC_KEY =
   /(?:^|:)(?:registry|_authToken|_auth|_password|username|email|always-auth|certfile|keyfile|cafile|ca|strict-ssl|save-exact|save-prefix|engine-strict|legacy-peer-deps|auto-install-peers|shamefully-hoist|strict-peer-dependencies|node-linker|package-lock|fund|audit|loglevel|progress|prefer-offline|ignore-scripts|provenance|init-[a-z-]+)$/
 const AUTH_KEY = /(?:^|:)(?:_authToken|_auth|_password)$/
@@ -99,7 +105,8 @@ export function readNpmrc(body: string): NpmrcShape | null {
     if (shape.settings.length < 30) shape.settings.push(clip(key, 120))
     if (AUTH_KEY.test(key)) {
       if (FROM_ENV.test(value)) shape.tokensFromEnvironment++
-      else if (value.replace(/^["']|["']$/g, '').length > 0 && shape.tokens.length < 10) shape.tokens.push({ key: clip(key, 120), redacted: redact(value.replace(/^["']|["']$/g, '')) })
+      else if (value.replace(/^["']|["']$/g, '').length > 0 && shape.tokens.length < 10)
+        shape.tokens.push({ key: clip(key, 120), redacted: redact(value.replace(/^["']|["']$/g, '')) })
     } else if (/(?:^|:)registry$/.test(key) && shape.registries.length < 10) {
       shape.registries.push(clip(redactUrlCredentials(value), 200))
     }
@@ -120,22 +127,44 @@ export const exposedPackageManifest = defineCheck({
   category: 'exposure',
   title: 'No package manifests or npm config are served',
   description: `Reads what the site returns for ${MANIFEST_PROBES.join(', ')} and judges whether each is a package manifest or npm config.`,
-  why: 'A package manifest lists every dependency and version, so known vulnerabilities can be matched without probing; it also reveals internal package names and scripts. An .npmrc may hold a registry token that lets anyone read or publish your private packages.',
+  why:
+    'A package manifest lists every dependency and version, so known vulnerabilities can be matched without probing; it also reveals ' +
+    'internal package names and scripts. An .npmrc may hold a registry token that lets anyone read or publish your private packages.',
   confirmation:
-    'Confirmed by content, never by status code: package.json must parse as a JSON object with a name, version or private flag and dependencies, scripts or workspaces; composer.json must parse with require or require-dev and a name, type, autoload or config; .npmrc must be key=value lines with npm settings (registry, _authToken, always-auth, ...). None may be an HTML page or the same answer as a path that cannot exist. Not findings: a single-page app answering index.html, a JSON error such as {"error":"not found"}, a web app manifest. Medium; high when a provider secret appears in a manifest; critical for an .npmrc with a literal _authToken/_auth/_password (an ${NPM_TOKEN} placeholder is not a secret). Evidence: path, package name, dependency counts, registries, redacted tokens.',
+    'Confirmed by content, never by status code: package.json must parse as a JSON object with a name, version or private flag and ' +
+    'dependencies, scripts or workspaces; composer.json must parse with require or require-dev and a name, type, autoload or config; ' +
+    '.npmrc must be key=value lines with npm settings (registry, _authToken, always-auth, ...). None may be an HTML page or the same ' +
+    'answer as a path that cannot exist. Not findings: a single-page app answering index.html, a JSON error such as {"error":"not ' +
+    'found"}, a web app manifest. Medium; high when a provider secret appears in a manifest; critical for an .npmrc with a literal ' +
+    '_authToken/_auth/_password (an ${NPM_TOKEN} placeholder is not a secret). Evidence: path, package name, dependency counts, ' +
+    'registries, redacted tokens.',
   severity: 'medium',
   fix: {
-    generic: 'Deploy the build output, not the project root: remove package.json, composer.json and .npmrc from the served directory. Revoke any token found in .npmrc (npm token revoke, or in the registry\u2019s UI) and read it from ${NPM_TOKEN} in CI instead.',
-    vercel: 'Set the Output Directory to the build output (dist, out, build) instead of the repository root; Vercel\u2019s own build never serves package.json from a framework preset. Revoke any exposed npm token and set NPM_TOKEN as an Environment Variable referenced from .npmrc as ${NPM_TOKEN}.',
-    netlify: 'Point the publish directory at the build output. Until fixed, in netlify.toml:\n[[redirects]]\n  from = "/package.json"\n  to = "/404.html"\n  status = 404\n  force = true\n(repeat for /composer.json and /.npmrc). Revoke any exposed token and use an NPM_TOKEN environment variable.',
+    generic:
+      'Deploy the build output, not the project root: remove package.json, composer.json and .npmrc from the served directory. Revoke ' +
+      'any token found in .npmrc (npm token revoke, or in the registry\u2019s UI) and read it from ${NPM_TOKEN} in CI instead.',
+    vercel:
+      'Set the Output Directory to the build output (dist, out, build) instead of the repository root; Vercel\u2019s own build never ' +
+      'serves package.json from a framework preset. Revoke any exposed npm token and set NPM_TOKEN as an Environment Variable ' +
+      'referenced from .npmrc as ${NPM_TOKEN}.',
+    netlify:
+      'Point the publish directory at the build output. Until fixed, in netlify.toml:\n[[redirects]]\n  from = "/package.json"\n  to = ' +
+      '"/404.html"\n  status = 404\n  force = true\n(repeat for /composer.json and /.npmrc). Revoke any exposed token and use an ' +
+      'NPM_TOKEN environment variable.',
     nextjs: 'Never copy package.json or .npmrc into public/; Next.js serves public/ as is. Remove the copies and redeploy.',
-    nginx: 'Serve the build directory as root; until then, in the server block:\nlocation ~ ^/(?:package(?:-lock)?\\.json|composer\\.(?:json|lock)|\\.npmrc)$ {\n  return 404;\n}',
-    cloudflare: 'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/package.json" "/composer.json" "/.npmrc"}) -> Block. Then remove the files at the origin and revoke any exposed token.',
+    nginx:
+      'Serve the build directory as root; until then, in the server block:\nlocation ~ ^/(?:package(?:-lock)?\\.json|composer\\' +
+      '.(?:json|lock)|\\.npmrc)$ {\n  return 404;\n}',
+    cloudflare:
+      'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/package.json" "/composer.json" "/.npmrc"}) -> Block. ' +
+      'Then remove the files at the origin and revoke any exposed token.',
   },
   fixTarget: { kind: 'served-file' },
   requires: ['probes'],
   run: ({ probes }) => {
-    const judgements = MANIFEST_PROBES.map((path) => confirmByContent(path, probes, 'a package manifest', (body) => readManifest(path, body)))
+    const judgements = MANIFEST_PROBES.map((path) =>
+      confirmByContent(path, probes, 'a package manifest', (body) => readManifest(path, body)),
+    )
     const served = confirmedOnly(judgements)
     if (served.length === 0) return notServedOutcome(judgements, 'package manifests')
     let severity: Severity = 'medium'

@@ -43,7 +43,10 @@ function fromParsed(map: unknown, depth = 0): SourceMapShape | null {
     sources: sources.length,
     sourcesAtLeast: false,
     sourcesContent: content,
-    sample: sources.filter((s): s is string => typeof s === 'string').slice(0, SAMPLE_SOURCES).map((s) => clip(s, 120)),
+    sample: sources
+      .filter((s): s is string => typeof s === 'string')
+      .slice(0, SAMPLE_SOURCES)
+      .map((s) => clip(s, 120)),
   }
 }
 
@@ -104,7 +107,10 @@ function fromTruncated(body: string): SourceMapShape | null {
 
 /** Whether a body is a source map (revision 3), and what it reveals. Never throws. */
 export function readSourceMap(body: string): SourceMapShape | null {
-  const text = body.replace(/^\uFEFF/, '').replace(XSSI, '').trimStart()
+  const text = body
+    .replace(/^\uFEFF/, '')
+    .replace(XSSI, '')
+    .trimStart()
   if (!text.startsWith('{')) return null
   try {
     return fromParsed(JSON.parse(text))
@@ -117,18 +123,38 @@ export const exposedSourceMaps = defineCheck({
   id: 'exposed-source-maps',
   category: 'exposure',
   title: 'No source maps are served for the site\u2019s scripts',
-  description: 'Fetches the same-origin source maps that the page\u2019s scripts name (sourceMappingURL comment or SourceMap header) and judges whether each is a real source map.',
-  why: 'A source map turns minified code back into the original file tree, names and comments; with sourcesContent embedded it hands out the original source, which makes finding bugs, hidden endpoints and leftover secrets much easier.',
+  description:
+    'Fetches the same-origin source maps that the page\u2019s scripts name (sourceMappingURL comment or SourceMap header) and judges ' +
+    'whether each is a real source map.',
+  why:
+    'A source map turns minified code back into the original file tree, names and comments; with sourcesContent embedded it hands out ' +
+    'the original source, which makes finding bugs, hidden endpoints and leftover secrets much easier.',
   confirmation:
-    'Confirmed by content: the body must be JSON with "version": 3 and a "sources" array with "mappings" (or index-map "sections"); a map cut at the gatherer\u2019s size limit is recognised by its opening. Not findings: a map URL that answers 404, an HTML page (a single-page app answering index.html), or the same answer as a path that cannot exist. Medium when the map lists file names only; high when sourcesContent embeds original source. Evidence: map URLs, number of sources, a few source paths, whether sourcesContent is embedded.',
+    'Confirmed by content: the body must be JSON with "version": 3 and a "sources" array with "mappings" (or index-map "sections"); a' +
+    ' map cut at the gatherer\u2019s size limit is recognised by its opening. Not findings: a map URL that answers 404, an HTML page ' +
+    '(a single-page app answering index.html), or the same answer as a path that cannot exist. Medium when the map lists file names ' +
+    'only; high when sourcesContent embeds original source. Evidence: map URLs, number of sources, a few source paths, whether ' +
+    'sourcesContent is embedded.',
   severity: 'medium',
   fix: {
-    generic: 'Stop publishing source maps for production: build without them, or upload them to your error tracker (Sentry, Datadog) as private artifacts and delete them from the deployed files.',
-    vercel: 'Turn off browser source maps in the framework build (Next.js: productionBrowserSourceMaps: false, the default; Vite: build.sourcemap: false or "hidden") and redeploy; upload maps to your error tracker in CI instead.',
-    netlify: 'Build without public maps (Vite: build: { sourcemap: "hidden" }), delete *.map from the publish directory in the build command (find dist -name "*.map" -delete), or upload them with the Sentry Netlify plugin instead.',
-    nextjs: 'In next.config.js keep productionBrowserSourceMaps: false (the default). To keep maps for an error tracker, use @sentry/nextjs with sourcemaps: { deleteSourcemapsAfterUpload: true }.',
-    nginx: 'Stop serving maps in the server block:\nlocation ~* \\.map$ {\n  return 404;\n}\nand build with hidden source maps (no sourceMappingURL comment).',
-    cloudflare: 'Security > WAF > Custom rules > Create rule: (ends_with(http.request.uri.path, ".map")) -> Block; and build without public source maps.',
+    generic:
+      'Stop publishing source maps for production: build without them, or upload them to your error tracker (Sentry, Datadog) as ' +
+      'private artifacts and delete them from the deployed files.',
+    vercel:
+      'Turn off browser source maps in the framework build (Next.js: productionBrowserSourceMaps: false, the default; Vite: ' +
+      'build.sourcemap: false or "hidden") and redeploy; upload maps to your error tracker in CI instead.',
+    netlify:
+      'Build without public maps (Vite: build: { sourcemap: "hidden" }), delete *.map from the publish directory in the build command ' +
+      '(find dist -name "*.map" -delete), or upload them with the Sentry Netlify plugin instead.',
+    nextjs:
+      'In next.config.js keep productionBrowserSourceMaps: false (the default). To keep maps for an error tracker, use @sentry/nextjs ' +
+      'with sourcemaps: { deleteSourcemapsAfterUpload: true }.',
+    nginx:
+      'Stop serving maps in the server block:\nlocation ~* \\.map$ {\n  return 404;\n}\nand build with hidden source maps (no ' +
+      'sourceMappingURL comment).',
+    cloudflare:
+      'Security > WAF > Custom rules > Create rule: (ends_with(http.request.uri.path, ".map")) -> Block; and build without public ' +
+      'source maps.',
   },
   fixTarget: { kind: 'served-file' },
   requires: ['sourceMaps', 'probes'],
@@ -136,14 +162,20 @@ export const exposedSourceMaps = defineCheck({
   run: ({ sourceMaps, probes, page }) => {
     if (sourceMaps.length === 0) {
       return page === null
-        ? { status: 'skipped', evidence: { reason: 'The page did not load in the browser, so its scripts and their source maps are unknown.' }, summary: 'Not applicable: the page\u2019s scripts could not be read.' }
+        ? {
+            status: 'skipped',
+            evidence: { reason: 'The page did not load in the browser, so its scripts and their source maps are unknown.' },
+            summary: 'Not applicable: the page\u2019s scripts could not be read.',
+          }
         : { status: 'pass', evidence: { maps: 0 }, summary: 'The page\u2019s scripts name no same-origin source map.' }
     }
     const judgements = sourceMaps.map((map) => confirmByContent(map, probes, 'a source map', readSourceMap))
     const served = confirmedOnly(judgements)
     if (served.length === 0) {
       const answered = judgements.some((j) => j.state === 'absent')
-      const checked = judgements.map((j) => (j.state === 'not-probed' ? { url: j.path } : { ...probeEvidence(j.probe), reason: j.state === 'confirmed' ? 'Served.' : j.reason }))
+      const checked = judgements.map((j) =>
+        j.state === 'not-probed' ? { url: j.path } : { ...probeEvidence(j.probe), reason: j.state === 'confirmed' ? 'Served.' : j.reason },
+      )
       return answered
         ? { status: 'pass', evidence: { checked }, summary: `The ${sourceMaps.length} source map URL(s) the scripts name are not served.` }
         : { status: 'skipped', evidence: { checked }, summary: 'Not applicable: no source map request got an answer.' }
@@ -160,10 +192,18 @@ export const exposedSourceMaps = defineCheck({
     return {
       status: 'fail',
       severity: withContent > 0 ? 'high' : 'medium',
-      evidence: { url: served[0]!.probe.url, maps, total: served.length, withSourcesContent: withContent, truncated: served.length > MAX_MAPS },
+      evidence: {
+        url: served[0]!.probe.url,
+        maps,
+        total: served.length,
+        withSourcesContent: withContent,
+        truncated: served.length > MAX_MAPS,
+      },
       summary:
         `${served.length} source map(s) served, listing ${sources} source file(s)` +
-        (withContent > 0 ? `; ${withContent} embed the original source (sourcesContent), e.g. ${served.find((s) => s.found.sourcesContent)!.probe.url}.` : `, e.g. ${served[0]!.probe.url}.`),
+        (withContent > 0
+          ? `; ${withContent} embed the original source (sourcesContent), e.g. ${served.find((s) => s.found.sourcesContent)!.probe.url}.`
+          : `, e.g. ${served[0]!.probe.url}.`),
     }
   },
 })

@@ -49,17 +49,28 @@ export const hsts = defineCheck({
   title: 'Strict-Transport-Security is set',
   description: 'Reads the Strict-Transport-Security header of the final https response and its max-age.',
   why:
-    'HSTS makes browsers use https for the site without first trying http, so an attacker on the network cannot downgrade the first request or strip TLS.',
+    'HSTS makes browsers use https for the site without first trying http, so an attacker on the network cannot downgrade the first ' +
+    'request or strip TLS.',
   confirmation:
-    'Only for a target whose final URL is https (browsers ignore the header over http: skipped otherwise). Passes with max-age of at least 15552000 seconds (180 days); warns for a shorter max-age; fails when the header is missing, malformed (no or non-numeric max-age, a repeated directive) or max-age=0 (which removes HSTS). A value holding a comma warns: browsers use the first of two header lines but ignore one line holding a comma, and the gatherer sees both joined (a first value of max-age=0 or a malformed one still fails). includeSubDomains and preload are reported in the evidence, not required; a preload directive the preload list would refuse (no includeSubDomains, or max-age under one year) is noted.',
+    'Only for a target whose final URL is https (browsers ignore the header over http: skipped otherwise). Passes with max-age of at ' +
+    'least 15552000 seconds (180 days); warns for a shorter max-age; fails when the header is missing, malformed (no or non-numeric ' +
+    'max-age, a repeated directive) or max-age=0 (which removes HSTS). A value holding a comma warns: browsers use the first of two ' +
+    'header lines but ignore one line holding a comma, and the gatherer sees both joined (a first value of max-age=0 or a malformed ' +
+    'one still fails). includeSubDomains and preload are reported in the evidence, not required; a preload directive the preload list' +
+    ' would refuse (no includeSubDomains, or max-age under one year) is noted.',
   severity: 'high',
   fix: {
     generic: `Send "Strict-Transport-Security: ${RECOMMENDED}" on every https response once the whole site (and every subdomain, for includeSubDomains) works over https.`,
     ...headerFixes([{ key: 'Strict-Transport-Security', value: RECOMMENDED }]),
     cloudflare:
-      'SSL/TLS > Edge Certificates > HTTP Strict Transport Security (HSTS) > Enable: Max Age 12 months (or more), Apply HSTS policy to subdomains on when every subdomain has https.',
+      'SSL/TLS > Edge Certificates > HTTP Strict Transport Security (HSTS) > Enable: Max Age 12 months (or more), Apply HSTS policy ' +
+      'to subdomains on when every subdomain has https.',
   },
-  fixTarget: { kind: 'headers', headers: ['strict-transport-security'], where: { cloudflare: 'Cloudflare dashboard: SSL/TLS > Edge Certificates > HTTP Strict Transport Security (HSTS)' } },
+  fixTarget: {
+    kind: 'headers',
+    headers: ['strict-transport-security'],
+    where: { cloudflare: 'Cloudflare dashboard: SSL/TLS > Edge Certificates > HTTP Strict Transport Security (HSTS)' },
+  },
   requires: ['target', 'mainResponse'],
   run: ({ target, mainResponse }) => {
     const url = mainResponse.url || target.finalUrl
@@ -84,14 +95,23 @@ export const hsts = defineCheck({
       includeSubDomains: parsed.includeSubDomains,
       preload: parsed.preload,
       ...(first !== header
-        ? { note: 'The value holds a comma: the header is sent twice, or twice in one line. Browsers use the first of two header lines but ignore a single line holding a comma, and the two cannot be told apart here.' }
+        ? {
+            note: 'The value holds a comma: the header is sent twice, or twice in one line. Browsers use the first of two header lines but ignore a single line holding a comma, and the two cannot be told apart here.',
+          }
         : {}),
       ...(parsed.preload && parsed.error === null && (parsed.maxAge! < HSTS_PRELOAD_MIN_MAX_AGE || !parsed.includeSubDomains)
-        ? { preloadNote: 'preload is set, but the preload list also requires includeSubDomains and max-age of at least 31536000 (one year).' }
+        ? {
+            preloadNote:
+              'preload is set, but the preload list also requires includeSubDomains and max-age of at least 31536000 (one year).',
+          }
         : {}),
     }
     if (parsed.error) {
-      return { status: 'fail', evidence: { ...evidence, error: parsed.error }, summary: `Strict-Transport-Security is malformed: ${parsed.error}.` }
+      return {
+        status: 'fail',
+        evidence: { ...evidence, error: parsed.error },
+        summary: `Strict-Transport-Security is malformed: ${parsed.error}.`,
+      }
     }
     if (parsed.maxAge === 0) {
       return { status: 'fail', evidence, summary: 'Strict-Transport-Security has max-age=0, which turns HSTS off.' }

@@ -18,27 +18,51 @@ export const httpsRedirect = defineCheck({
   category: 'https',
   title: 'http redirects to https',
   description: 'Follows the http:// form of the site hop by hop and reads where it ends.',
-  why: 'Users and links still reach sites over http; without a redirect they stay on an unencrypted page that anyone on the network can read or change.',
+  why:
+    'Users and links still reach sites over http; without a redirect they stay on an unencrypted page that anyone on the network can ' +
+    'read or change.',
   confirmation:
-    'Passes when the http chain ends on https of the same host or its www/apex variant, with the first redirect going to https on the same host. Warns when it gets there another way: the first hop goes to another host or stays on http (redirect to https on the same host first, so HSTS covers that host), or the chain ends on https of an unrelated host. Fails when the http form answers without redirecting to https (a 200 page, an error page), when the chain ends on http, or when it loops. Skipped when the http form could not be reached at all (nothing listens on port 80 is not a finding).',
+    'Passes when the http chain ends on https of the same host or its www/apex variant, with the first redirect going to https on the' +
+    ' same host. Warns when it gets there another way: the first hop goes to another host or stays on http (redirect to https on the ' +
+    'same host first, so HSTS covers that host), or the chain ends on https of an unrelated host. Fails when the http form answers ' +
+    'without redirecting to https (a 200 page, an error page), when the chain ends on http, or when it loops. Skipped when the http ' +
+    'form could not be reached at all (nothing listens on port 80 is not a finding).',
   severity: 'high',
   fix: {
     generic: 'Answer every http:// request with a 301 (or 308) redirect to the same host and path on https://.',
-    vercel: 'Vercel redirects http to https on every domain automatically; check that the domain is added to the project and not only proxied elsewhere.',
-    netlify: 'Netlify redirects http to https once the certificate is provisioned: Domain management > HTTPS > Verify DNS configuration, then enable Force HTTPS if shown.',
-    nextjs: 'Redirect at the host or proxy in front of Next.js (a Next.js app cannot see the scheme reliably). Behind a proxy, in middleware.ts:\nif (req.headers.get(\'x-forwarded-proto\') === \'http\') return NextResponse.redirect(`https://${req.headers.get(\'host\')}${req.nextUrl.pathname}${req.nextUrl.search}`, 308)',
-    nginx: 'server {\n  listen 80;\n  listen [::]:80;\n  server_name example.com www.example.com;\n  return 301 https://$host$request_uri;\n}',
+    vercel:
+      'Vercel redirects http to https on every domain automatically; check that the domain is added to the project and not only proxied' +
+      ' elsewhere.',
+    netlify:
+      'Netlify redirects http to https once the certificate is provisioned: Domain management > HTTPS > Verify DNS configuration, then ' +
+      'enable Force HTTPS if shown.',
+    nextjs:
+      'Redirect at the host or proxy in front of Next.js (a Next.js app cannot see the scheme reliably). Behind a proxy, in ' +
+      "middleware.ts:\nif (req.headers.get('x-forwarded-proto') === 'http') return " +
+      "NextResponse.redirect(`https://${req.headers.get('host')}${req.nextUrl.pathname}${req.nextUrl.search}`, 308)",
+    nginx:
+      'server {\n  listen 80;\n  listen [::]:80;\n  server_name example.com www.example.com;\n  return 301 https://$host$request_uri;\n' +
+      '}',
     cloudflare: 'SSL/TLS > Edge Certificates > Always Use HTTPS: On.',
   },
   fixTarget: { kind: 'https-redirect' },
   requires: ['httpRedirect'],
   run: ({ httpRedirect }) => {
     if (!httpRedirect) {
-      return { status: 'skipped', evidence: { reason: 'The http:// form of the site could not be built or fetched.' }, summary: 'Not applicable: no http chain.' }
+      return {
+        status: 'skipped',
+        evidence: { reason: 'The http:// form of the site could not be built or fetched.' },
+        summary: 'Not applicable: no http chain.',
+      }
     }
     const chain = httpRedirect
     const startHost = hostOf(chain.startUrl) ?? ''
-    const evidence: Record<string, unknown> = { startUrl: chain.startUrl, hops: hopsEvidence(chain), finalUrl: chain.finalUrl, error: chain.error }
+    const evidence: Record<string, unknown> = {
+      startUrl: chain.startUrl,
+      hops: hopsEvidence(chain),
+      finalUrl: chain.finalUrl,
+      error: chain.error,
+    }
     const first = chain.hops[0]
 
     if (!first || first.status === 0) {
@@ -68,7 +92,7 @@ export const httpsRedirect = defineCheck({
     if (chain.error && LOOP.test(chain.error)) {
       return { status: 'fail', evidence, summary: `The http:// redirect chain does not end: ${chain.error}.` }
     }
-    if (!end || end.protocol !== 'https:') {
+    if (end?.protocol !== 'https:') {
       if (chain.error && UNREACHABLE.test(chain.error) && targets.some((t) => t.protocol === 'https:')) {
         evidence.note = 'The chain reached https but the https page did not answer.'
       } else {
@@ -85,7 +109,7 @@ export const httpsRedirect = defineCheck({
         summary: `http://${startHost} ends on https of a different host (${endHost}).`,
       }
     }
-    if (!firstTarget || firstTarget.protocol !== 'https:' || firstTarget.hostname.toLowerCase() !== startHost) {
+    if (firstTarget?.protocol !== 'https:' || firstTarget.hostname.toLowerCase() !== startHost) {
       evidence.note = 'Redirect to https on the same host first, then to the other host, so HSTS is set for this host.'
       return {
         status: 'warn',

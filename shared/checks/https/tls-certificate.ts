@@ -71,25 +71,46 @@ export const tlsCertificate = defineCheck({
   category: 'https',
   title: 'The TLS certificate is valid and not about to expire',
   description:
-    'Reads the certificate the server presents for the final https URL: whether its chain verifies against the trust store for this host name, who issued it, and how many days it has left.',
+    'Reads the certificate the server presents for the final https URL: whether its chain verifies against the trust store for this ' +
+    'host name, who issued it, and how many days it has left.',
   why:
-    'Browsers show a full-page warning for an expired, self-signed, mismatched or untrusted certificate: visitors leave, or learn to click through warnings, which is exactly what an interception attack needs. An expiry missed by a broken renewal takes the whole site down.',
+    'Browsers show a full-page warning for an expired, self-signed, mismatched or untrusted certificate: visitors leave, or learn to ' +
+    'click through warnings, which is exactly what an interception attack needs. An expiry missed by a broken renewal takes the whole' +
+    ' site down.',
   confirmation:
-    'Skipped for a site whose final URL is http (judged by https-redirect), or when the handshake failed for a reason unrelated to the certificate (timeout, refused connection, protocol; the error is in the evidence). Fails (critical) when the chain does not verify for the host name (expired, self-signed, hostname mismatch, missing intermediate, untrusted root; the verification error is in the evidence), when a handshake error names the certificate, or when the certificate has expired. Warns (high) under 14 days left and (medium) under 30. Short-lived certificates (e.g. 6-day or 45-day ACME certificates) warn only once a third of their lifetime is left, the point where ACME clients renew, so they do not warn all the time. Not findings: a certificate the scanner was told to trust (pinned for a test environment), any CA or validation level, a self-signed issuer on a chain that verifies.',
+    'Skipped for a site whose final URL is http (judged by https-redirect), or when the handshake failed for a reason unrelated to ' +
+    'the certificate (timeout, refused connection, protocol; the error is in the evidence). Fails (critical) when the chain does not ' +
+    'verify for the host name (expired, self-signed, hostname mismatch, missing intermediate, untrusted root; the verification error ' +
+    'is in the evidence), when a handshake error names the certificate, or when the certificate has expired. Warns (high) under 14 ' +
+    'days left and (medium) under 30. Short-lived certificates (e.g. 6-day or 45-day ACME certificates) warn only once a third of ' +
+    'their lifetime is left, the point where ACME clients renew, so they do not warn all the time. Not findings: a certificate the ' +
+    'scanner was told to trust (pinned for a test environment), any CA or validation level, a self-signed issuer on a chain that ' +
+    'verifies.',
   severity: 'critical',
   fix: {
     generic:
-      'Serve a certificate from a public CA that covers every host name of the site, with the full chain (leaf + intermediates), and renew it automatically: with certbot, "certbot renew" runs from its systemd timer; check with "openssl s_client -connect example.com:443 -servername example.com -showcerts".',
+      'Serve a certificate from a public CA that covers every host name of the site, with the full chain (leaf + intermediates), and ' +
+      'renew it automatically: with certbot, "certbot renew" runs from its systemd timer; check with "openssl s_client -connect ' +
+      'example.com:443 -servername example.com -showcerts".',
     vercel:
-      'Vercel issues and renews certificates itself: in Project > Settings > Domains, make sure the domain shows "Valid Configuration" (DNS pointing at Vercel, no CAA record blocking Let\'s Encrypt). A custom certificate uploaded with "vercel certs add" must be replaced before it expires.',
+      'Vercel issues and renews certificates itself: in Project > Settings > Domains, make sure the domain shows "Valid ' +
+      'Configuration" (DNS pointing at Vercel, no CAA record blocking Let\'s Encrypt). A custom certificate uploaded with "vercel ' +
+      'certs add" must be replaced before it expires.',
     netlify:
-      'Netlify provisions Let\'s Encrypt certificates: Site configuration > Domain management > HTTPS > Verify DNS configuration, then Renew certificate. Check that DNS points at Netlify and no CAA record blocks Let\'s Encrypt. A custom certificate must include the full chain.',
+      "Netlify provisions Let's Encrypt certificates: Site configuration > Domain management > HTTPS > Verify DNS configuration, " +
+      "then Renew certificate. Check that DNS points at Netlify and no CAA record blocks Let's Encrypt. A custom certificate must " +
+      'include the full chain.',
     nextjs:
-      'Next.js does not terminate TLS: fix it where the site is hosted (Vercel, a proxy, the load balancer). For a self-hosted "next start" behind nginx or Caddy, see the nginx fix; Caddy obtains and renews certificates automatically.',
+      'Next.js does not terminate TLS: fix it where the site is hosted (Vercel, a proxy, the load balancer). For a self-hosted "next ' +
+      'start" behind nginx or Caddy, see the nginx fix; Caddy obtains and renews certificates automatically.',
     nginx:
-      'Use the full chain, not only the leaf, and renew automatically:\nssl_certificate     /etc/letsencrypt/live/example.com/fullchain.pem;\nssl_certificate_key /etc/letsencrypt/live/example.com/privkey.pem;\nthen "certbot renew --deploy-hook \'systemctl reload nginx\'" from a timer, and "nginx -t && systemctl reload nginx".',
+      'Use the full chain, not only the leaf, and renew automatically:\nssl_certificate     ' +
+      '/etc/letsencrypt/live/example.com/fullchain.pem;\nssl_certificate_key /etc/letsencrypt/live/example.com/privkey.pem;\nthen ' +
+      '"certbot renew --deploy-hook \'systemctl reload nginx\'" from a timer, and "nginx -t && systemctl reload nginx".',
     cloudflare:
-      'SSL/TLS > Edge Certificates: check the Universal certificate is Active for the host (a proxied, orange-cloud record). For Full (strict) mode, the origin also needs a valid certificate: SSL/TLS > Origin Server > Create Certificate, installed on the origin.',
+      'SSL/TLS > Edge Certificates: check the Universal certificate is Active for the host (a proxied, orange-cloud record). For Full' +
+      ' (strict) mode, the origin also needs a valid certificate: SSL/TLS > Origin Server > Create Certificate, installed on the ' +
+      'origin.',
   },
   requires: ['target'],
   optional: ['tls'],
@@ -97,26 +118,42 @@ export const tlsCertificate = defineCheck({
     if (target.scheme !== 'https') {
       return {
         status: 'skipped',
-        evidence: { url: target.finalUrl, reason: 'The final URL is http: there is no certificate to judge (the missing https is judged by https-redirect).' },
+        evidence: {
+          url: target.finalUrl,
+          reason: 'The final URL is http: there is no certificate to judge (the missing https is judged by https-redirect).',
+        },
         summary: 'Not applicable: the site is not served over https.',
       }
     }
     if (!tls) {
-      return { status: 'skipped', evidence: { url: target.finalUrl, reason: 'The TLS handshake was not recorded.' }, summary: 'Not applicable: no TLS handshake was recorded.' }
+      return {
+        status: 'skipped',
+        evidence: { url: target.finalUrl, reason: 'The TLS handshake was not recorded.' },
+        summary: 'Not applicable: no TLS handshake was recorded.',
+      }
     }
     if (tls.error) {
       const evidence = { host: tls.host, port: tls.port, error: tls.error }
       if (isCertificateError(tls.error)) {
         return { status: 'fail', evidence, summary: `The TLS handshake failed on the certificate: ${tls.error}.` }
       }
-      return { status: 'skipped', evidence, summary: `Not applicable: the TLS handshake failed for a reason other than the certificate (${tls.error}).` }
+      return {
+        status: 'skipped',
+        evidence,
+        summary: `Not applicable: the TLS handshake failed for a reason other than the certificate (${tls.error}).`,
+      }
     }
 
     const evidence = describe(tls)
     if (!tls.authorized) {
       const code = tls.authorizationError ?? 'unverified'
       const reason =
-        REASONS[code] ?? (tls.selfSigned ? 'the certificate is self-signed' : !evidence.hostCovered ? 'the certificate is not valid for this host name' : 'the certificate does not verify')
+        REASONS[code] ??
+        (tls.selfSigned
+          ? 'the certificate is self-signed'
+          : !evidence.hostCovered
+            ? 'the certificate is not valid for this host name'
+            : 'the certificate does not verify')
       return {
         status: 'fail',
         evidence: { ...evidence, reason },
@@ -124,7 +161,11 @@ export const tlsCertificate = defineCheck({
       }
     }
     if (tls.daysRemaining < 0) {
-      return { status: 'fail', evidence: { ...evidence, reason: 'the certificate has expired' }, summary: `The certificate of ${tls.host} expired on ${tls.validTo}.` }
+      return {
+        status: 'fail',
+        evidence: { ...evidence, reason: 'the certificate has expired' },
+        summary: `The certificate of ${tls.host} expired on ${tls.validTo}.`,
+      }
     }
     const lifetime = lifetimeDays(tls)
     // ACME clients renew with about a third of the lifetime left; before that, a short-lived certificate is healthy.

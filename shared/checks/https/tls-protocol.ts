@@ -16,17 +16,31 @@ export const tlsProtocol = defineCheck({
   title: 'TLS 1.2 or newer is negotiated',
   description: 'Reads the TLS protocol version negotiated with the server of the final https URL.',
   why:
-    'SSL 3.0, TLS 1.0 and TLS 1.1 have known weaknesses (POODLE, BEAST, weak MACs) and are deprecated (RFC 8996); current browsers refuse them, so a server that offers nothing newer is both insecure and unreachable.',
+    'SSL 3.0, TLS 1.0 and TLS 1.1 have known weaknesses (POODLE, BEAST, weak MACs) and are deprecated (RFC 8996); current browsers ' +
+    'refuse them, so a server that offers nothing newer is both insecure and unreachable.',
   confirmation:
-    'Skipped for a site whose final URL is http, or when the handshake failed for another reason (the error is in the evidence). Passes for TLS 1.3, and for TLS 1.2 with a note that TLS 1.3 is faster and drops legacy cipher suites. Fails when the negotiated protocol is older than TLS 1.2, or when the handshake failed because the server supports neither TLS 1.2 nor 1.3. The probe offers TLS 1.2 and 1.3 and records the best version both sides share: it does not prove that TLS 1.0 and 1.1 are disabled on the server, so their mere support is not judged.',
+    'Skipped for a site whose final URL is http, or when the handshake failed for another reason (the error is in the evidence). ' +
+    'Passes for TLS 1.3, and for TLS 1.2 with a note that TLS 1.3 is faster and drops legacy cipher suites. Fails when the negotiated' +
+    ' protocol is older than TLS 1.2, or when the handshake failed because the server supports neither TLS 1.2 nor 1.3. The probe ' +
+    'offers TLS 1.2 and 1.3 and records the best version both sides share: it does not prove that TLS 1.0 and 1.1 are disabled on the' +
+    ' server, so their mere support is not judged.',
   severity: 'high',
   fix: {
     generic:
-      'Enable TLS 1.2 and 1.3 on the server or load balancer and disable everything older, e.g. in OpenSSL-based servers "MinProtocol = TLSv1.2". Check with "openssl s_client -connect example.com:443 -tls1_3".',
-    vercel: 'Vercel serves TLS 1.2 and 1.3 on its edge; an older protocol means the domain does not point at Vercel: fix its DNS in Project > Settings > Domains.',
-    netlify: 'Netlify serves TLS 1.2 and 1.3; an older protocol means the domain does not point at Netlify or a proxy sits in front of it: check the DNS records in Domain management.',
-    nextjs: 'Next.js does not terminate TLS: set the protocols where TLS ends (Vercel, nginx, the load balancer); see the nginx fix for a self-hosted proxy.',
-    nginx: 'In the http or server block:\nssl_protocols TLSv1.2 TLSv1.3;\nssl_prefer_server_ciphers off;\nthen "nginx -t && systemctl reload nginx".',
+      'Enable TLS 1.2 and 1.3 on the server or load balancer and disable everything older, e.g. in OpenSSL-based servers "MinProtocol' +
+      ' = TLSv1.2". Check with "openssl s_client -connect example.com:443 -tls1_3".',
+    vercel:
+      'Vercel serves TLS 1.2 and 1.3 on its edge; an older protocol means the domain does not point at Vercel: fix its DNS in Project >' +
+      ' Settings > Domains.',
+    netlify:
+      'Netlify serves TLS 1.2 and 1.3; an older protocol means the domain does not point at Netlify or a proxy sits in front of it: ' +
+      'check the DNS records in Domain management.',
+    nextjs:
+      'Next.js does not terminate TLS: set the protocols where TLS ends (Vercel, nginx, the load balancer); see the nginx fix for a ' +
+      'self-hosted proxy.',
+    nginx:
+      'In the http or server block:\nssl_protocols TLSv1.2 TLSv1.3;\nssl_prefer_server_ciphers off;\nthen "nginx -t && systemctl reload' +
+      ' nginx".',
     cloudflare: 'SSL/TLS > Edge Certificates > Minimum TLS Version: TLS 1.2, and TLS 1.3: On.',
   },
   requires: ['target'],
@@ -40,7 +54,11 @@ export const tlsProtocol = defineCheck({
       }
     }
     if (!tls) {
-      return { status: 'skipped', evidence: { url: target.finalUrl, reason: 'The TLS handshake was not recorded.' }, summary: 'Not applicable: no TLS handshake was recorded.' }
+      return {
+        status: 'skipped',
+        evidence: { url: target.finalUrl, reason: 'The TLS handshake was not recorded.' },
+        summary: 'Not applicable: no TLS handshake was recorded.',
+      }
     }
     const evidence: Record<string, unknown> = { host: tls.host, port: tls.port, protocol: tls.protocol }
     if (tls.error) {
@@ -52,7 +70,11 @@ export const tlsProtocol = defineCheck({
       return { status: 'skipped', evidence, summary: `Not applicable: the TLS handshake failed (${tls.error}).` }
     }
     if (!tls.protocol || tls.protocol === 'unknown') {
-      return { status: 'skipped', evidence: { ...evidence, reason: 'The negotiated protocol was not reported.' }, summary: 'Not applicable: the negotiated TLS protocol is unknown.' }
+      return {
+        status: 'skipped',
+        evidence: { ...evidence, reason: 'The negotiated protocol was not reported.' },
+        summary: 'Not applicable: the negotiated TLS protocol is unknown.',
+      }
     }
     if (LEGACY.has(tls.protocol)) {
       return {

@@ -13,16 +13,30 @@ export const perfCaching = defineCheck({
   category: 'performance',
   title: 'Static assets carry caching headers',
   description: 'Looks at Cache-Control and Expires on the scripts, stylesheets, fonts and images the site served while the page loaded.',
-  why: 'Without caching headers, browsers and CDNs fall back to guesses and revalidate or re-download assets on every visit; explicit long-lived caching for fingerprinted files makes repeat visits nearly free.',
+  why:
+    'Without caching headers, browsers and CDNs fall back to guesses and revalidate or re-download assets on every visit; explicit ' +
+    'long-lived caching for fingerprinted files makes repeat visits nearly free.',
   confirmation: `Warns when a successful first-party static asset (script, stylesheet, font, image; same registrable domain as the page) has neither Cache-Control nor Expires. Any explicit policy passes, including no-cache or a short max-age: that is a deliberate choice. Not findings: third-party assets (their owner sets the headers), assets under ${SMALL_RESPONSE} bytes (revalidating them costs about as much as downloading them), data: URLs, failed or partial responses, and responses whose headers were not captured. ETag and Last-Modified are reported; alone they only allow revalidation.`,
   severity: 'low',
   fix: {
-    generic: 'Serve fingerprinted assets (app.3f2a9c.js) with Cache-Control: public, max-age=31536000, immutable, and other static files with a shorter max-age (e.g. max-age=3600) or no-cache plus an ETag.',
-    vercel: 'Vercel caches build output from the framework automatically; for files in public/ add in vercel.json:\n{ "headers": [{ "source": "/assets/(.*)", "headers": [{ "key": "Cache-Control", "value": "public, max-age=31536000, immutable" }] }] }',
-    netlify: 'In _headers:\n/assets/*\n  Cache-Control: public, max-age=31536000, immutable\n(only for fingerprinted file names; Netlify otherwise sends max-age=0, must-revalidate).',
-    nextjs: '_next/static is served with immutable caching by next start; for files in public/ add headers() in next.config.js: { source: \'/images/:path*\', headers: [{ key: \'Cache-Control\', value: \'public, max-age=86400\' }] }.',
-    nginx: 'location ~* \\.(?:js|css|woff2?|png|jpe?g|gif|svg|webp|avif)$ {\n  expires 30d;\n  add_header Cache-Control "public";\n}\n(use expires max; add_header Cache-Control "public, immutable"; for fingerprinted files).',
-    cloudflare: 'Caching > Cache Rules: for static file extensions set Edge TTL and Browser TTL (e.g. 1 month), or send Cache-Control from the origin; Cloudflare respects origin headers by default.',
+    generic:
+      'Serve fingerprinted assets (app.3f2a9c.js) with Cache-Control: public, max-age=31536000, immutable, and other static files with ' +
+      'a shorter max-age (e.g. max-age=3600) or no-cache plus an ETag.',
+    vercel:
+      'Vercel caches build output from the framework automatically; for files in public/ add in vercel.json:\n{ "headers": [{ "source":' +
+      ' "/assets/(.*)", "headers": [{ "key": "Cache-Control", "value": "public, max-age=31536000, immutable" }] }] }',
+    netlify:
+      'In _headers:\n/assets/*\n  Cache-Control: public, max-age=31536000, immutable\n(only for fingerprinted file names; Netlify ' +
+      'otherwise sends max-age=0, must-revalidate).',
+    nextjs:
+      "_next/static is served with immutable caching by next start; for files in public/ add headers() in next.config.js: { source: '" +
+      "/images/:path*', headers: [{ key: 'Cache-Control', value: 'public, max-age=86400' }] }.",
+    nginx:
+      'location ~* \\.(?:js|css|woff2?|png|jpe?g|gif|svg|webp|avif)$ {\n  expires 30d;\n  add_header Cache-Control "public";\n}\n(use ' +
+      'expires max; add_header Cache-Control "public, immutable"; for fingerprinted files).',
+    cloudflare:
+      'Caching > Cache Rules: for static file extensions set Edge TTL and Browser TTL (e.g. 1 month), or send Cache-Control from the ' +
+      'origin; Cloudflare respects origin headers by default.',
   },
   requires: ['page', 'target', 'mainResponse'],
   optional: ['performance'],

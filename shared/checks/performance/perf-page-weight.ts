@@ -13,16 +13,30 @@ export const perfPageWeight = defineCheck({
   category: 'performance',
   title: 'The page is not too heavy',
   description: 'Adds up the bytes transferred for the document and every resource the browser loaded (navigation and resource timings).',
-  why: 'Every megabyte costs seconds on a mobile connection and money on metered plans; heavy pages load slowly, drain batteries and rank lower.',
+  why:
+    'Every megabyte costs seconds on a mobile connection and money on metered plans; heavy pages load slowly, drain batteries and rank ' +
+    'lower.',
   confirmation: `Sums transferSize of the navigation and of each resource timing entry. Cross-origin resources without Timing-Allow-Origin report 0 bytes to the page; their Content-Length from the browser's responses is used instead when known, and the rest are counted as unmeasured. Warns above ${formatBytes(PAGE_WEIGHT_WARN)}, fails above ${formatBytes(PAGE_WEIGHT_FAIL)} (decimal MB). One cold load with an empty cache, before any interaction; content loaded later (lazy images, infinite scroll) is not counted.`,
   severity: 'medium',
   fix: {
-    generic: 'Look at the largest resources listed: serve images as AVIF/WebP at the displayed size with loading="lazy" below the fold, split and tree-shake JavaScript, drop unused libraries and fonts, and compress text with brotli or gzip.',
-    vercel: 'Use the framework image component (next/image, or Vercel Image Optimization) for images, analyse bundles (e.g. @next/bundle-analyzer) to drop heavy dependencies, and load non-critical code with dynamic import().',
-    netlify: 'Serve images through Netlify Image CDN (/.netlify/images?url=...&w=...&fm=avif) at the displayed size, and trim JavaScript bundles (dynamic import(), removing unused dependencies).',
-    nextjs: 'Use next/image (sizes set, AVIF enabled with images.formats), next/font for fonts, dynamic() for heavy client components, and @next/bundle-analyzer to find large modules; keep components server-side where possible.',
-    nginx: 'Enable compression (gzip on; gzip_types text/css application/javascript application/json image/svg+xml;, or brotli), serve pre-resized WebP/AVIF images, and remove unused assets from the pages.',
-    cloudflare: 'Enable Polish (WebP/AVIF) or Cloudflare Images with resizing for images, keep compression on (brotli is automatic), and trim the JavaScript your pages load.',
+    generic:
+      'Look at the largest resources listed: serve images as AVIF/WebP at the displayed size with loading="lazy" below the fold, split ' +
+      'and tree-shake JavaScript, drop unused libraries and fonts, and compress text with brotli or gzip.',
+    vercel:
+      'Use the framework image component (next/image, or Vercel Image Optimization) for images, analyse bundles (e.g. ' +
+      '@next/bundle-analyzer) to drop heavy dependencies, and load non-critical code with dynamic import().',
+    netlify:
+      'Serve images through Netlify Image CDN (/.netlify/images?url=...&w=...&fm=avif) at the displayed size, and trim JavaScript ' +
+      'bundles (dynamic import(), removing unused dependencies).',
+    nextjs:
+      'Use next/image (sizes set, AVIF enabled with images.formats), next/font for fonts, dynamic() for heavy client components, and ' +
+      '@next/bundle-analyzer to find large modules; keep components server-side where possible.',
+    nginx:
+      'Enable compression (gzip on; gzip_types text/css application/javascript application/json image/svg+xml;, or brotli), serve ' +
+      'pre-resized WebP/AVIF images, and remove unused assets from the pages.',
+    cloudflare:
+      'Enable Polish (WebP/AVIF) or Cloudflare Images with resizing for images, keep compression on (brotli is automatic), and trim the' +
+      ' JavaScript your pages load.',
   },
   requires: ['performance'],
   optional: ['page'],
@@ -36,7 +50,7 @@ export const perfPageWeight = defineCheck({
     const items: Array<{ url: string; type: string; bytes: number; estimated: boolean }> = []
     let unmeasured = 0
     if (nav) {
-      const bytes = nav.transferSize > 0 ? nav.transferSize : (page ? lengths.get(page.finalUrl) : undefined) ?? nav.encodedBodySize
+      const bytes = nav.transferSize > 0 ? nav.transferSize : ((page ? lengths.get(page.finalUrl) : undefined) ?? nav.encodedBodySize)
       items.push({ url: page?.finalUrl ?? 'document', type: 'document', bytes, estimated: nav.transferSize === 0 })
     }
     for (const r of performance.resources) {
@@ -66,10 +80,19 @@ export const perfPageWeight = defineCheck({
     const top = largest[0]
     const biggest = top ? `; largest: ${displayUrl(top.url, 100)} (${formatBytes(top.bytes)})` : ''
     if (total > PAGE_WEIGHT_FAIL) {
-      return { status: 'fail', evidence, summary: `The page transferred ${formatBytes(total)} while loading (over ${formatBytes(PAGE_WEIGHT_FAIL)})${biggest}.` }
+      return {
+        status: 'fail',
+        evidence,
+        summary: `The page transferred ${formatBytes(total)} while loading (over ${formatBytes(PAGE_WEIGHT_FAIL)})${biggest}.`,
+      }
     }
     if (total > PAGE_WEIGHT_WARN) {
-      return { status: 'warn', severity: 'low', evidence, summary: `The page transferred ${formatBytes(total)} while loading (over ${formatBytes(PAGE_WEIGHT_WARN)})${biggest}.` }
+      return {
+        status: 'warn',
+        severity: 'low',
+        evidence,
+        summary: `The page transferred ${formatBytes(total)} while loading (over ${formatBytes(PAGE_WEIGHT_WARN)})${biggest}.`,
+      }
     }
     return { status: 'pass', evidence, summary: `The page transferred ${formatBytes(total)} in ${evidence.requests} response(s).` }
   },

@@ -33,7 +33,8 @@ export function hasFullBody(r: BrowserRequest): boolean {
   return r.status >= 200 && r.status < 300 && r.status !== 204 && r.status !== 206 && r.method !== 'HEAD'
 }
 
-const TEXT_TYPE = /^(?:text\/(?:html|css|javascript|ecmascript|plain|xml|csv)|application\/(?:javascript|x-javascript|ecmascript|json|xml|xhtml\+xml|ld\+json|manifest\+json|[\w.+-]+\+json|[\w.+-]+\+xml)|image\/svg\+xml)$/
+const TEXT_TYPE =
+  /^(?:text\/(?:html|css|javascript|ecmascript|plain|xml|csv)|application\/(?:javascript|x-javascript|ecmascript|json|xml|xhtml\+xml|ld\+json|manifest\+json|[\w.+-]+\+json|[\w.+-]+\+xml)|image\/svg\+xml)$/
 
 /** Whether a Content-Type is text (html, js, css, json, svg, xml): it shrinks to a fraction with gzip or brotli. */
 export function isCompressibleType(contentType: string): boolean {
@@ -47,7 +48,11 @@ const COMPRESSED = new Set(['gzip', 'x-gzip', 'br', 'zstd', 'deflate', 'compress
 export function contentEncoding(headers: Record<string, string>): string | null {
   const value = headerValue(headers, 'content-encoding')
   if (!value) return null
-  const codings = value.toLowerCase().split(',').map((s) => s.trim()).filter((s) => s && s !== 'identity')
+  const codings = value
+    .toLowerCase()
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s && s !== 'identity')
   return codings.find((c) => COMPRESSED.has(c)) ?? null
 }
 
@@ -62,7 +67,12 @@ export function timingsByUrl(performance: PerformanceArtifact | null): Map<strin
  * Bytes of a response body as sent: Content-Length, else the encoded body size the browser measured
  * (for the page's document, from navigation timing). Null when neither is known (chunked cross-origin).
  */
-export function bodySize(r: BrowserRequest, timings: Map<string, ResourceTiming>, page: PageArtifact, performance: PerformanceArtifact | null): number | null {
+export function bodySize(
+  r: BrowserRequest,
+  timings: Map<string, ResourceTiming>,
+  page: PageArtifact,
+  performance: PerformanceArtifact | null,
+): number | null {
   const length = headerValue(r.headers, 'content-length')
   if (length && /^\d+$/.test(length)) return Number(length)
   const timing = timings.get(r.url)

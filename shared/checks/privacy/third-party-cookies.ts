@@ -45,18 +45,40 @@ export const thirdPartyCookies = defineCheck({
   id: 'third-party-cookies',
   category: 'privacy',
   title: 'No third-party cookies before consent',
-  description: 'Lists the cookies the browser stored while loading the page, before any interaction, whose domain belongs to another site, and analytics cookies set on the site\'s own domain.',
-  why: 'Cookies set before the visitor agrees to anything are how trackers follow people across sites; in the EU and UK (ePrivacy, GDPR) non-essential cookies need prior consent, and regulators fine sites that set them on arrival.',
+  description:
+    'Lists the cookies the browser stored while loading the page, before any interaction, whose domain belongs to another site, and ' +
+    "analytics cookies set on the site's own domain.",
+  why:
+    'Cookies set before the visitor agrees to anything are how trackers follow people across sites; in the EU and UK (ePrivacy, GDPR) ' +
+    'non-essential cookies need prior consent, and regulators fine sites that set them on arrival.',
   confirmation:
-    'A cookie is third-party when its domain\'s registrable domain differs from the site\'s (target, redirect end, page); a cookie on cdn.example.com or .example.com is first-party for www.example.com. Warns with the names and domains of third-party cookies stored before any interaction (values are never read into the report). Known analytics cookies on the site\'s own domain (_ga, _gid, _fbp, _hjSession*, ...) are reported as info, not a failure: whether they need prior consent depends on the jurisdiction and on how they are configured, so confirm against your consent setup. Only what the scanner\'s browser stored on one load is seen; a browser that blocks third-party cookies would refuse some of them.',
+    "A cookie is third-party when its domain's registrable domain differs from the site's (target, redirect end, page); a cookie on" +
+    ' cdn.example.com or .example.com is first-party for www.example.com. Warns with the names and domains of third-party cookies ' +
+    "stored before any interaction (values are never read into the report). Known analytics cookies on the site's own domain (_ga, " +
+    '_gid, _fbp, _hjSession*, ...) are reported as info, not a failure: whether they need prior consent depends on the jurisdiction ' +
+    "and on how they are configured, so confirm against your consent setup. Only what the scanner's browser stored on one load is " +
+    'seen; a browser that blocks third-party cookies would refuse some of them.',
   severity: 'medium',
   fix: {
-    generic: 'Load tags that set cookies (ads, analytics, embeds) only after consent; use a consent manager with Google Consent Mode defaults set to denied, privacy-enhanced embeds (youtube-nocookie.com) and cookieless analytics where possible.',
-    vercel: 'Render third-party tags only after consent in your app; Vercel Web Analytics is cookieless and first-party and can replace cookie-based analytics.',
-    netlify: 'Render third-party tags only after consent in your app or templates; Netlify Analytics is server-side and sets no cookies, an option for basic traffic numbers.',
-    nextjs: 'Render <Script> tags for analytics and ads only after consent (e.g. from a consent-state provider), set gtag(\'consent\', \'default\', { ad_storage: \'denied\', analytics_storage: \'denied\' }) before loading Google tags, and use lite embeds for YouTube and maps.',
-    nginx: 'Cookies here are set by scripts and embeds in the page, not by nginx: remove or consent-gate those tags in the templates; do not proxy_pass third-party Set-Cookie headers through your domain.',
-    cloudflare: 'Use Zaraz with its consent management to load tools only after consent (tools then run at the edge and set fewer browser cookies), or gate the tags in your templates.',
+    generic:
+      'Load tags that set cookies (ads, analytics, embeds) only after consent; use a consent manager with Google Consent Mode defaults ' +
+      'set to denied, privacy-enhanced embeds (youtube-nocookie.com) and cookieless analytics where possible.',
+    vercel:
+      'Render third-party tags only after consent in your app; Vercel Web Analytics is cookieless and first-party and can replace ' +
+      'cookie-based analytics.',
+    netlify:
+      'Render third-party tags only after consent in your app or templates; Netlify Analytics is server-side and sets no cookies, an ' +
+      'option for basic traffic numbers.',
+    nextjs:
+      "Render <Script> tags for analytics and ads only after consent (e.g. from a consent-state provider), set gtag('consent', '" +
+      "default', { ad_storage: 'denied', analytics_storage: 'denied' }) before loading Google tags, and use lite embeds for " +
+      'YouTube and maps.',
+    nginx:
+      'Cookies here are set by scripts and embeds in the page, not by nginx: remove or consent-gate those tags in the templates; do not' +
+      ' proxy_pass third-party Set-Cookie headers through your domain.',
+    cloudflare:
+      'Use Zaraz with its consent management to load tools only after consent (tools then run at the edge and set fewer browser ' +
+      'cookies), or gate the tags in your templates.',
   },
   requires: ['page', 'target', 'mainResponse'],
   run: ({ page, target, mainResponse }) => {
@@ -84,7 +106,9 @@ export const thirdPartyCookies = defineCheck({
       thirdPartyCount: thirdParty.length,
       thirdPartyDomains: byDomain,
       firstPartyAnalytics: analytics.slice(0, MAX_LISTED).map((c) => ({ ...describe(c), vendor: c.vendor })),
-      note: 'Before any interaction or consent. Consent rules depend on jurisdiction: first-party analytics cookies are listed for review, not scored.',
+      note:
+        'Before any interaction or consent. Consent rules depend on jurisdiction: first-party analytics cookies are listed for review, ' +
+        'not scored.',
     }
     if (thirdParty.length > 0) {
       const domains = Object.entries(byDomain)
@@ -103,9 +127,16 @@ export const thirdPartyCookies = defineCheck({
         status: 'info',
         severity: 'info',
         evidence,
-        summary: `No third-party cookies, but ${vendors.join(', ')} set ${analytics.length} first-party cookie(s) (${analytics.slice(0, 3).map((c) => c.name).join(', ')}) before consent; whether that needs consent depends on your jurisdiction.`,
+        summary: `No third-party cookies, but ${vendors.join(', ')} set ${analytics.length} first-party cookie(s) (${analytics
+          .slice(0, 3)
+          .map((c) => c.name)
+          .join(', ')}) before consent; whether that needs consent depends on your jurisdiction.`,
       }
     }
-    return { status: 'pass', evidence, summary: `No third-party or analytics cookies before interaction (${page.cookies.length} cookie(s) stored).` }
+    return {
+      status: 'pass',
+      evidence,
+      summary: `No third-party or analytics cookies before interaction (${page.cookies.length} cookie(s) stored).`,
+    }
   },
 })

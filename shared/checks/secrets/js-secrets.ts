@@ -1,7 +1,7 @@
 // Provider-specific secrets in the JavaScript the page loaded. Keys that are public by design are
 // reported as info, never as failures.
 
-import { defineCheck, type Severity } from '../types.ts'
+import { defineCheck } from '../types.ts'
 import { scanScripts, type SecretFinding } from '../util/secrets.ts'
 import { bySeverity } from '../ranking.ts'
 
@@ -12,18 +12,39 @@ export const jsSecrets = defineCheck({
   category: 'secrets',
   title: 'No secret keys in JavaScript',
   description:
-    'Scans the external and inline scripts the page loaded for provider-specific secret formats: Stripe, AWS, GitHub, Slack, OpenAI, Anthropic and Supabase keys.',
-  why: 'Everything shipped to the browser is public. A secret key in a bundle lets anyone charge cards, read databases past their access rules, or use paid APIs on your account.',
+    'Scans the external and inline scripts the page loaded for provider-specific secret formats: Stripe, AWS, GitHub, Slack, OpenAI, ' +
+    'Anthropic and Supabase keys.',
+  why:
+    'Everything shipped to the browser is public. A secret key in a bundle lets anyone charge cards, read databases past their access ' +
+    'rules, or use paid APIs on your account.',
   confirmation:
-    'Fails for secret formats: Stripe sk_live_/rk_live_, AWS access key ids (critical when a secret access key appears nearby), GitHub ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, Slack xox*- tokens and webhook URLs, OpenAI sk-/sk-proj- and Anthropic sk-ant- keys, Supabase sb_secret_ keys and JWTs whose decoded payload has role "service_role". Warns for Stripe test-mode secret keys. Public by design, reported as info only: Supabase anon JWTs and sb_publishable_ keys, Firebase/Google AIza web keys, Stripe pk_live_/pk_test_. Matches must stand alone (not inside a longer identifier) and look random, so class names and minified identifiers containing "sk-" are not findings; AWS documentation example keys are ignored. Evidence shows the kind, script URL, position and a redacted value (first 8 and last 4 characters).',
+    'Fails for secret formats: Stripe sk_live_/rk_live_, AWS access key ids (critical when a secret access key appears nearby), ' +
+    'GitHub ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, Slack xox*- tokens and webhook URLs, OpenAI sk-/sk-proj- and Anthropic sk-ant- ' +
+    'keys, Supabase sb_secret_ keys and JWTs whose decoded payload has role "service_role". Warns for Stripe test-mode secret keys. ' +
+    'Public by design, reported as info only: Supabase anon JWTs and sb_publishable_ keys, Firebase/Google AIza web keys, Stripe ' +
+    'pk_live_/pk_test_. Matches must stand alone (not inside a longer identifier) and look random, so class names and minified ' +
+    'identifiers containing "sk-" are not findings; AWS documentation example keys are ignored. Evidence shows the kind, script URL, ' +
+    'position and a redacted value (first 8 and last 4 characters).',
   severity: 'critical',
   fix: {
-    generic: 'Revoke and rotate the exposed key now, then move the call that needs it to a server route or function so the key stays in server-side environment variables.',
-    vercel: 'Rotate the key, set it as a server-only Environment Variable (no NEXT_PUBLIC_/VITE_ prefix) and call the provider from an API route or Vercel Function.',
-    netlify: 'Rotate the key, set it in Site configuration > Environment variables (scoped to Functions) and call the provider from a Netlify Function.',
-    nextjs: "Rotate the key; read it only in server code (route handlers, server actions) from process.env.SECRET_NAME without the NEXT_PUBLIC_ prefix, and add import 'server-only' to modules that use it.",
-    nginx: 'Rotate the key and remove it from the built assets; keep it on the server and proxy the calls, e.g. location /api/ { proxy_pass http://backend; } with the backend adding the credential.',
-    cloudflare: 'Rotate the key, store it as a Worker secret (wrangler secret put NAME) and call the provider from the Worker instead of the browser.',
+    generic:
+      'Revoke and rotate the exposed key now, then move the call that needs it to a server route or function so the key stays in ' +
+      'server-side environment variables.',
+    vercel:
+      'Rotate the key, set it as a server-only Environment Variable (no NEXT_PUBLIC_/VITE_ prefix) and call the provider from an API ' +
+      'route or Vercel Function.',
+    netlify:
+      'Rotate the key, set it in Site configuration > Environment variables (scoped to Functions) and call the provider from a Netlify ' +
+      'Function.',
+    nextjs:
+      'Rotate the key; read it only in server code (route handlers, server actions) from process.env.SECRET_NAME without the ' +
+      "NEXT_PUBLIC_ prefix, and add import 'server-only' to modules that use it.",
+    nginx:
+      'Rotate the key and remove it from the built assets; keep it on the server and proxy the calls, e.g. location /api/ { proxy_pass ' +
+      'http://backend; } with the backend adding the credential.',
+    cloudflare:
+      'Rotate the key, store it as a Worker secret (wrangler secret put NAME) and call the provider from the Worker instead of the ' +
+      'browser.',
   },
   fixTarget: { kind: 'secrets' },
   requires: ['scripts'],
@@ -50,7 +71,12 @@ export const jsSecrets = defineCheck({
       }
     }
     if (tests.length > 0) {
-      return { status: 'warn', severity: 'medium', evidence, summary: `${tests.length} test-mode secret key(s) in JavaScript, e.g. ${tests[0]!.redacted}.` }
+      return {
+        status: 'warn',
+        severity: 'medium',
+        evidence,
+        summary: `${tests.length} test-mode secret key(s) in JavaScript, e.g. ${tests[0]!.redacted}.`,
+      }
     }
     if (findings.length > 0) {
       const kinds = [...new Set(findings.map((f) => f.kind))]

@@ -10,14 +10,27 @@ export const corsCredentialedReflection = defineCheck({
   category: 'security',
   title: 'CORS does not let other sites read responses with credentials',
   description:
-    'Sends a GET of the final URL with "Origin: https://appaudit-cors-probe.example", a site the target has never heard of, and reads Access-Control-Allow-Origin and Access-Control-Allow-Credentials in the answer.',
+    'Sends a GET of the final URL with "Origin: https://appaudit-cors-probe.example", a site the target has never heard of, and reads' +
+    ' Access-Control-Allow-Origin and Access-Control-Allow-Credentials in the answer.',
   why:
-    'A server that copies any Origin into Access-Control-Allow-Origin and adds Access-Control-Allow-Credentials: true lets every website a signed-in visitor opens read that visitor\'s pages and API answers with their cookies: account data, CSRF tokens, API keys.',
+    'A server that copies any Origin into Access-Control-Allow-Origin and adds Access-Control-Allow-Credentials: true lets every ' +
+    "website a signed-in visitor opens read that visitor's pages and API answers with their cookies: account data, CSRF tokens, API " +
+    'keys.',
   confirmation:
-    'Fails (critical) when the answer allows the unrelated probe origin, or the origin "null" (which any site can send from a sandboxed iframe), together with exactly "Access-Control-Allow-Credentials: true". Warns (medium) when the probe origin is reflected without credentials: other sites can read what an anonymous visitor sees, and one setting away from the critical case; warns (low) for "null" without credentials. Not findings: "*" with or without credentials (browsers refuse "*" on credentialed requests, so it only shares what anyone can fetch), a fixed origin that is not the probe\'s, no CORS headers at all, an Access-Control-Allow-Credentials value other than exactly "true" (browsers ignore it), and a list of several origins (browsers reject it; reported as a note). Skipped when the probe could not be made. Only the final URL is probed, with GET: API paths on other URLs and preflighted methods are not tested.',
+    'Fails (critical) when the answer allows the unrelated probe origin, or the origin "null" (which any site can send from a ' +
+    'sandboxed iframe), together with exactly "Access-Control-Allow-Credentials: true". Warns (medium) when the probe origin is ' +
+    'reflected without credentials: other sites can read what an anonymous visitor sees, and one setting away from the critical case;' +
+    ' warns (low) for "null" without credentials. Not findings: "*" with or without credentials (browsers refuse "*" on credentialed ' +
+    "requests, so it only shares what anyone can fetch), a fixed origin that is not the probe's, no CORS headers at all, an " +
+    'Access-Control-Allow-Credentials value other than exactly "true" (browsers ignore it), and a list of several origins (browsers ' +
+    'reject it; reported as a note). Skipped when the probe could not be made. Only the final URL is probed, with GET: API paths on ' +
+    'other URLs and preflighted methods are not tested.',
   severity: 'critical',
   fix: {
-    generic: `Never copy the request's Origin into Access-Control-Allow-Origin. Compare it with a fixed allow-list of your own front-ends and only then echo it, with "Vary: Origin"; send Access-Control-Allow-Credentials: true only for those origins, and never allow "null". Public, cookie-less resources can use "Access-Control-Allow-Origin: *" without credentials.`,
+    generic:
+      `Never copy the request's Origin into Access-Control-Allow-Origin. Compare it with a fixed allow-list of your own front-ends and ` +
+      `only then echo it, with "Vary: Origin"; send Access-Control-Allow-Credentials: true only for those origins, and never allow ` +
+      `"null". Public, cookie-less resources can use "Access-Control-Allow-Origin: *" without credentials.`,
     vercel: `Remove a reflecting CORS middleware (cors({ origin: true, credentials: true })) and check the origin in the function:\nconst ALLOWED = new Set(['${ALLOW_LIST_EXAMPLE}'])\nconst origin = req.headers.origin\nif (origin && ALLOWED.has(origin)) {\n  res.setHeader('Access-Control-Allow-Origin', origin)\n  res.setHeader('Access-Control-Allow-Credentials', 'true')\n}\nres.setHeader('Vary', 'Origin')\nFor one fixed origin, vercel.json headers work too: { "key": "Access-Control-Allow-Origin", "value": "${ALLOW_LIST_EXAMPLE}" }.`,
     netlify: `In public/_headers, send a fixed origin instead of a reflected one:\n/api/*\n  Access-Control-Allow-Origin: ${ALLOW_LIST_EXAMPLE}\n  Access-Control-Allow-Credentials: true\n  Vary: Origin\nIn Netlify Functions, check event.headers.origin against an allow-list before echoing it.`,
     nextjs: `In middleware.ts:\nimport { NextResponse, type NextRequest } from 'next/server'\nconst ALLOWED = new Set(['${ALLOW_LIST_EXAMPLE}'])\nexport function middleware(req: NextRequest) {\n  const res = NextResponse.next()\n  const origin = req.headers.get('origin')\n  if (origin && ALLOWED.has(origin)) {\n    res.headers.set('Access-Control-Allow-Origin', origin)\n    res.headers.set('Access-Control-Allow-Credentials', 'true')\n  }\n  res.headers.set('Vary', 'Origin')\n  return res\n}`,
@@ -49,7 +62,12 @@ export const corsCredentialedReflection = defineCheck({
       evidence.credentialsNote = `Access-Control-Allow-Credentials "${acac}" is not exactly "true", so browsers do not share credentialed responses.`
     }
 
-    if (acao === null) return { status: 'pass', evidence, summary: 'The server does not allow other origins to read the page (no Access-Control-Allow-Origin).' }
+    if (acao === null)
+      return {
+        status: 'pass',
+        evidence,
+        summary: 'The server does not allow other origins to read the page (no Access-Control-Allow-Origin).',
+      }
     if (acao === '*') {
       evidence.note = credentials
         ? 'Browsers refuse "*" on credentialed requests, so Access-Control-Allow-Credentials has no effect here.'
@@ -60,9 +78,18 @@ export const corsCredentialedReflection = defineCheck({
       const reflectsInList = acao.split(',').some((o) => o.trim() === cors.origin)
       evidence.note = `Access-Control-Allow-Origin holds several values; browsers reject it${reflectsInList ? ', but the list includes the probe origin: the server reflects origins and a duplicated header is all that stops it' : ''}.`
       if (reflectsInList) {
-        return { status: 'warn', severity: 'medium', evidence, summary: 'The probe origin is reflected into a duplicated Access-Control-Allow-Origin, which browsers currently reject.' }
+        return {
+          status: 'warn',
+          severity: 'medium',
+          evidence,
+          summary: 'The probe origin is reflected into a duplicated Access-Control-Allow-Origin, which browsers currently reject.',
+        }
       }
-      return { status: 'pass', evidence, summary: 'Access-Control-Allow-Origin lists several origins, which browsers reject; the probe origin is not among them.' }
+      return {
+        status: 'pass',
+        evidence,
+        summary: 'Access-Control-Allow-Origin lists several origins, which browsers reject; the probe origin is not among them.',
+      }
     }
     if (acao === cors.origin) {
       if (credentials) {
@@ -84,7 +111,9 @@ export const corsCredentialedReflection = defineCheck({
         return {
           status: 'fail',
           evidence,
-          summary: 'Access-Control-Allow-Origin "null" with credentials: any site can read this page with the visitor\'s cookies from a sandboxed iframe.',
+          summary:
+            'Access-Control-Allow-Origin "null" with credentials: any site can read this page with the visitor\'s cookies from a ' +
+            'sandboxed iframe.',
         }
       }
       return {
@@ -94,6 +123,10 @@ export const corsCredentialedReflection = defineCheck({
         summary: 'Access-Control-Allow-Origin is "null", which any site can claim from a sandboxed iframe.',
       }
     }
-    return { status: 'pass', evidence, summary: `The probe origin was not allowed; Access-Control-Allow-Origin is the fixed origin ${acao}.` }
+    return {
+      status: 'pass',
+      evidence,
+      summary: `The probe origin was not allowed; Access-Control-Allow-Origin is the fixed origin ${acao}.`,
+    }
   },
 })

@@ -20,15 +20,24 @@ export const crossOriginIsolation = defineCheck({
   category: 'security',
   title: 'Cross-origin isolation headers (COOP, COEP, CORP)',
   description:
-    'Reads Cross-Origin-Opener-Policy, Cross-Origin-Embedder-Policy and Cross-Origin-Resource-Policy (and their report-only forms) on the main response.',
+    'Reads Cross-Origin-Opener-Policy, Cross-Origin-Embedder-Policy and Cross-Origin-Resource-Policy (and their report-only forms) on' +
+    ' the main response.',
   why:
-    'COOP same-origin puts the page in its own browsing context group, so a site that opened it (or that it opened) cannot keep a handle on its window: this blocks cross-window attacks and some XS-Leaks. With COEP as well the page is cross-origin isolated, which SharedArrayBuffer and precise timers require.',
+    'COOP same-origin puts the page in its own browsing context group, so a site that opened it (or that it opened) cannot keep a ' +
+    'handle on its window: this blocks cross-window attacks and some XS-Leaks. With COEP as well the page is cross-origin isolated, ' +
+    'which SharedArrayBuffer and precise timers require.',
   confirmation:
-    'Information only: never fails or warns, because COEP can break third-party embeds and COOP same-origin breaks OAuth and payment popups that talk back to their opener. Passes when Cross-Origin-Opener-Policy is same-origin; otherwise reports the three values as info, with crossOriginIsolated true only for COOP same-origin plus COEP require-corp or credentialless. A value browsers do not recognise (the values are case-sensitive) is reported as such: they ignore it. COOP and COEP apply only to pages in a secure context (https or localhost), which the evidence notes.',
+    'Information only: never fails or warns, because COEP can break third-party embeds and COOP same-origin breaks OAuth and payment ' +
+    'popups that talk back to their opener. Passes when Cross-Origin-Opener-Policy is same-origin; otherwise reports the three values' +
+    ' as info, with crossOriginIsolated true only for COOP same-origin plus COEP require-corp or credentialless. A value browsers do ' +
+    'not recognise (the values are case-sensitive) is reported as such: they ignore it. COOP and COEP apply only to pages in a secure' +
+    ' context (https or localhost), which the evidence notes.',
   severity: 'info',
   fix: {
     generic:
-      'Send "Cross-Origin-Opener-Policy: same-origin" (or same-origin-allow-popups if the page opens OAuth or payment popups). Add "Cross-Origin-Embedder-Policy: require-corp" (or credentialless) only if you need SharedArrayBuffer, after checking every embedded resource still loads. "Cross-Origin-Resource-Policy: same-origin" stops other sites from embedding your responses.',
+      'Send "Cross-Origin-Opener-Policy: same-origin" (or same-origin-allow-popups if the page opens OAuth or payment popups). Add ' +
+      '"Cross-Origin-Embedder-Policy: require-corp" (or credentialless) only if you need SharedArrayBuffer, after checking every ' +
+      'embedded resource still loads. "Cross-Origin-Resource-Policy: same-origin" stops other sites from embedding your responses.',
     ...headerFixes([{ key: 'Cross-Origin-Opener-Policy', value: 'same-origin' }]),
   },
   requires: ['mainResponse'],

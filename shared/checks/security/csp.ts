@@ -2,7 +2,16 @@
 // they stop injected scripts. Several policies all apply, so one strict policy is enough.
 
 import { defineCheck } from '../types.ts'
-import { blocksObjects, judgeFrameAncestors, judgeScripts, parseCspHeader, parseCspMeta, restrictsBaseUri, serialise, type CspPolicy } from '../util/csp.ts'
+import {
+  blocksObjects,
+  judgeFrameAncestors,
+  judgeScripts,
+  parseCspHeader,
+  parseCspMeta,
+  restrictsBaseUri,
+  serialise,
+  type CspPolicy,
+} from '../util/csp.ts'
 import { headerFixes } from '../util/fix.ts'
 import { headerValue } from '../util/http.ts'
 import { metaHttpEquiv } from '../util/html.ts'
@@ -14,11 +23,18 @@ export const csp = defineCheck({
   category: 'security',
   title: 'Content-Security-Policy restricts scripts',
   description:
-    "Reads the Content-Security-Policy response header and any <meta http-equiv=\"Content-Security-Policy\"> in the page, and judges script-src (or default-src), object-src and base-uri.",
+    'Reads the Content-Security-Policy response header and any <meta http-equiv="Content-Security-Policy"> in the page, and judges ' +
+    'script-src (or default-src), object-src and base-uri.',
   why:
-    'A strict policy is the main defence in depth against cross-site scripting: even when an attacker injects markup, the browser refuses to run scripts the policy does not allow.',
+    'A strict policy is the main defence in depth against cross-site scripting: even when an attacker injects markup, the browser ' +
+    'refuses to run scripts the policy does not allow.',
   confirmation:
-    "Fails when no enforced policy exists (a Content-Security-Policy-Report-Only header alone enforces nothing), or when no policy restricts scripts: script-src (or default-src) allowing 'unsafe-inline' without a nonce or hash, 'unsafe-eval', or any host (*, http:, https:, data:). Warns when scripts are restricted but object-src 'none' (or default-src 'none') or a non-wildcard base-uri is missing. Not findings: 'unsafe-inline' next to a nonce or hash (CSP3 browsers ignore it), host or scheme allowlists next to 'strict-dynamic' (ignored too), and a lax policy when another enforced policy is strict. frame-ancestors is reported in the evidence but not judged here: frame-protection judges framing.",
+    'Fails when no enforced policy exists (a Content-Security-Policy-Report-Only header alone enforces nothing), or when no policy ' +
+    "restricts scripts: script-src (or default-src) allowing 'unsafe-inline' without a nonce or hash, 'unsafe-eval', or any host (*, " +
+    "http:, https:, data:). Warns when scripts are restricted but object-src 'none' (or default-src 'none') or a non-wildcard " +
+    "base-uri is missing. Not findings: 'unsafe-inline' next to a nonce or hash (CSP3 browsers ignore it), host or scheme allowlists " +
+    "next to 'strict-dynamic' (ignored too), and a lax policy when another enforced policy is strict. frame-ancestors is reported in " +
+    'the evidence but not judged here: frame-protection judges framing.',
   severity: 'high',
   fix: {
     generic: `Send a Content-Security-Policy header that allows scripts only from your origin or by nonce, e.g. "${RECOMMENDED}". Start with Content-Security-Policy-Report-Only to find breakage, then enforce it.`,
@@ -57,7 +73,8 @@ export const csp = defineCheck({
     const frameAncestors = judgeFrameAncestors(enforced)
     evidence.frameAncestors = frameAncestors ? frameAncestors.value.join(' ') : null
     if (!frameAncestors) {
-      evidence.frameAncestorsNote = 'No enforced header policy sets frame-ancestors (a <meta> policy cannot); framing is judged by frame-protection.'
+      evidence.frameAncestorsNote =
+        'No enforced header policy sets frame-ancestors (a <meta> policy cannot); framing is judged by frame-protection.'
     }
 
     const judged = enforced.map((policy) => ({ policy, ...judgeScripts(policy) }))
@@ -71,7 +88,11 @@ export const csp = defineCheck({
 
     if (!strict) {
       const problems = [...new Set(judged.flatMap((j) => j.problems))]
-      return { status: 'fail', evidence: { ...evidence, problems }, summary: `Content-Security-Policy does not stop injected scripts: ${problems[0]}.` }
+      return {
+        status: 'fail',
+        evidence: { ...evidence, problems },
+        summary: `Content-Security-Policy does not stop injected scripts: ${problems[0]}.`,
+      }
     }
 
     const missing: string[] = []
@@ -85,6 +106,10 @@ export const csp = defineCheck({
         summary: `Content-Security-Policy restricts scripts but lacks ${missing.join(' and ')}.`,
       }
     }
-    return { status: 'pass', evidence, summary: `Content-Security-Policy restricts scripts (${strict.directive}: ${strict.value.join(' ')}).` }
+    return {
+      status: 'pass',
+      evidence,
+      summary: `Content-Security-Policy restricts scripts (${strict.directive}: ${strict.value.join(' ')}).`,
+    }
   },
 })

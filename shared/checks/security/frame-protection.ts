@@ -12,11 +12,15 @@ export const frameProtection = defineCheck({
   description: 'Reads Content-Security-Policy frame-ancestors and X-Frame-Options on the main response.',
   why: 'A page that any site can frame can be overlaid with decoys so users click buttons they cannot see (clickjacking).',
   confirmation:
-    "Passes when an enforced Content-Security-Policy header has frame-ancestors that does not admit every site, or, without frame-ancestors, X-Frame-Options is DENY or SAMEORIGIN. frame-ancestors wins when both are present, as in browsers. Fails when neither is set, when frame-ancestors admits any site (*, https:), or when X-Frame-Options is ALLOW-FROM (obsolete: browsers ignore it) or invalid. Not counted: frame-ancestors in a <meta> tag or a report-only policy, which browsers do not enforce.",
+    'Passes when an enforced Content-Security-Policy header has frame-ancestors that does not admit every site, or, without ' +
+    'frame-ancestors, X-Frame-Options is DENY or SAMEORIGIN. frame-ancestors wins when both are present, as in browsers. Fails when ' +
+    'neither is set, when frame-ancestors admits any site (*, https:), or when X-Frame-Options is ALLOW-FROM (obsolete: browsers ' +
+    'ignore it) or invalid. Not counted: frame-ancestors in a <meta> tag or a report-only policy, which browsers do not enforce.',
   severity: 'medium',
   fix: {
     generic:
-      "Send \"Content-Security-Policy: frame-ancestors 'none'\" (or 'self' if you frame your own pages), plus \"X-Frame-Options: DENY\" for old browsers.",
+      "Send \"Content-Security-Policy: frame-ancestors 'none'\" (or 'self' if you frame your own pages), plus \"X-Frame-Options: DENY" +
+      '" for old browsers.',
     ...headerFixes([
       { key: 'Content-Security-Policy', value: "frame-ancestors 'none'" },
       { key: 'X-Frame-Options', value: 'DENY' },
@@ -39,7 +43,11 @@ export const frameProtection = defineCheck({
       if (frameAncestors.open) {
         return { status: 'fail', evidence, summary: `frame-ancestors lets any site frame the page (${frameAncestors.value.join(' ')}).` }
       }
-      return { status: 'pass', evidence, summary: `Framing is restricted by frame-ancestors ${frameAncestors.value.join(' ') || "(empty: 'none')"}.` }
+      return {
+        status: 'pass',
+        evidence,
+        summary: `Framing is restricted by frame-ancestors ${frameAncestors.value.join(' ') || "(empty: 'none')"}.`,
+      }
     }
 
     if (!xfo) return { status: 'fail', evidence, summary: 'Neither CSP frame-ancestors nor X-Frame-Options is set.' }

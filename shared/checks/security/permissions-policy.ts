@@ -43,19 +43,19 @@ export interface Allowlist {
   origins: string[]
 }
 
-export type PermissionsPolicyParse =
-  | { ok: true; features: Map<string, Allowlist>; ignored: string[] }
-  | { ok: false; error: string }
+export type PermissionsPolicyParse = { ok: true; features: Map<string, Allowlist>; ignored: string[] } | { ok: false; error: string }
 
 const KEY = /^[a-z*][a-z0-9_\-.*]*/
 const TOKEN = /^[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*/
-const PARAMS = /^(?:[ \t]*;[ \t]*[a-z*][a-z0-9_\-.*]*(?:=(?:"(?:[^"\\]|\\["\\])*"|[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*|-?\d+(?:\.\d+)?|\?[01]))?)*/
+const PARAMS =
+  /^(?:[ \t]*;[ \t]*[a-z*][a-z0-9_\-.*]*(?:=(?:"(?:[^"\\]|\\["\\])*"|[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*|-?\d+(?:\.\d+)?|\?[01]))?)*/
 
 type Item = { kind: 'token' | 'string'; value: string } | { kind: 'other'; value: string }
 
 /** One bare item at the start of `s`: a token, a string, or anything else SF allows (number, boolean, bytes). */
 function bareItem(s: string): { item: Item; rest: string } | null {
   if (s.startsWith('"')) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a structured-field string may not hold control characters (RFC 8941)
     const m = /^"((?:[^"\\\x00-\x1f\x7f]|\\["\\])*)"/.exec(s)
     if (!m) return null
     return { item: { kind: 'string', value: m[1]!.replace(/\\(["\\])/g, '$1') }, rest: s.slice(m[0].length) }
@@ -86,7 +86,10 @@ function allowlistOf(items: Item[]): Allowlist | null {
 export function parsePermissionsPolicy(value: string): PermissionsPolicyParse {
   const parsed = parseDictionary(value)
   if (parsed.ok || !/'(?:none|self|src)'|^\s*[a-z-]+[ \t]+(?:\*|https?:)/i.test(value)) return parsed
-  return { ok: false, error: `${parsed.error} (it looks like Feature-Policy syntax: Permissions-Policy is written camera=(), not camera 'none')` }
+  return {
+    ok: false,
+    error: `${parsed.error} (it looks like Feature-Policy syntax: Permissions-Policy is written camera=(), not camera 'none')`,
+  }
 }
 
 function parseDictionary(value: string): PermissionsPolicyParse {
@@ -154,11 +157,20 @@ export const permissionsPolicy = defineCheck({
   category: 'security',
   title: 'Permissions-Policy limits powerful browser features',
   description:
-    'Reads the Permissions-Policy header of the main response (and the deprecated Feature-Policy), parsed as a Structured Fields dictionary the way browsers do.',
+    'Reads the Permissions-Policy header of the main response (and the deprecated Feature-Policy), parsed as a Structured Fields ' +
+    'dictionary the way browsers do.',
   why:
-    'Permissions-Policy turns off features the site does not use (camera, microphone, geolocation, payment, USB) for the page and every frame in it, so injected script or a compromised third-party frame cannot prompt visitors for them.',
+    'Permissions-Policy turns off features the site does not use (camera, microphone, geolocation, payment, USB) for the page and ' +
+    'every frame in it, so injected script or a compromised third-party frame cannot prompt visitors for them.',
   confirmation:
-    'Passes when a Permissions-Policy header parses and allows no powerful feature (camera, microphone, geolocation, display-capture, payment, usb, serial, hid, bluetooth, midi, clipboard-read, ...) to every origin. Reports info, not a finding, when it grants such a feature to "*", listing them: that can be intended (a video-call embed) and needs a look. Warns when the header is missing, when only Feature-Policy is sent (deprecated and replaced by Permissions-Policy, which Chromium applies instead when both are sent), when the header does not parse (browsers then drop all of it, e.g. Feature-Policy syntax camera \'none\' in a Permissions-Policy header), or when it restricts nothing. Not findings: unknown or future feature names, members ignored one by one, and a policy that does not mention a feature (its default applies). A <meta http-equiv="Permissions-Policy"> is reported but not counted: browsers do not support it.',
+    'Passes when a Permissions-Policy header parses and allows no powerful feature (camera, microphone, geolocation, display-capture,' +
+    ' payment, usb, serial, hid, bluetooth, midi, clipboard-read, ...) to every origin. Reports info, not a finding, when it grants ' +
+    'such a feature to "*", listing them: that can be intended (a video-call embed) and needs a look. Warns when the header is ' +
+    'missing, when only Feature-Policy is sent (deprecated and replaced by Permissions-Policy, which Chromium applies instead when ' +
+    "both are sent), when the header does not parse (browsers then drop all of it, e.g. Feature-Policy syntax camera 'none' in a " +
+    'Permissions-Policy header), or when it restricts nothing. Not findings: unknown or future feature names, members ignored one by ' +
+    'one, and a policy that does not mention a feature (its default applies). A <meta http-equiv="Permissions-Policy"> is reported ' +
+    'but not counted: browsers do not support it.',
   severity: 'low',
   fix: {
     generic: `Send "Permissions-Policy: ${RECOMMENDED}" and add the features you do use with the origins that need them, e.g. camera=(self "https://meet.example.com"). Remove Feature-Policy once Permissions-Policy is sent.`,
@@ -180,10 +192,15 @@ export const permissionsPolicy = defineCheck({
     if (header === null) {
       if (featurePolicy !== null) {
         evidence.featurePolicyOpenToAll = featurePolicyOpen(featurePolicy)
-        evidence.note = 'Feature-Policy is deprecated and replaced by Permissions-Policy, which has a different syntax: rewrite it, e.g. camera \'none\' becomes camera=().'
+        evidence.note =
+          "Feature-Policy is deprecated and replaced by Permissions-Policy, which has a different syntax: rewrite it, e.g. camera 'none' becomes camera=()."
         return { status: 'warn', evidence, summary: 'Only the deprecated Feature-Policy header is sent; Permissions-Policy is missing.' }
       }
-      return { status: 'warn', evidence, summary: 'No Permissions-Policy header: powerful features keep their defaults for the page and its frames.' }
+      return {
+        status: 'warn',
+        evidence,
+        summary: 'No Permissions-Policy header: powerful features keep their defaults for the page and its frames.',
+      }
     }
 
     const parsed = parsePermissionsPolicy(header)
@@ -197,7 +214,9 @@ export const permissionsPolicy = defineCheck({
     evidence.disabled = disabled
     evidence.openToAll = openToAll
     if (parsed.ignored.length > 0) evidence.ignored = parsed.ignored
-    if (featurePolicy !== null) evidence.note = 'Feature-Policy is also sent; browsers that implement Permissions-Policy apply it instead, so Feature-Policy can be removed.'
+    if (featurePolicy !== null)
+      evidence.note =
+        'Feature-Policy is also sent; browsers that implement Permissions-Policy apply it instead, so Feature-Policy can be removed.'
 
     if (parsed.features.size === 0) {
       return { status: 'warn', evidence, summary: 'Permissions-Policy is sent but restricts no feature.' }

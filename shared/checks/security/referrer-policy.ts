@@ -40,7 +40,10 @@ export const referrerPolicy = defineCheck({
   description: 'Reads the Referrer-Policy header of the main response and <meta name="referrer"> in the page.',
   why: 'Full URLs sent as Referer to other sites can leak paths, search terms, reset tokens and other data in query strings.',
   confirmation:
-    'Uses the policy browsers apply: the last recognised token of the header, overridden by a valid <meta name="referrer">. Passes for no-referrer, same-origin, strict-origin and strict-origin-when-cross-origin. Warns for no-referrer-when-downgrade, origin-when-cross-origin and origin (full URLs or origins still leak), and when no valid policy is set (browsers then default to strict-origin-when-cross-origin, which is acceptable, so this is only a warning). Fails for unsafe-url.',
+    'Uses the policy browsers apply: the last recognised token of the header, overridden by a valid <meta name="referrer">. Passes ' +
+    'for no-referrer, same-origin, strict-origin and strict-origin-when-cross-origin. Warns for no-referrer-when-downgrade, ' +
+    'origin-when-cross-origin and origin (full URLs or origins still leak), and when no valid policy is set (browsers then default to' +
+    ' strict-origin-when-cross-origin, which is acceptable, so this is only a warning). Fails for unsafe-url.',
   severity: 'low',
   fix: {
     generic: 'Send "Referrer-Policy: strict-origin-when-cross-origin" (or no-referrer) on every response.',
@@ -71,8 +74,10 @@ export const referrerPolicy = defineCheck({
           : 'No Referrer-Policy; browsers fall back to strict-origin-when-cross-origin.',
       }
     }
-    if (UNSAFE.has(policy)) return { status: 'fail', evidence, summary: 'Referrer-Policy unsafe-url sends full URLs to every site, even over http.' }
-    if (LEAKY.has(policy)) return { status: 'warn', evidence, summary: `Referrer-Policy ${policy} still sends URLs or origins where it should not.` }
+    if (UNSAFE.has(policy))
+      return { status: 'fail', evidence, summary: 'Referrer-Policy unsafe-url sends full URLs to every site, even over http.' }
+    if (LEAKY.has(policy))
+      return { status: 'warn', evidence, summary: `Referrer-Policy ${policy} still sends URLs or origins where it should not.` }
     return { status: 'pass', evidence, summary: `Referrer-Policy is ${policy}.` }
   },
 })

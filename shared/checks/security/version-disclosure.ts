@@ -28,22 +28,30 @@ export const versionDisclosure = defineCheck({
   category: 'security',
   title: 'Server software versions are not announced',
   description:
-    'Reads Server, X-Powered-By, X-AspNet-Version, X-AspNetMvc-Version and X-Generator on the main response, and <meta name="generator"> in the page.',
+    'Reads Server, X-Powered-By, X-AspNet-Version, X-AspNetMvc-Version and X-Generator on the main response, and <meta ' +
+    'name="generator"> in the page.',
   why: 'An exact version number tells attackers which published vulnerabilities to try, without any probing.',
   confirmation:
-    'Fails when a header or the generator meta tag carries a version number (nginx/1.18.0, PHP/8.1.2, WordPress 6.4.2, X-AspNet-Version). Warns when X-Powered-By or X-Generator names the product without a version (Express, Next.js). Not findings: a Server header without a version (nginx, cloudflare, Vercel), a generator tag without a version, and version numbers in asset file names.',
+    'Fails when a header or the generator meta tag carries a version number (nginx/1.18.0, PHP/8.1.2, WordPress 6.4.2, ' +
+    'X-AspNet-Version). Warns when X-Powered-By or X-Generator names the product without a version (Express, Next.js). Not findings: ' +
+    'a Server header without a version (nginx, cloudflare, Vercel), a generator tag without a version, and version numbers in asset ' +
+    'file names.',
   severity: 'low',
   fix: {
     generic: 'Remove X-Powered-By and X-AspNet-Version headers and strip version numbers from Server and the generator meta tag.',
     vercel:
-      'Vercel sends "Server: Vercel" without a version. For Next.js set poweredByHeader: false in next.config.js; for other frameworks remove the header in the app (Express: app.disable("x-powered-by")).',
+      'Vercel sends "Server: Vercel" without a version. For Next.js set poweredByHeader: false in next.config.js; for other ' +
+      'frameworks remove the header in the app (Express: app.disable("x-powered-by")).',
     netlify:
-      'Netlify sends "Server: Netlify" without a version. Remove X-Powered-By in your functions or framework (Express: app.disable("x-powered-by")); _headers can only add headers, not remove them.',
-    nextjs: "In next.config.js:\nmodule.exports = {\n  poweredByHeader: false,\n}",
+      'Netlify sends "Server: Netlify" without a version. Remove X-Powered-By in your functions or framework (Express: ' +
+      'app.disable("x-powered-by")); _headers can only add headers, not remove them.',
+    nextjs: 'In next.config.js:\nmodule.exports = {\n  poweredByHeader: false,\n}',
     nginx:
-      'In the http block:\nserver_tokens off;\nproxy_hide_header X-Powered-By;\nfastcgi_hide_header X-Powered-By;\n(PHP: expose_php = Off in php.ini; WordPress: remove_action(\'wp_head\', \'wp_generator\');)',
+      'In the http block:\nserver_tokens off;\nproxy_hide_header X-Powered-By;\nfastcgi_hide_header X-Powered-By;\n(PHP: expose_php =' +
+      " Off in php.ini; WordPress: remove_action('wp_head', 'wp_generator');)",
     cloudflare:
-      'Rules > Transform Rules > Modify Response Header > Create rule (all incoming requests):\nRemove  X-Powered-By\nRemove  X-AspNet-Version\nRemove  X-AspNetMvc-Version',
+      'Rules > Transform Rules > Modify Response Header > Create rule (all incoming requests):\nRemove  X-Powered-By\nRemove  ' +
+      'X-AspNet-Version\nRemove  X-AspNetMvc-Version',
   },
   fixTarget: { kind: 'version' },
   requires: ['mainResponse'],

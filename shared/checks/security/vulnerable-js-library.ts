@@ -2,12 +2,7 @@
 // from the script's content only (license banners and the library's own version constants), never from
 // the file name: jquery-3.4.1.min.js may well hold 3.7.1.
 
-import {
-  ADVISORY_DATA,
-  libraryEntry,
-  type Advisory,
-  type LibraryEntry,
-} from '../data/vulnerable-libraries.ts'
+import { ADVISORY_DATA, libraryEntry, type Advisory, type LibraryEntry } from '../data/vulnerable-libraries.ts'
 import { defineCheck, type ScriptArtifact, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { compareVersions, parseVersion, satisfies } from '../util/semver.ts'
@@ -110,7 +105,11 @@ const DETECTORS: Detector[] = [
         source: 'content',
         gate: ['VERSION'],
         pattern: re(String.raw`(?<![\w$])VERSION\s*=\s*["'](?<v>${VER})["']`),
-        near: { markers: ['__lodash_hash_undefined__', '__lodash_placeholder__', 'Lodash <https://lodash.com/>', 'lodash.com/license'], before: 2_000, after: 4_000 },
+        near: {
+          markers: ['__lodash_hash_undefined__', '__lodash_placeholder__', 'Lodash <https://lodash.com/>', 'lodash.com/license'],
+          before: 2_000,
+          after: 4_000,
+        },
       },
     ],
   },
@@ -121,7 +120,9 @@ const DETECTORS: Detector[] = [
         // Lodash's own banner says "Based on Underscore.js 1.8.3": only Underscore's banner layout counts.
         source: 'banner',
         gate: ['Underscore.js'],
-        pattern: re(String.raw`\/\/[ \t]+Underscore\.js (?<v>${VER})[ \t]*\n[ \t]*\/\/[ \t]+https?:\/\/(?:underscorejs\.org|documentcloud\.github\.com\/underscore)`),
+        pattern: re(
+          String.raw`\/\/[ \t]+Underscore\.js (?<v>${VER})[ \t]*\n[ \t]*\/\/[ \t]+https?:\/\/(?:underscorejs\.org|documentcloud\.github\.com\/underscore)`,
+        ),
       },
       {
         // var VERSION = '1.13.6'; var root = typeof self == 'object' && self.self === self && self || ...
@@ -200,7 +201,11 @@ const DETECTORS: Detector[] = [
     library: 'handlebars',
     signatures: [
       { source: 'banner', gate: ['handlebars v'], pattern: re(String.raw`@license\s+handlebars v(?<v>${VER})`) },
-      { source: 'content', gate: ['Handlebars.VERSION'], pattern: re(String.raw`(?<![\w$])Handlebars\.VERSION\s*=\s*["'](?<v>${VER})["']`) },
+      {
+        source: 'content',
+        gate: ['Handlebars.VERSION'],
+        pattern: re(String.raw`(?<![\w$])Handlebars\.VERSION\s*=\s*["'](?<v>${VER})["']`),
+      },
       {
         // var VERSION = '4.7.7'; exports.VERSION = VERSION; var COMPILER_REVISION = 8;
         source: 'content',
@@ -213,7 +218,11 @@ const DETECTORS: Detector[] = [
     library: 'dompurify',
     signatures: [
       { source: 'banner', gate: ['DOMPurify'], pattern: re(String.raw`@license DOMPurify (?<v>${VER})`) },
-      { source: 'banner', gate: ['cure53/DOMPurify'], pattern: re(String.raw`github\.com\/cure53\/DOMPurify\/blob\/(?<v>${VER})\/LICENSE`) },
+      {
+        source: 'banner',
+        gate: ['cure53/DOMPurify'],
+        pattern: re(String.raw`github\.com\/cure53\/DOMPurify\/blob\/(?<v>${VER})\/LICENSE`),
+      },
       { source: 'content', gate: ['DOMPurify.version'], pattern: re(String.raw`(?<![\w$])DOMPurify\.version\s*=\s*["'](?<v>${VER})["']`) },
       {
         // DOMPurify.version = '2.0.7'; DOMPurify.removed = [];  (minified: a.version="2.5.6",a.removed=[])
@@ -289,7 +298,6 @@ export function detectLibraries(script: ScriptArtifact): LibraryDetection[] {
   return found
 }
 
-
 interface Instance {
   entry: LibraryEntry
   version: string
@@ -357,8 +365,12 @@ export const vulnerableJsLibrary = defineCheck({
   category: 'security',
   title: 'No JavaScript libraries with known vulnerabilities',
   description:
-    'Reads library names and versions from the license banners and version constants inside the scripts the page loaded (jQuery, jQuery UI, Lodash, Underscore, AngularJS, Bootstrap, Moment, Handlebars, DOMPurify, Vue 2) and matches them against a curated table of published advisories.',
-  why: 'Known XSS, prototype-pollution and code-injection flaws in front-end libraries have public exploits; an old jQuery or DOMPurify turns any place that handles untrusted HTML into a way to run script in your users\' sessions.',
+    'Reads library names and versions from the license banners and version constants inside the scripts the page loaded (jQuery, ' +
+    'jQuery UI, Lodash, Underscore, AngularJS, Bootstrap, Moment, Handlebars, DOMPurify, Vue 2) and matches them against a curated ' +
+    'table of published advisories.',
+  why:
+    'Known XSS, prototype-pollution and code-injection flaws in front-end libraries have public exploits; an old jQuery or DOMPurify ' +
+    "turns any place that handles untrusted HTML into a way to run script in your users' sessions.",
   confirmation:
     'Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries\' own version constants in their minified form (jQuery\'s "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash\'s VERSION next to its internal markers, AngularJS\'s {full:"1.7.9",major:1,...,codeName}, Bootstrap\'s VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). File names are never used: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2). Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ' +
     ADVISORY_DATA +
@@ -366,17 +378,26 @@ export const vulnerableJsLibrary = defineCheck({
   severity: 'high',
   fix: {
     generic:
-      'Upgrade the library to the fixed version shown (npm install jquery@^3.7.1, then rebuild), or replace it; for files served from a CDN or a vendor folder, update the URL or file and its integrity hash. Check npm ls <library> for copies pulled in by other packages.',
+      'Upgrade the library to the fixed version shown (npm install jquery@^3.7.1, then rebuild), or replace it; for files served from' +
+      ' a CDN or a vendor folder, update the URL or file and its integrity hash. Check npm ls <library> for copies pulled in by other' +
+      ' packages.',
     vercel:
-      'Update the dependency (npm install <library>@<fixed version>, or an "overrides" entry in package.json for a transitive copy), commit the lockfile and redeploy; Vercel rebuilds the bundle from the lockfile. Replace any copy committed under public/.',
+      'Update the dependency (npm install <library>@<fixed version>, or an "overrides" entry in package.json for a transitive copy), ' +
+      'commit the lockfile and redeploy; Vercel rebuilds the bundle from the lockfile. Replace any copy committed under public/.',
     netlify:
-      'Update the dependency (npm install <library>@<fixed version>, or "overrides" in package.json for a transitive copy), commit the lockfile and trigger a deploy; if the old file persists, use "Clear cache and deploy site". Replace any copy committed in the publish directory.',
+      'Update the dependency (npm install <library>@<fixed version>, or "overrides" in package.json for a transitive copy), commit ' +
+      'the lockfile and trigger a deploy; if the old file persists, use "Clear cache and deploy site". Replace any copy committed in ' +
+      'the publish directory.',
     nextjs:
-      'Run npm ls <library> to find who pulls it in, upgrade it (or add "overrides": { "<library>": "<fixed version>" } in package.json), then next build. Libraries loaded with next/script from a CDN need their src URL and integrity updated.',
+      'Run npm ls <library> to find who pulls it in, upgrade it (or add "overrides": { "<library>": "<fixed version>" } in ' +
+      'package.json), then next build. Libraries loaded with next/script from a CDN need their src URL and integrity updated.',
     nginx:
-      'Replace the old file under the server root with the fixed release (prefer a versioned file name such as jquery-3.7.1.min.js so caches pick it up), update the <script src> in your templates, and reload: nginx -s reload.',
+      'Replace the old file under the server root with the fixed release (prefer a versioned file name such as jquery-3.7.1.min.js so' +
+      ' caches pick it up), update the <script src> in your templates, and reload: nginx -s reload.',
     cloudflare:
-      'Update the library in your build (Pages) or in the origin, redeploy, then purge the old file from the cache (Caching > Configuration > Purge Cache > Custom Purge with the script URL). For cdnjs URLs, change the version in the URL and its integrity hash.',
+      'Update the library in your build (Pages) or in the origin, redeploy, then purge the old file from the cache (Caching > ' +
+      'Configuration > Purge Cache > Custom Purge with the script URL). For cdnjs URLs, change the version in the URL and its ' +
+      'integrity hash.',
   },
   requires: ['scripts'],
   run: ({ scripts }) => {
@@ -411,7 +432,12 @@ export const vulnerableJsLibrary = defineCheck({
     const findings = [...failing, ...warning, ...eolOnly]
     const evidence = {
       scripts: scripts.length,
-      detected: instances.map((i) => ({ library: i.entry.name, version: i.version, scripts: i.scripts.slice(0, MAX_SCRIPTS_LISTED), detectedBy: i.source })),
+      detected: instances.map((i) => ({
+        library: i.entry.name,
+        version: i.version,
+        scripts: i.scripts.slice(0, MAX_SCRIPTS_LISTED),
+        detectedBy: i.source,
+      })),
       findings: findings.slice(0, MAX_FINDINGS).map(instanceEvidence),
       truncated: findings.length > MAX_FINDINGS,
       advisoryData: ADVISORY_DATA,

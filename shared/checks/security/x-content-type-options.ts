@@ -10,9 +10,11 @@ export const xContentTypeOptions = defineCheck({
   title: 'X-Content-Type-Options is nosniff',
   description: 'Reads the X-Content-Type-Options header of the main response.',
   why:
-    'Without nosniff, browsers may guess a response type from its content and run an uploaded or user-influenced file as a script or stylesheet.',
+    'Without nosniff, browsers may guess a response type from its content and run an uploaded or user-influenced file as a script or ' +
+    'stylesheet.',
   confirmation:
-    'Passes when the first value of X-Content-Type-Options is nosniff (case-insensitive, surrounding spaces ignored), as the Fetch standard reads it. Fails when the header is missing or holds anything else.',
+    'Passes when the first value of X-Content-Type-Options is nosniff (case-insensitive, surrounding spaces ignored), as the Fetch ' +
+    'standard reads it. Fails when the header is missing or holds anything else.',
   severity: 'low',
   fix: {
     generic: 'Send "X-Content-Type-Options: nosniff" on every response, and serve every file with its correct Content-Type.',

@@ -39,18 +39,37 @@ export const seoIndexable = defineCheck({
   id: 'seo-indexable',
   category: 'seo',
   title: 'Search engines may index the page',
-  description: 'Reads <meta name="robots"> (and crawler-specific tags such as googlebot) in the rendered page, and the X-Robots-Tag header of the page\'s response.',
-  why: 'A noindex left over from staging or a preview deployment silently removes the site from search results; it is worth knowing before launch, and worth confirming on a staging site that should stay out.',
+  description:
+    'Reads <meta name="robots"> (and crawler-specific tags such as googlebot) in the rendered page, and the X-Robots-Tag header of the ' +
+    "page's response.",
+  why:
+    'A noindex left over from staging or a preview deployment silently removes the site from search results; it is worth knowing before' +
+    ' launch, and worth confirming on a staging site that should stay out.',
   confirmation:
-    'Warns when a robots meta tag or an X-Robots-Tag header says noindex or none, for all crawlers or a named one, with the exact tag or header as evidence. nofollow, noarchive and the like are reported but do not warn. Reads the header from the browser\'s response for the page (or the plain-HTTP response for the same URL) and the meta tags from the rendered DOM, so tags added by JavaScript count. robots.txt is not read: it controls crawling, not indexing. Skipped when the page is not HTML.',
+    'Warns when a robots meta tag or an X-Robots-Tag header says noindex or none, for all crawlers or a named one, with the exact tag' +
+    " or header as evidence. nofollow, noarchive and the like are reported but do not warn. Reads the header from the browser's " +
+    'response for the page (or the plain-HTTP response for the same URL) and the meta tags from the rendered DOM, so tags added by ' +
+    'JavaScript count. robots.txt is not read: it controls crawling, not indexing. Skipped when the page is not HTML.',
   severity: 'medium',
   fix: {
-    generic: 'If the page should appear in search results, remove noindex from <meta name="robots"> and from the X-Robots-Tag header (often a staging setting carried to production). Keep it on staging and preview sites.',
-    vercel: 'Vercel adds "X-Robots-Tag: noindex" to preview deployments only; on the production domain remove noindex from your app\'s metadata and from any "headers" entry in vercel.json.',
-    netlify: 'Remove X-Robots-Tag: noindex from _headers or netlify.toml [[headers]] for production (keep it for deploy previews with a context-specific rule), and remove noindex from the page\'s robots meta tag.',
-    nextjs: "Remove robots: { index: false } (or 'noindex') from the metadata export of the page or layout, and any X-Robots-Tag entry in headers() of next.config.js, for production builds.",
-    nginx: 'Remove add_header X-Robots-Tag "noindex" from the production server block (keep it on staging), remove noindex from the robots meta tag in the templates, then nginx -s reload.',
-    cloudflare: 'Check Rules > Transform Rules > Modify Response Header for an X-Robots-Tag rule and remove it for the production hostname; Pages *.pages.dev preview URLs get noindex automatically, production domains do not.',
+    generic:
+      'If the page should appear in search results, remove noindex from <meta name="robots"> and from the X-Robots-Tag header (often a ' +
+      'staging setting carried to production). Keep it on staging and preview sites.',
+    vercel:
+      'Vercel adds "X-Robots-Tag: noindex" to preview deployments only; on the production domain remove noindex from your app\'s ' +
+      'metadata and from any "headers" entry in vercel.json.',
+    netlify:
+      'Remove X-Robots-Tag: noindex from _headers or netlify.toml [[headers]] for production (keep it for deploy previews with a ' +
+      "context-specific rule), and remove noindex from the page's robots meta tag.",
+    nextjs:
+      "Remove robots: { index: false } (or 'noindex') from the metadata export of the page or layout, and any X-Robots-Tag entry in " +
+      'headers() of next.config.js, for production builds.',
+    nginx:
+      'Remove add_header X-Robots-Tag "noindex" from the production server block (keep it on staging), remove noindex from the robots ' +
+      'meta tag in the templates, then nginx -s reload.',
+    cloudflare:
+      'Check Rules > Transform Rules > Modify Response Header for an X-Robots-Tag rule and remove it for the production hostname; Pages' +
+      ' *.pages.dev preview URLs get noindex automatically, production domains do not.',
   },
   requires: ['page', 'mainResponse'],
   run: ({ page, mainResponse }) => {
@@ -60,7 +79,8 @@ export const seoIndexable = defineCheck({
     for (const tag of metaTags(page.html)) {
       const name = tag.name?.trim().toLowerCase()
       if (!name || !CRAWLER_META.test(name) || tag.content === undefined) continue
-      for (const d of splitList(tag.content)) directives.push({ source: 'meta', agent: name === 'robots' ? 'all' : name, value: d.toLowerCase() })
+      for (const d of splitList(tag.content))
+        directives.push({ source: 'meta', agent: name === 'robots' ? 'all' : name, value: d.toLowerCase() })
     }
     const header = headerValue(documentHeaders(page, mainResponse), 'x-robots-tag')
     if (header) for (const d of parseRobotsHeader(header)) directives.push({ source: 'header', agent: d.agent, value: d.directive })
@@ -73,7 +93,10 @@ export const seoIndexable = defineCheck({
     }
     if (blocking.length > 0) {
       const first = blocking[0]!
-      const where = first.source === 'header' ? `X-Robots-Tag: ${clip(header ?? '', 80)}` : `<meta name="${first.agent === 'all' ? 'robots' : first.agent}" content="${first.value}">`
+      const where =
+        first.source === 'header'
+          ? `X-Robots-Tag: ${clip(header ?? '', 80)}`
+          : `<meta name="${first.agent === 'all' ? 'robots' : first.agent}" content="${first.value}">`
       const who = first.agent === 'all' ? 'search engines' : first.agent
       return {
         status: 'warn',
@@ -84,7 +107,10 @@ export const seoIndexable = defineCheck({
     return {
       status: 'pass',
       evidence,
-      summary: directives.length > 0 ? `Indexable; robots directives: ${[...new Set(directives.map((d) => d.value))].join(', ')}.` : 'No noindex directive: search engines may index the page.',
+      summary:
+        directives.length > 0
+          ? `Indexable; robots directives: ${[...new Set(directives.map((d) => d.value))].join(', ')}.`
+          : 'No noindex directive: search engines may index the page.',
     }
   },
 })

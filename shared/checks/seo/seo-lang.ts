@@ -11,17 +11,25 @@ export const seoLang = defineCheck({
   category: 'seo',
   title: 'The page declares its language',
   description: 'Reads the lang attribute of the <html> element of the rendered page.',
-  why: 'Search engines use the declared language to serve the page to the right audience; screen readers use it to pick the pronunciation, and browsers to offer translation.',
+  why:
+    'Search engines use the declared language to serve the page to the right audience; screen readers use it to pick the pronunciation,' +
+    ' and browsers to offer translation.',
   confirmation:
-    'Warns when <html> has no lang attribute, an empty one, or a value that is not a language tag (en_US with an underscore, "english"). Accepts any well-formed BCP 47 tag such as en, en-GB, zh-Hant-TW. Reads the rendered DOM, so a lang set by JavaScript counts. Skipped when the page is not HTML.',
+    'Warns when <html> has no lang attribute, an empty one, or a value that is not a language tag (en_US with an underscore, ' +
+    '"english"). Accepts any well-formed BCP 47 tag such as en, en-GB, zh-Hant-TW. Reads the rendered DOM, so a lang set by ' +
+    'JavaScript counts. Skipped when the page is not HTML.',
   severity: 'low',
   fix: {
     generic: 'Declare the language on the root element: <html lang="en"> (or en-GB, fr, de-CH ...).',
-    vercel: 'Set lang in your framework\'s document template (Next.js root layout, index.html for Vite) and redeploy.',
-    netlify: 'Set lang in your framework\'s document template or index.html and redeploy.',
-    nextjs: 'App Router: in app/layout.tsx render <html lang="en">. Pages Router: in pages/_document.tsx render <Html lang="en">, or set i18n.defaultLocale in next.config.js.',
+    vercel: "Set lang in your framework's document template (Next.js root layout, index.html for Vite) and redeploy.",
+    netlify: "Set lang in your framework's document template or index.html and redeploy.",
+    nextjs:
+      'App Router: in app/layout.tsx render <html lang="en">. Pages Router: in pages/_document.tsx render <Html lang="en">, or set ' +
+      'i18n.defaultLocale in next.config.js.',
     nginx: 'Add lang to the <html> tag of the templates (index.html for a single-page app) and redeploy the files.',
-    cloudflare: 'Fix the template and redeploy; for pages you cannot rebuild, a Worker with HTMLRewriter can set it: .on("html", { element(e) { e.setAttribute("lang", "en") } }).',
+    cloudflare:
+      'Fix the template and redeploy; for pages you cannot rebuild, a Worker with HTMLRewriter can set it: .on("html", { element(e) { ' +
+      'e.setAttribute("lang", "en") } }).',
   },
   requires: ['page', 'mainResponse'],
   run: ({ page, mainResponse }) => {

@@ -117,7 +117,8 @@ export function firstPartyCookies(artifacts: Pick<Artifacts, 'target' | 'mainRes
 }
 
 /** Cookies that vendors' scripts set from JavaScript: their names look like sessions but cannot be HttpOnly. */
-const VENDOR_COOKIE = /^(?:__stripe_|intercom-|_hj|ajs_|_ga|_gid|amp_|ai_session$|ai_user$|_dd_s$|crisp-client|ph_|mp_|_pk_|__hs|hubspotutk$|_fbp$|_clck$|_clsk$)/i
+const VENDOR_COOKIE =
+  /^(?:__stripe_|intercom-|_hj|ajs_|_ga|_gid|amp_|ai_session$|ai_user$|_dd_s$|crisp-client|ph_|mp_|_pk_|__hs|hubspotutk$|_fbp$|_clck$|_clsk$)/i
 
 /** Analytics and widget vendors' cookies, which their scripts set; the site's own attributes do not apply. */
 export function isVendorCookieName(name: string): boolean {

@@ -16,7 +16,10 @@ const META_IGNORED = new Set(['frame-ancestors', 'report-uri', 'report-to', 'san
 function parsePolicy(raw: string, source: CspSource): CspPolicy {
   const directives = new Map<string, string[]>()
   for (const part of raw.split(';')) {
-    const tokens = part.trim().split(/[\t\n\f\r ]+/).filter(Boolean)
+    const tokens = part
+      .trim()
+      .split(/[\t\n\f\r ]+/)
+      .filter(Boolean)
     const name = tokens[0]?.toLowerCase()
     if (!name || !/^[a-z0-9-]+$/.test(name) || directives.has(name)) continue
     if (source === 'meta' && META_IGNORED.has(name)) continue

@@ -15,7 +15,10 @@ const CACHE_LIMIT = 5_000
  * a bare public suffix) stand for themselves.
  */
 export function registrableDomain(host: string): string {
-  const h = host.toLowerCase().replace(/^\.+|\.+$/g, '').replace(/^\[|\]$/g, '')
+  const h = host
+    .toLowerCase()
+    .replace(/^\.+|\.+$/g, '')
+    .replace(/^\[|\]$/g, '')
   const hit = cache.get(h)
   if (hit !== undefined) return hit
   const domain = getDomain(h, { allowPrivateDomains: true }) ?? h
@@ -27,7 +30,10 @@ export function registrableDomain(host: string): string {
 /** The registrable domain of a URL's host, or null for an unparsable URL or one without a host (data:, blob:). */
 export function registrableDomainOfUrl(url: string): string | null {
   const parsed = parseUrl(url)
-  if (!parsed || !parsed.hostname || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:' && parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:')) {
+  if (
+    !parsed?.hostname ||
+    (parsed.protocol !== 'http:' && parsed.protocol !== 'https:' && parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:')
+  ) {
     return null
   }
   return registrableDomain(parsed.hostname)

@@ -1,7 +1,7 @@
 // Minimal, linear-time reading of <meta> tags from rendered HTML. No DOM: checks stay pure and fast.
 
 const META_TAG = /<meta\b[^>]*>/gi
-const ATTRIBUTE = /([^\s"'<>\/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g
+const ATTRIBUTE = /([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
 
@@ -53,7 +53,10 @@ export function metaNamed(html: string, name: string): string[] {
  * does not make it a page.
  */
 export function looksLikeHtml(body: string): boolean {
-  return body.replace(/^\uFEFF/, '').trimStart().startsWith('<')
+  return body
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .startsWith('<')
 }
 
 export interface StartTag {

@@ -8,7 +8,10 @@ export function headerValue(headers: Record<string, string>, name: string): stri
 
 /** Splits a comma-joined header value (repeated headers are joined with ", ") into trimmed, non-empty items. */
 export function splitList(value: string): string[] {
-  return value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
 }
 
 export function parseUrl(url: string | null | undefined, base?: string): URL | null {

@@ -31,7 +31,10 @@ const LEADING_COMMENT = /^<!--[\s\S]{0,4000}?-->\s*/
  * "<": PHP source (<?php) and Markdown opening with an HTML comment are files, not pages.
  */
 export function isHtmlPage(body: string): boolean {
-  let head = body.slice(0, 8_192).replace(/^\uFEFF/, '').trimStart()
+  let head = body
+    .slice(0, 8_192)
+    .replace(/^\uFEFF/, '')
+    .trimStart()
   for (let i = 0; i < 5 && head.startsWith('<!--'); i++) {
     const stripped = head.replace(LEADING_COMMENT, '')
     if (stripped === head) break
@@ -66,10 +69,12 @@ export function confirmByContent<T>(
   const probe = typeof target === 'string' ? probes[target] : target
   const path = typeof target === 'string' ? target : target.path
   if (!probe) return { state: 'not-probed', path }
-  if (probe.status === 0 || probe.error) return { state: 'unanswered', path, probe, reason: `The probe failed: ${probe.error ?? 'no response'}.` }
+  if (probe.status === 0 || probe.error)
+    return { state: 'unanswered', path, probe, reason: `The probe failed: ${probe.error ?? 'no response'}.` }
   if (probe.body.trim() === '') return { state: 'absent', path, probe, reason: 'The answer is empty.' }
   if (isHtmlPage(probe.body)) return { state: 'absent', path, probe, reason: `The answer is an HTML page, not ${what}.` }
-  if (sameAsBaseline(probe, probes)) return { state: 'absent', path, probe, reason: 'The answer is the same as for a path that cannot exist.' }
+  if (sameAsBaseline(probe, probes))
+    return { state: 'absent', path, probe, reason: 'The answer is the same as for a path that cannot exist.' }
   const found = confirm(probe.body, probe)
   if (found === null) return { state: 'absent', path, probe, reason: `The answer does not look like ${what}.` }
   return { state: 'confirmed', path, probe, found }
@@ -87,7 +92,9 @@ export function confirmedOnly<T>(judgements: ReadonlyArray<ProbeJudgement<T>>): 
 export function notServedOutcome(judgements: ReadonlyArray<ProbeJudgement<unknown>>, what: string): CheckOutcome {
   const answered = judgements.filter((j) => j.state === 'absent')
   const checked = judgements.map((j) =>
-    j.state === 'not-probed' ? { path: j.path, reason: 'Not probed.' } : { path: j.path, ...probeEvidence(j.probe), reason: j.state === 'confirmed' ? 'Served.' : j.reason },
+    j.state === 'not-probed'
+      ? { path: j.path, reason: 'Not probed.' }
+      : { path: j.path, ...probeEvidence(j.probe), reason: j.state === 'confirmed' ? 'Served.' : j.reason },
   )
   if (answered.length === 0) {
     const probed = judgements.some((j) => j.state !== 'not-probed')

@@ -9,7 +9,7 @@ export function redact(value: string, head = 8, tail = 4): string {
 
 /** https://user:pass@host/x -> https://***@host/x; scp-like git@host:repo is left as is (no secret in it). */
 export function redactUrlCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@\/\s]*@/i, '$1***@')
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/\s]*@/i, '$1***@')
 }
 
 /** `KEY=***`, for a dotenv line. */

@@ -96,9 +96,7 @@ const RULES: Rule[] = [
   {
     pattern: new RegExp(`${START}xox[baprs]-[0-9A-Za-z-]{10,250}(?![0-9A-Za-z-])`, 'g'),
     classify: (v) =>
-      v.split('-').length >= 3 && /\d/.test(v) && v.length >= 24
-        ? { kind: 'slack-token', exposure: 'secret', severity: 'critical' }
-        : null,
+      v.split('-').length >= 3 && /\d/.test(v) && v.length >= 24 ? { kind: 'slack-token', exposure: 'secret', severity: 'critical' } : null,
   },
   {
     pattern: /https:\/\/hooks\.slack\.com\/services\/T[A-Z0-9]{6,12}\/B[A-Z0-9]{6,12}\/[A-Za-z0-9]{20,32}(?![A-Za-z0-9])/g,
@@ -110,10 +108,7 @@ const RULES: Rule[] = [
   },
   {
     // Legacy keys are sk- and 32+ alphanumerics; project, service-account and admin keys carry a label.
-    pattern: new RegExp(
-      `(?<![A-Za-z0-9_$-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}|[A-Za-z0-9]{32,250})(?![A-Za-z0-9_-])`,
-      'g',
-    ),
+    pattern: /(?<![A-Za-z0-9_$-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,250}|[A-Za-z0-9]{32,250})(?![A-Za-z0-9_-])/g,
     classify: (v) => {
       const body = v.replace(/^sk-(?:proj-|svcacct-|admin-)?/, '')
       return looksRandom(body, 16) ? { kind: 'openai-api-key', exposure: 'secret', severity: 'critical' } : null
@@ -125,10 +120,20 @@ const RULES: Rule[] = [
       const payload = decodeJwtPayload(v)
       const role = payload?.role
       if (role === 'service_role' || role === 'supabase_admin') {
-        return { kind: 'supabase-service-role-key', exposure: 'secret', severity: 'critical', note: `JWT role "${role}" bypasses row level security` }
+        return {
+          kind: 'supabase-service-role-key',
+          exposure: 'secret',
+          severity: 'critical',
+          note: `JWT role "${role}" bypasses row level security`,
+        }
       }
       if (role === 'anon') {
-        return { kind: 'supabase-anon-key', exposure: 'public', severity: 'info', note: 'JWT role "anon": public by design, protected by row level security' }
+        return {
+          kind: 'supabase-anon-key',
+          exposure: 'public',
+          severity: 'info',
+          note: 'JWT role "anon": public by design, protected by row level security',
+        }
       }
       return null
     },

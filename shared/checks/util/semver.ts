@@ -50,7 +50,11 @@ export function parseRange(range: string): Comparator[][] {
   const cached = parsedRanges.get(range)
   if (cached) return cached
   const sets = range.split('||').map((set) => {
-    const parts = set.trim().replace(/(<=|>=|<|>|=)\s+/g, '$1').split(/\s+/).filter(Boolean)
+    const parts = set
+      .trim()
+      .replace(/(<=|>=|<|>|=)\s+/g, '$1')
+      .split(/\s+/)
+      .filter(Boolean)
     if (parts.length === 0) throw new Error(`empty range in "${range}"`)
     return parts.map((part): Comparator => {
       const m = COMPARATOR.exec(part)

@@ -23,13 +23,19 @@ beforeAll(async () => {
 afterAll(() => svc?.stop())
 
 const mcpStatus = async (token: string) =>
-  (await fetch(`${svc.baseUrl}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(initializeBody()) })).status
+  (
+    await fetch(`${svc.baseUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(initializeBody()),
+    })
+  ).status
 
 const act = (path: string, headers: Record<string, string> = {}) =>
   jarFetch(jar, `${svc.baseUrl}${path}`, { method: 'POST', headers: { origin: svc.baseUrl, 'x-csrf-token': csrf, ...headers } })
 
 describe('dashboard routes', () => {
-  test('GET /api/scans/{id} shows the signed-in account\'s scan', async () => {
+  test("GET /api/scans/{id} shows the signed-in account's scan", async () => {
     const scan = await createScan(svc.running.services.db.sql, accountId, 'https://app.example/')
     const res = await jarFetch(jar, `${svc.baseUrl}/api/scans/${scan.id}`)
     expect(res.status).toBe(200)
@@ -39,7 +45,7 @@ describe('dashboard routes', () => {
     expect(res.headers.get('cache-control')).toContain('no-store')
   })
 
-  test('one account reading another account\'s scan gets 404, as for a scan that does not exist', async () => {
+  test("one account reading another account's scan gets 404, as for a scan that does not exist", async () => {
     const other = await svc.extraSession('mallory')
     const theirs = await createScan(svc.running.services.db.sql, other.accountId, 'https://mallory.example/')
     expect((await jarFetch(jar, `${svc.baseUrl}/api/scans/${theirs.id}`)).status).toBe(404)
@@ -48,7 +54,7 @@ describe('dashboard routes', () => {
     expect(own.status).toBe(200)
   })
 
-  test('GET /api/audits/{id} shows the account\'s audit with its progress; another account\'s is 404', async () => {
+  test("GET /api/audits/{id} shows the account's audit with its progress; another account's is 404", async () => {
     const sql = svc.running.services.db.sql
     const options = { maxPages: 5, maxDepth: 1, maxDurationSeconds: 60 }
     const mine = await createAudit(sql, accountId, 'https://app.example/', options)
@@ -64,17 +70,25 @@ describe('dashboard routes', () => {
   })
 
   test.each(['/api/scans/scn_x', '/api/audits/aud_x', '/api/patches/pat_x', '/api/directory-runs/dir_x'])(
-    '%s refuses any bearer token with 401, even a valid one next to a valid session', async (path) => {
+    '%s refuses any bearer token with 401, even a valid one next to a valid session',
+    async (path) => {
       const key = await svc.key()
-      for (const auth of [`Bearer ${key}`, 'Bearer mca_' + 'a'.repeat(43), 'Bearer anything']) {
+      for (const auth of [`Bearer ${key}`, `Bearer mca_${'a'.repeat(43)}`, 'Bearer anything']) {
         const res = await jarFetch(jar, `${svc.baseUrl}${path}`, { headers: { authorization: auth } })
         expect(res.status).toBe(401)
       }
-    })
+    },
+  )
 
   test('an mca_ token is refused on a dashboard route too', async () => {
     const c = await obtainCode(svc, jar)
-    const { body } = await exchangeCode(svc, { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier })
+    const { body } = await exchangeCode(svc, {
+      grant_type: 'authorization_code',
+      code: c.code,
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      code_verifier: c.verifier,
+    })
     const scan = await createScan(svc.running.services.db.sql, accountId, 'https://app.example/two')
     const res = await fetch(`${svc.baseUrl}/api/scans/${scan.id}`, { headers: { authorization: `Bearer ${body.access_token}` } })
     expect(res.status).toBe(401)
@@ -99,7 +113,10 @@ describe('dashboard routes', () => {
       expect(res.headers.get('access-control-allow-origin')).toBeNull()
       expect(res.headers.get('access-control-allow-credentials')).toBeNull()
     }
-    const pre = await fetch(`${svc.baseUrl}/api/scans/${scan.id}`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } })
+    const pre = await fetch(`${svc.baseUrl}/api/scans/${scan.id}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+    })
     expect(pre.headers.get('access-control-allow-origin')).toBeNull()
   })
 
@@ -137,7 +154,13 @@ describe('settings: Agents and MCP', () => {
 
   test('lists OAuth agents by client name with created and last-used times', async () => {
     const c = await obtainCode(svc, jar, { clientName: 'Windsurf Agent' })
-    const { body } = await exchangeCode(svc, { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier })
+    const { body } = await exchangeCode(svc, {
+      grant_type: 'authorization_code',
+      code: c.code,
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      code_verifier: c.verifier,
+    })
     expect(await mcpStatus(body.access_token)).toBe(200)
     // Last use is recorded off the request path: wait for it (bounded).
     for (let i = 0; i < 40; i++) {
@@ -151,12 +174,19 @@ describe('settings: Agents and MCP', () => {
     expect(row).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d UTC/)
   })
 
-  test('another account cannot revoke this account\'s agent or key (404)', async () => {
+  test("another account cannot revoke this account's agent or key (404)", async () => {
     const c = await obtainCode(svc, jar, { clientName: 'Mine' })
-    const { body } = await exchangeCode(svc, { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier })
+    const { body } = await exchangeCode(svc, {
+      grant_type: 'authorization_code',
+      code: c.code,
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      code_verifier: c.verifier,
+    })
     const other = await svc.extraSession('eve')
     const res = await fetch(`${svc.baseUrl}/dashboard/api/agents/${c.clientId}/revoke`, {
-      method: 'POST', headers: { cookie: `aa_session=${other.cookie}`, origin: svc.baseUrl, 'x-csrf-token': other.csrfToken },
+      method: 'POST',
+      headers: { cookie: `aa_session=${other.cookie}`, origin: svc.baseUrl, 'x-csrf-token': other.csrfToken },
     })
     expect(res.status).toBe(404)
     expect(await mcpStatus(body.access_token)).toBe(200)

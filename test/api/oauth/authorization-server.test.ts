@@ -15,12 +15,22 @@ beforeAll(async () => {
 afterAll(() => svc?.stop())
 
 const mcpStatus = async (token: string) =>
-  (await fetch(`${svc.baseUrl}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(initializeBody()) })).status
+  (
+    await fetch(`${svc.baseUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(initializeBody()),
+    })
+  ).status
 
 async function issueToken(opts: { clientName?: string } = {}) {
   const c = await obtainCode(svc, jar, opts)
   const { res, body } = await exchangeCode(svc, {
-    grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier,
+    grant_type: 'authorization_code',
+    code: c.code,
+    client_id: c.clientId,
+    redirect_uri: c.redirectUri,
+    code_verifier: c.verifier,
     resource: `${svc.baseUrl}/api/mcp`,
   })
   expect(res.status).toBe(200)
@@ -94,7 +104,11 @@ describe('RFC 7591 registration', () => {
     expect((await registerClient(svc, { client_name: undefined })).body.error).toBe('invalid_client_metadata')
     expect((await registerClient(svc, { token_endpoint_auth_method: 'client_secret_basic' })).body.error).toBe('invalid_client_metadata')
     expect((await registerClient(svc, { grant_types: ['client_credentials'] })).body.error).toBe('invalid_client_metadata')
-    const notJson = await fetch(`${svc.baseUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
+    const notJson = await fetch(`${svc.baseUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    })
     expect(notJson.status).toBe(400)
     expect((await notJson.json()).error).toBe('invalid_client_metadata')
   })
@@ -104,11 +118,18 @@ describe('authorization endpoint', () => {
   let clientId: string
   const redirectUri = 'http://127.0.0.1/callback'
   beforeAll(async () => {
-    clientId = (await registerClient(svc, { client_name: 'Consent <Test> Agent', redirect_uris: [redirectUri, 'https://agent.example/cb'] })).body.client_id
+    clientId = (
+      await registerClient(svc, { client_name: 'Consent <Test> Agent', redirect_uris: [redirectUri, 'https://agent.example/cb'] })
+    ).body.client_id
   })
   const params = (over: Record<string, string | undefined> = {}) => ({
-    response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:51234/callback',
-    code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st-123', ...over,
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'http://127.0.0.1:51234/callback',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    state: 'st-123',
+    ...over,
   })
 
   test('without a session it sends the person to sign in first, then back here', async () => {
@@ -134,7 +155,13 @@ describe('authorization endpoint', () => {
   test('a loopback redirect URI matches on any port; other URIs match exactly', async () => {
     expect((await jarFetch(jar, authorizeUrl(svc, params({ redirect_uri: 'http://127.0.0.1:1/callback' })))).status).toBe(200)
     expect((await jarFetch(jar, authorizeUrl(svc, params({ redirect_uri: 'https://agent.example/cb' })))).status).toBe(200)
-    for (const bad of ['https://agent.example/cb/', 'https://agent.example:444/cb', 'http://127.0.0.1:5/other', 'http://localhost:5/callback', 'https://evil.example/cb']) {
+    for (const bad of [
+      'https://agent.example/cb/',
+      'https://agent.example:444/cb',
+      'http://127.0.0.1:5/other',
+      'http://localhost:5/callback',
+      'https://evil.example/cb',
+    ]) {
       const res = await jarFetch(jar, authorizeUrl(svc, params({ redirect_uri: bad })))
       expect(res.status).toBe(400)
       expect(res.headers.get('location')).toBeNull()
@@ -182,7 +209,8 @@ describe('authorization endpoint', () => {
     const page = await (await jarFetch(jar, authorizeUrl(svc, params()))).text()
     expect((await answerConsent(svc, jar, page, 'approve', 'https://evil.example')).status).toBe(403)
     const noToken = await jarFetch(jar, `${svc.baseUrl}/oauth/authorize`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: svc.baseUrl },
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: svc.baseUrl },
       body: new URLSearchParams({ request_id: /name="request_id" value="([^"]+)"/.exec(page)![1]!, decision: 'approve' }),
     })
     expect(noToken.status).toBe(403)
@@ -211,11 +239,16 @@ describe('token endpoint', () => {
 
   test('an mca_ token works on /api/mcp like an API key, with the account of the person who approved', async () => {
     const t = await issueToken()
-    const init = await fetch(`${svc.baseUrl}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${t.token}` }, body: JSON.stringify(initializeBody()) })
+    const init = await fetch(`${svc.baseUrl}/api/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${t.token}` },
+      body: JSON.stringify(initializeBody()),
+    })
     expect(init.status).toBe(200)
     const session = init.headers.get('mcp-session-id')!
     const call = await fetch(`${svc.baseUrl}/api/mcp`, {
-      method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${t.token}`, 'mcp-session-id': session },
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${t.token}`, 'mcp-session-id': session },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     })
     expect(call.status).toBe(200)
@@ -225,7 +258,13 @@ describe('token endpoint', () => {
   test('a reused code is refused and the token issued from it is revoked at once', async () => {
     const t = await issueToken()
     expect(await mcpStatus(t.token)).toBe(200)
-    const again = await exchangeCode(svc, { grant_type: 'authorization_code', code: t.code, client_id: t.clientId, redirect_uri: t.redirectUri, code_verifier: t.verifier })
+    const again = await exchangeCode(svc, {
+      grant_type: 'authorization_code',
+      code: t.code,
+      client_id: t.clientId,
+      redirect_uri: t.redirectUri,
+      code_verifier: t.verifier,
+    })
     expect(again.res.status).toBe(400)
     expect(again.body.error).toBe('invalid_grant')
     expect(await mcpStatus(t.token)).toBe(401)
@@ -233,7 +272,14 @@ describe('token endpoint', () => {
 
   const exchangeWith = async (over: (c: Awaited<ReturnType<typeof obtainCode>>) => Record<string, string | undefined>) => {
     const c = await obtainCode(svc, jar)
-    return exchangeCode(svc, { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier, ...over(c) })
+    return exchangeCode(svc, {
+      grant_type: 'authorization_code',
+      code: c.code,
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      code_verifier: c.verifier,
+      ...over(c),
+    })
   }
 
   test('a wrong verifier is refused', async () => {
@@ -242,18 +288,21 @@ describe('token endpoint', () => {
     expect(body.error).toBe('invalid_grant')
   })
 
-  test.each([['too short', 'a'.repeat(42)], ['too long', 'a'.repeat(129)], ['outside the alphabet', `${'a'.repeat(43)}+`]])(
-    'a verifier %s is refused', async (_n, verifier) => {
-      const { body } = await exchangeWith(() => ({ code_verifier: verifier }))
-      expect(body.error).toBe('invalid_grant')
-    })
+  test.each([
+    ['too short', 'a'.repeat(42)],
+    ['too long', 'a'.repeat(129)],
+    ['outside the alphabet', `${'a'.repeat(43)}+`],
+  ])('a verifier %s is refused', async (_n, verifier) => {
+    const { body } = await exchangeWith(() => ({ code_verifier: verifier }))
+    expect(body.error).toBe('invalid_grant')
+  })
 
   test('a missing verifier is refused', async () => {
     const { body } = await exchangeWith(() => ({ code_verifier: undefined }))
     expect(body.error).toBe('invalid_request')
   })
 
-  test('a redirect_uri other than the authorization request\'s is refused', async () => {
+  test("a redirect_uri other than the authorization request's is refused", async () => {
     const { body } = await exchangeWith(() => ({ redirect_uri: 'http://127.0.0.1:9998/callback' }))
     expect(body.error).toBe('invalid_grant')
   })
@@ -265,12 +314,18 @@ describe('token endpoint', () => {
       SELECT extract(epoch FROM expires_at - created_at)::int AS ttl FROM oauth_codes WHERE code_hash = ${hash}`
     expect(row!.ttl).toBe(600)
     await svc.running.services.db.sql`UPDATE oauth_codes SET expires_at = now() - interval '1 second' WHERE code_hash = ${hash}`
-    const r = await exchangeCode(svc, { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier })
+    const r = await exchangeCode(svc, {
+      grant_type: 'authorization_code',
+      code: c.code,
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      code_verifier: c.verifier,
+    })
     expect(r.body.error).toBe('invalid_grant')
     expect(r.body.error_description).toContain('expired')
   })
 
-  test('another client\'s code is refused', async () => {
+  test("another client's code is refused", async () => {
     const other = (await registerClient(svc)).body.client_id
     const { body } = await exchangeWith(() => ({ client_id: other }))
     expect(body.error).toBe('invalid_grant')
@@ -301,7 +356,10 @@ describe('token endpoint', () => {
     const page = await (await jarFetch(jar, `${svc.baseUrl}/dashboard/settings`)).text()
     expect(page).toContain('Revoked Agent')
     const csrf = /name="csrf-token" content="([^"]+)"/.exec(page)![1]!
-    const res = await jarFetch(jar, `${svc.baseUrl}/dashboard/api/agents/${t.clientId}/revoke`, { method: 'POST', headers: { origin: svc.baseUrl, 'x-csrf-token': csrf } })
+    const res = await jarFetch(jar, `${svc.baseUrl}/dashboard/api/agents/${t.clientId}/revoke`, {
+      method: 'POST',
+      headers: { origin: svc.baseUrl, 'x-csrf-token': csrf },
+    })
     expect(res.status).toBe(200)
     // No wait: the 5 s credential cache of this process is cleared by the revocation.
     expect(await mcpStatus(t.token)).toBe(401)

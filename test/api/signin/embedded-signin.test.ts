@@ -24,7 +24,7 @@ test('the embedded default starts a local provider with a development user and a
   expect(local.password.length).toBeGreaterThanOrEqual(16)
 })
 
-test('the development user signs in, approves an agent, and the agent\'s mca_ token works', async () => {
+test("the development user signs in, approves an agent, and the agent's mca_ token works", async () => {
   const jar = new CookieJar()
   const { url } = await browse(jar, `${baseUrl}/auth/login`, {
     password: svc.running.localSignIn!.password,
@@ -33,9 +33,19 @@ test('the development user signs in, approves an agent, and the agent\'s mca_ to
   expect(url).toBe(`${baseUrl}/dashboard`)
   const asService = { baseUrl } as SignInService
   const c = await obtainCode(asService, jar)
-  const { body } = await exchangeCode(asService, { grant_type: 'authorization_code', code: c.code, client_id: c.clientId, redirect_uri: c.redirectUri, code_verifier: c.verifier })
+  const { body } = await exchangeCode(asService, {
+    grant_type: 'authorization_code',
+    code: c.code,
+    client_id: c.clientId,
+    redirect_uri: c.redirectUri,
+    code_verifier: c.verifier,
+  })
   expect(body.access_token).toMatch(/^mca_/)
-  const res = await fetch(`${baseUrl}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${body.access_token}` }, body: JSON.stringify(initializeBody()) })
+  const res = await fetch(`${baseUrl}/api/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${body.access_token}` },
+    body: JSON.stringify(initializeBody()),
+  })
   expect(res.status).toBe(200)
 })
 
@@ -43,7 +53,10 @@ test('a production deployment without OIDC_ISSUER starts no provider and says si
   const prod = await startService('production', { ROLE: 'api' })
   try {
     expect(prod.running.localSignIn).toBeNull()
-    const res = await fetch(`${prod.url}/auth/login`, { redirect: 'manual', headers: { host: new URL(prod.running.services.config.baseUrl).host } })
+    const res = await fetch(`${prod.url}/auth/login`, {
+      redirect: 'manual',
+      headers: { host: new URL(prod.running.services.config.baseUrl).host },
+    })
     expect(res.status).toBe(503)
   } finally {
     await prod.stop()

@@ -21,7 +21,12 @@ beforeAll(async () => {
     fetch(req) {
       const path = new URL(req.url).pathname
       if (path === '/.well-known/openid-configuration') {
-        return Response.json({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` })
+        return Response.json({
+          issuer,
+          authorization_endpoint: `${issuer}/auth`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+        })
       }
       if (path === '/jwks') return Response.json({ keys: [jwk] })
       if (path === '/token') return Response.json({ id_token: nextToken, access_token: 'x', token_type: 'Bearer' })
@@ -32,7 +37,8 @@ beforeAll(async () => {
 })
 afterAll(() => server?.stop(true))
 
-const client = () => new OidcClient({ issuer, clientId: 'dashboard', clientSecret: 's', scopes: 'openid', redirectUri: 'http://127.0.0.1/cb' })
+const client = () =>
+  new OidcClient({ issuer, clientId: 'dashboard', clientSecret: 's', scopes: 'openid', redirectUri: 'http://127.0.0.1/cb' })
 
 async function token(claims: JWTPayload, opts: { key?: CryptoKey; expiresIn?: string | number } = {}) {
   const now = Math.floor(Date.now() / 1000)
@@ -74,7 +80,13 @@ describe('ID token verification', () => {
   })
 
   test('a discovery document naming another issuer is refused', async () => {
-    const c = new OidcClient({ issuer: `${issuer}/`, clientId: 'dashboard', clientSecret: '', scopes: 'openid', redirectUri: 'http://127.0.0.1/cb' })
+    const c = new OidcClient({
+      issuer: `${issuer}/`,
+      clientId: 'dashboard',
+      clientSecret: '',
+      scopes: 'openid',
+      redirectUri: 'http://127.0.0.1/cb',
+    })
     const r = await c.start()
     expect('error' in r && r.error).toBe('provider_unavailable')
   })

@@ -103,11 +103,15 @@ describe('OpenID Connect sign-in', () => {
     const page = await (await jarFetch(jar, `${svc.baseUrl}/dashboard`)).text()
     const csrf = /name="csrf-token" content="([^"]+)"/.exec(page)![1]!
     const forged = await jarFetch(jar, `${svc.baseUrl}/auth/logout`, {
-      method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf}`,
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${csrf}`,
     })
     expect(forged.status).toBe(403)
     const res = await jarFetch(jar, `${svc.baseUrl}/auth/logout`, {
-      method: 'POST', headers: { origin: svc.baseUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf}`,
+      method: 'POST',
+      headers: { origin: svc.baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${csrf}`,
     })
     expect(res.status).toBe(303)
     expect((await jarFetch(jar, `${svc.baseUrl}/dashboard`)).status).toBe(302)

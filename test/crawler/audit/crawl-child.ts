@@ -11,7 +11,15 @@ process.once('SIGTERM', () => abort.abort())
 let exitCode = 0
 try {
   await crawlSite(
-    { startUrl: process.argv[2]!, maxPages: 10_000, maxDepth: 20, maxDurationMs: 120_000, concurrency: 2, navTimeoutMs: 5_000, signal: abort.signal },
+    {
+      startUrl: process.argv[2]!,
+      maxPages: 10_000,
+      maxDepth: 20,
+      maxDurationMs: 120_000,
+      concurrency: 2,
+      navTimeoutMs: 5_000,
+      signal: abort.signal,
+    },
     { browser: pool, policy: { allowPrivate: true, trustedHosts: [] }, log, trustedSpki: [], probeTimeoutMs: 5_000 },
     {
       onDiscovered: () => {},

@@ -39,7 +39,12 @@ interface Run {
 async function crawl(
   s: CrawlSite,
   options: Partial<CrawlOptions> = {},
-  extra: { policy?: EgressPolicy; onPageStart?: (url: string, page: Page) => void; browser?: BrowserPool; onPage?: (p: CrawledPage) => void } = {},
+  extra: {
+    policy?: EgressPolicy
+    onPageStart?: (url: string, page: Page) => void
+    browser?: BrowserPool
+    onPage?: (p: CrawledPage) => void
+  } = {},
 ): Promise<Run> {
   const pages: CrawledPage[] = []
   const discovered: number[] = []
@@ -47,8 +52,14 @@ async function crawl(
   const t0 = performance.now()
   const summary = await crawlSite(
     {
-      startUrl: s.url, maxPages: 500, maxDepth: 10, maxDurationMs: 120_000, concurrency: 3, navTimeoutMs: 5_000,
-      signal: new AbortController().signal, ...options,
+      startUrl: s.url,
+      maxPages: 500,
+      maxDepth: 10,
+      maxDurationMs: 120_000,
+      concurrency: 3,
+      navTimeoutMs: 5_000,
+      signal: new AbortController().signal,
+      ...options,
     },
     { browser: extra.browser ?? pool, policy: extra.policy ?? LOCAL, log, trustedSpki: [], probeTimeoutMs: 2_000 },
     {
@@ -69,7 +80,7 @@ async function crawl(
 const urlsOf = (pages: CrawledPage[]) => new Set(pages.map((p) => p.url))
 
 describe('crawlSite', () => {
-  test('finds exactly the site\'s pages: rendered-DOM links, sitemap-only pages; never disallowed, external or non-HTML URLs', async () => {
+  test("finds exactly the site's pages: rendered-DOM links, sitemap-only pages; never disallowed, external or non-HTML URLs", async () => {
     const s = site({ pages: 30 })
     const run = await crawl(s)
     expect(urlsOf(run.pages)).toEqual(s.expected)
@@ -100,7 +111,12 @@ describe('crawlSite', () => {
     const hang = byUrl.get(`${s.origin}/hang`)!
     expect(hang).toMatchObject({ ok: false, httpStatus: null })
     expect(hang.error).toMatch(/Timeout/i)
-    expect(run.pages.filter((p) => !p.ok).map((p) => p.url).sort()).toEqual([`${s.origin}/error`, `${s.origin}/hang`])
+    expect(
+      run.pages
+        .filter((p) => !p.ok)
+        .map((p) => p.url)
+        .sort(),
+    ).toEqual([`${s.origin}/error`, `${s.origin}/hang`])
     expect(run.summary.pagesFailed).toBe(2)
     expect(run.summary.pagesScanned).toBe(s.expected.size - 2)
   }, 120_000)
@@ -120,14 +136,16 @@ describe('crawlSite', () => {
     const run = await crawl(s)
     const siteIds = new Set(SITE_CHECKS.map((c) => c.id))
     expect(run.summary.siteChecks.map((c) => c.id).sort()).toEqual([...siteIds].sort())
-    for (const id of ['exposed-env-file', 'tls-certificate', 'https-redirect', 'cors-credentialed-reflection']) expect(siteIds.has(id)).toBe(true)
+    for (const id of ['exposed-env-file', 'tls-certificate', 'https-redirect', 'cors-credentialed-reflection'])
+      expect(siteIds.has(id)).toBe(true)
     for (const p of run.pages) {
       expect(p.checks.length).toBeGreaterThan(10)
       for (const c of p.checks) expect(siteIds.has(c.id)).toBe(false)
     }
     const root = run.pages.find((p) => p.url === s.url)!
     const ids = new Set(root.checks.map((c) => c.id))
-    for (const id of ['csp', 'hsts', 'seo-title', 'js-secrets', 'mixed-content', 'cookie-secure', 'perf-timing', 'accessibility']) expect(ids.has(id)).toBe(true)
+    for (const id of ['csp', 'hsts', 'seo-title', 'js-secrets', 'mixed-content', 'cookie-secure', 'perf-timing', 'accessibility'])
+      expect(ids.has(id)).toBe(true)
     // Resources are not loaded, so the checks that weigh them are left out rather than misjudged.
     expect(ids.has('perf-page-weight')).toBe(false)
     expect(root.checks.find((c) => c.id === 'seo-title')?.status).toBe('pass')
@@ -184,14 +202,18 @@ describe('crawlSite', () => {
     const s = site({ pages: 13, extras: false })
     const crashUrl = `${s.origin}/p/2`
     // One lane, so when the page has loaded the only renderers alive are its own (and perhaps a spare).
-    const run = await crawl(s, { concurrency: 1 }, {
-      onPageStart: (url, page) => {
-        if (url !== crashUrl) return
-        page.once('load', () => {
-          for (const pid of renderersBelow(process.pid)) process.kill(pid, 'SIGKILL')
-        })
+    const run = await crawl(
+      s,
+      { concurrency: 1 },
+      {
+        onPageStart: (url, page) => {
+          if (url !== crashUrl) return
+          page.once('load', () => {
+            for (const pid of renderersBelow(process.pid)) process.kill(pid, 'SIGKILL')
+          })
+        },
       },
-    })
+    )
     const crashed = run.pages.find((p) => p.url === crashUrl)!
     expect(crashed.ok).toBe(false)
     expect(crashed.error).toMatch(/crash/i)
@@ -207,14 +229,19 @@ describe('crawlSite', () => {
     const s = site({ pages: 13, extras: false })
     const crashUrl = `${s.origin}/p/2`
     const tabs: Page[] = []
-    const run = await crawl(s, { concurrency: 1 }, {
-      onPageStart: (url, page) => {
-        tabs.push(page)
-        if (url === crashUrl) page.once('load', () => {
-          for (const pid of renderersBelow(process.pid)) process.kill(pid, 'SIGKILL')
-        })
+    const run = await crawl(
+      s,
+      { concurrency: 1 },
+      {
+        onPageStart: (url, page) => {
+          tabs.push(page)
+          if (url === crashUrl)
+            page.once('load', () => {
+              for (const pid of renderersBelow(process.pid)) process.kill(pid, 'SIGKILL')
+            })
+        },
       },
-    })
+    )
     expect(run.pages.length).toBeGreaterThan(5)
     const crashAt = run.started.findIndex((p) => p.url === crashUrl)
     expect(crashAt).toBeGreaterThan(0)
@@ -228,7 +255,10 @@ describe('crawlSite', () => {
     // Assembled at run time; not a real key.
     const leaked = ['sk', 'live', noise(32, 41)].join('_')
     const seen: string[] = []
-    const doc = (body: string) => new Response(`<!doctype html><html lang="en"><head><title>t</title></head><body>${body}</body></html>`, { headers: { 'content-type': 'text/html' } })
+    const doc = (body: string) =>
+      new Response(`<!doctype html><html lang="en"><head><title>t</title></head><body>${body}</body></html>`, {
+        headers: { 'content-type': 'text/html' },
+      })
     const server = Bun.serve({
       hostname: '127.0.0.1',
       port: 0,
@@ -238,7 +268,8 @@ describe('crawlSite', () => {
         if (path === '/') return doc('<a href="/leaky">leaky</a><script src="/clean.js"></script><img src="/logo.png?v=2">')
         if (path === '/leaky') return doc('<a href="/after">after</a><script src="/leaky.js"></script>')
         if (path === '/after') return doc('<img src="/photo.jpg"><script src="/clean.js"></script>')
-        if (path === '/leaky.js') return new Response(`var stripe = "${leaked}";`, { headers: { 'content-type': 'application/javascript' } })
+        if (path === '/leaky.js')
+          return new Response(`var stripe = "${leaked}";`, { headers: { 'content-type': 'application/javascript' } })
         if (path === '/clean.js') return new Response('var ok = 1;', { headers: { 'content-type': 'application/javascript' } })
         return new Response('', { status: 404 })
       },
@@ -247,7 +278,15 @@ describe('crawlSite', () => {
       const url = `http://127.0.0.1:${server.port}/`
       const pages: CrawledPage[] = []
       const summary = await crawlSite(
-        { startUrl: url, maxPages: 10, maxDepth: 5, maxDurationMs: 60_000, concurrency: 1, navTimeoutMs: 5_000, signal: new AbortController().signal },
+        {
+          startUrl: url,
+          maxPages: 10,
+          maxDepth: 5,
+          maxDurationMs: 60_000,
+          concurrency: 1,
+          navTimeoutMs: 5_000,
+          signal: new AbortController().signal,
+        },
         { browser: pool, policy: LOCAL, log, trustedSpki: [], probeTimeoutMs: 2_000 },
         { onDiscovered() {}, onPageStart() {}, onPage: async (p) => void pages.push(p) },
       )
@@ -290,7 +329,11 @@ describe('crawlSite', () => {
 
   test('a private address the policy refuses is never fetched, by a link, a frame or a script', async () => {
     const hits: string[] = []
-    const foreign = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (hits.push(req.url), new Response('<p>private</p>', { headers: { 'content-type': 'text/html' } })) })
+    const foreign = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req) => (hits.push(req.url), new Response('<p>private</p>', { headers: { 'content-type': 'text/html' } })),
+    })
     try {
       // The site is reached through a trusted host name; 127.0.0.1 itself stays blocked.
       const s = site({ pages: 6, extras: false, host: 'localhost', foreignUrl: `http://127.0.0.1:${foreign.port}/` })
@@ -315,7 +358,8 @@ describe('recording on a reused tab', () => {
           const html = '<!doctype html><title>a</title><script>setInterval(() => fetch("/poll-from-a"), 5)</script>'
           return new Response(html, { headers: { 'content-type': 'text/html' } })
         }
-        if (path === '/b') return new Response('<!doctype html><title>b</title><script src="/b.js"></script>', { headers: { 'content-type': 'text/html' } })
+        if (path === '/b')
+          return new Response('<!doctype html><title>b</title><script src="/b.js"></script>', { headers: { 'content-type': 'text/html' } })
         if (path === '/b.js') return new Response('document.title = "b!"', { headers: { 'content-type': 'application/javascript' } })
         beacons.push(path)
         return new Response('', { status: 204 })
@@ -357,26 +401,32 @@ describe('crawl processes', () => {
     const before = new Set(chromiumBelow(process.pid).map((p) => p.pid))
     const ownBrowsers = () => chromiumBelow(process.pid).filter((p) => p.ppid === process.pid && !before.has(p.pid))
     try {
-      const run = await crawl(s, { maxPages: 600, concurrency: 4, maxDurationMs: 540_000 }, {
-        browser: own,
-        onPage: () => {
-          // Between pages at most the current browser and one retiring browser run.
-          browsers = Math.max(browsers, ownBrowsers().length)
-        },
-        onPageStart: (() => {
-          let n = 0
-          return () => {
-            if (++n % 100 === 0) {
-              const m = memoryMiB()
-              samples.push(`${n} pages: test process ${m.self} MiB + chromium ${m.chromium} MiB = ${m.total} MiB`)
+      const run = await crawl(
+        s,
+        { maxPages: 600, concurrency: 4, maxDurationMs: 540_000 },
+        {
+          browser: own,
+          onPage: () => {
+            // Between pages at most the current browser and one retiring browser run.
+            browsers = Math.max(browsers, ownBrowsers().length)
+          },
+          onPageStart: (() => {
+            let n = 0
+            return () => {
+              if (++n % 100 === 0) {
+                const m = memoryMiB()
+                samples.push(`${n} pages: test process ${m.self} MiB + chromium ${m.chromium} MiB = ${m.total} MiB`)
+              }
             }
-          }
-        })(),
-      })
+          })(),
+        },
+      )
       expect(run.summary.pagesScanned).toBe(500)
       expect(own.generation).toBeGreaterThanOrEqual(4)
       expect(browsers).toBeLessThanOrEqual(2)
-      console.log(`500 pages in ${run.ms} ms (${Math.round((500 / run.ms) * 60_000)} pages/min at concurrency 4)\n  ${samples.join('\n  ')}`)
+      console.log(
+        `500 pages in ${run.ms} ms (${Math.round((500 / run.ms) * 60_000)} pages/min at concurrency 4)\n  ${samples.join('\n  ')}`,
+      )
     } finally {
       await own.close()
     }

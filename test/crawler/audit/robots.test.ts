@@ -66,7 +66,8 @@ describe('robots.txt rules (RFC 9309)', () => {
   })
 
   test('reads Sitemap lines anywhere and Crawl-delay of the chosen group', () => {
-    const text = 'Sitemap: https://h/a.xml\nUser-agent: *\nCrawl-delay: 2.5\nDisallow: /x\nsitemap: https://h/b.xml\n\nUser-agent: OtherBot\nCrawl-delay: 60\n'
+    const text =
+      'Sitemap: https://h/a.xml\nUser-agent: *\nCrawl-delay: 2.5\nDisallow: /x\nsitemap: https://h/b.xml\n\nUser-agent: OtherBot\nCrawl-delay: 60\n'
     const r = robotsFor(text, TOKEN)
     expect(r.sitemaps).toEqual(['https://h/a.xml', 'https://h/b.xml'])
     expect(r.crawlDelayMs).toBe(2500)

@@ -10,7 +10,10 @@ describe('sitemap parsing', () => {
   <url><loc> https://example.com/a?x=1&amp;y=2 </loc></url>
   <url><loc>https://example.com/caf&#xE9;</loc></url>
 </urlset>`
-    expect(parseSitemap(xml)).toEqual({ kind: 'urlset', locs: ['https://example.com/', 'https://example.com/a?x=1&y=2', 'https://example.com/café'] })
+    expect(parseSitemap(xml)).toEqual({
+      kind: 'urlset',
+      locs: ['https://example.com/', 'https://example.com/a?x=1&y=2', 'https://example.com/café'],
+    })
   })
 
   test('recognises a sitemap index', () => {
@@ -24,7 +27,10 @@ describe('sitemap parsing', () => {
   })
 
   test('reads a plain-text sitemap, one URL per line', () => {
-    expect(parseSitemap('https://example.com/a\n\nnot a url\r\nhttps://example.com/b\n')).toEqual({ kind: 'text', locs: ['https://example.com/a', 'https://example.com/b'] })
+    expect(parseSitemap('https://example.com/a\n\nnot a url\r\nhttps://example.com/b\n')).toEqual({
+      kind: 'text',
+      locs: ['https://example.com/a', 'https://example.com/b'],
+    })
   })
 
   test('tolerates garbage and returns nothing from it', () => {

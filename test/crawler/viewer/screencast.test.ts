@@ -23,7 +23,8 @@ function animatedSite() {
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
-    fetch: (req) => new Response(page(new URL(req.url).pathname === '/two' ? 'Page two' : 'Page one'), { headers: { 'content-type': 'text/html' } }),
+    fetch: (req) =>
+      new Response(page(new URL(req.url).pathname === '/two' ? 'Page two' : 'Page one'), { headers: { 'content-type': 'text/html' } }),
   })
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
 }
@@ -38,7 +39,9 @@ function captureLogs() {
     return true
   }
   process.stdout.write = grab as typeof process.stdout.write
-  process.stderr.write = ((c: unknown, ...rest: unknown[]) => (grab(c), (err as (...a: unknown[]) => boolean)(c, ...rest))) as typeof process.stderr.write
+  process.stderr.write = ((c: unknown, ...rest: unknown[]) => (
+    grab(c), (err as (...a: unknown[]) => boolean)(c, ...rest)
+  )) as typeof process.stderr.write
   return {
     lines,
     restore() {
@@ -114,16 +117,25 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
     const cast2 = await attachScreencast(nextPage, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
     await cast.detach()
     await crawlPage.close()
-    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer follows the next page', { rethrow: true })
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer follows the next page', {
+      rethrow: true,
+    })
 
     // A later page takes the stream; when it goes, the latest page still attached takes it back.
     const third = await crawlPage.context().newPage()
     await third.goto(`${site.url}/three`)
     const cast3 = await attachScreencast(third, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
-    await until(async () => (await viewer.textContent('#url')) === `${site.url}/three`, 10_000, 'the viewer follows the third page', { rethrow: true })
+    await until(async () => (await viewer.textContent('#url')) === `${site.url}/three`, 10_000, 'the viewer follows the third page', {
+      rethrow: true,
+    })
     await cast3.detach()
     await third.close()
-    await until(async () => (await viewer.textContent('#url')) === `${site.url}/two`, 10_000, 'the viewer returns to the page still attached', { rethrow: true })
+    await until(
+      async () => (await viewer.textContent('#url')) === `${site.url}/two`,
+      10_000,
+      'the viewer returns to the page still attached',
+      { rethrow: true },
+    )
 
     // The last viewer leaves: publishing stops at once.
     await viewer.close()

@@ -12,7 +12,8 @@ const violation = (id: string, impact: AccessibilityViolation['impact'], nodes =
   nodes,
   targets: Array.from({ length: nodes }, (_, i) => `#el-${id}-${i}`),
 })
-const run = (violations: AccessibilityViolation[]) => accessibility.run(makeArtifacts({ accessibility: { engine: 'axe-core 4.14.1', violations, passes: 37, incomplete: 2 } }))
+const run = (violations: AccessibilityViolation[]) =>
+  accessibility.run(makeArtifacts({ accessibility: { engine: 'axe-core 4.14.1', violations, passes: 37, incomplete: 2 } }))
 type Listed = { id: string; impact: string; nodes: number; targets: string[]; helpUrl: string; help: string }
 
 describe('accessibility', () => {
@@ -29,7 +30,12 @@ describe('accessibility', () => {
     expect(accessibility.severity).toBe('medium')
     const listed = r.evidence.listed as Listed[]
     expect(listed.map((v) => v.id)).toEqual(['button-name', 'color-contrast', 'region'])
-    expect(listed[1]).toMatchObject({ impact: 'serious', nodes: 12, help: 'Help for color-contrast', helpUrl: 'https://dequeuniversity.com/rules/axe/4.14/color-contrast' })
+    expect(listed[1]).toMatchObject({
+      impact: 'serious',
+      nodes: 12,
+      help: 'Help for color-contrast',
+      helpUrl: 'https://dequeuniversity.com/rules/axe/4.14/color-contrast',
+    })
     expect(listed[1]!.targets).toEqual(['#el-color-contrast-0', '#el-color-contrast-1', '#el-color-contrast-2'])
     expect(r.evidence.byImpact).toEqual({ critical: 1, serious: 1, moderate: 1, minor: 0, unknown: 0 })
     expect(r.summary).toContain('button-name')

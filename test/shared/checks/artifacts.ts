@@ -6,7 +6,8 @@ import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
 export const SITE = 'https://example.com/'
 
 export const SPA_HTML =
-  '<!doctype html><html><head><meta charset="utf-8"><title>App</title><script type="module" src="/assets/index-3f2a.js"></script></head><body><div id="root"></div></body></html>'
+  '<!doctype html><html><head><meta charset="utf-8"><title>App</title><script type="module" ' +
+  'src="/assets/index-3f2a.js"></script></head><body><div id="root"></div></body></html>'
 
 export const GOOD_HEADERS: Record<string, string> = {
   'content-type': 'text/html; charset=utf-8',
@@ -45,7 +46,7 @@ export function withHeaders(changes: Record<string, string | null>, base = GOOD_
 /** The artifacts makeArtifacts builds: each one present, except those the overrides set to null. */
 export type Made<O extends Overrides> = { [K in keyof Artifacts]: O[K] extends null ? null : NonNullable<Artifacts[K]> }
 
-export function makeArtifacts<const O extends Overrides = {}>(overrides: O = {} as O): Made<O> {
+export function makeArtifacts<const O extends Overrides = Record<never, never>>(overrides: O = {} as O): Made<O> {
   const defaults: Artifacts = {
     target: { url: SITE, finalUrl: SITE, origin: 'https://example.com', scheme: 'https' },
     mainResponse: {
@@ -85,14 +86,33 @@ export function makeArtifacts<const O extends Overrides = {}>(overrides: O = {} 
     sourceMaps: [],
     cors: { url: SITE, origin: 'https://appaudit-cors-probe.example', status: 200, headers: { 'content-type': 'text/html' }, error: null },
     tls: {
-      host: 'example.com', port: 443, authorized: true, authorizationError: null, protocol: 'TLSv1.3',
-      subject: 'CN=example.com', issuer: 'CN=R11, O=Let\'s Encrypt, C=US', altNames: ['example.com', 'www.example.com'],
-      validFrom: '2026-10-01T00:00:00.000Z', validTo: '2026-12-30T00:00:00.000Z', daysRemaining: 60, selfSigned: false, error: null,
+      host: 'example.com',
+      port: 443,
+      authorized: true,
+      authorizationError: null,
+      protocol: 'TLSv1.3',
+      subject: 'CN=example.com',
+      issuer: "CN=R11, O=Let's Encrypt, C=US",
+      altNames: ['example.com', 'www.example.com'],
+      validFrom: '2026-10-01T00:00:00.000Z',
+      validTo: '2026-12-30T00:00:00.000Z',
+      daysRemaining: 60,
+      selfSigned: false,
+      error: null,
     },
     accessibility: { engine: 'axe-core 4.14.1', violations: [], passes: 40, incomplete: 0 },
     performance: {
       navigation: { ttfb: 80, domContentLoaded: 250, load: 400, transferSize: 2_000, encodedBodySize: 1_700, decodedBodySize: 4_000 },
-      resources: [{ url: 'https://example.com/assets/index-3f2a.js', initiatorType: 'script', transferSize: 12_000, encodedBodySize: 11_700, decodedBodySize: 40_000, duration: 30 }],
+      resources: [
+        {
+          url: 'https://example.com/assets/index-3f2a.js',
+          initiatorType: 'script',
+          transferSize: 12_000,
+          encodedBodySize: 11_700,
+          decodedBodySize: 40_000,
+          duration: 30,
+        },
+      ],
     },
   }
   const merged: Record<string, unknown> = { ...defaults }

@@ -62,13 +62,35 @@ describe('first-party cookies', () => {
 
 describe('session cookie names', () => {
   test('recognise common session and token cookies', () => {
-    for (const name of ['connect.sid', 'PHPSESSID', 'JSESSIONID', 'laravel_session', '_myapp_session', 'ASP.NET_SessionId', 'next-auth.session-token', 'sb-abc-auth-token', 'accessToken', 'jwt', 'auth']) {
+    for (const name of [
+      'connect.sid',
+      'PHPSESSID',
+      'JSESSIONID',
+      'laravel_session',
+      '_myapp_session',
+      'ASP.NET_SessionId',
+      'next-auth.session-token',
+      'sb-abc-auth-token',
+      'accessToken',
+      'jwt',
+      'auth',
+    ]) {
       expect(isSessionCookieName(name)).toBe(true)
     }
   })
 
   test('ignore csrf tokens, preferences and analytics vendors', () => {
-    for (const name of ['theme', 'XSRF-TOKEN', 'csrftoken', '_ga', 'ai_session', '__stripe_sid', 'sidebar_state', 'oauth_state', 'consent']) {
+    for (const name of [
+      'theme',
+      'XSRF-TOKEN',
+      'csrftoken',
+      '_ga',
+      'ai_session',
+      '__stripe_sid',
+      'sidebar_state',
+      'oauth_state',
+      'consent',
+    ]) {
       expect(isSessionCookieName(name)).toBe(false)
     }
   })

@@ -19,7 +19,11 @@ describe('cors-credentialed-reflection', () => {
     expect(r.status).toBe('fail')
     expect(r.severity).toBeUndefined() // the check's own severity: critical
     expect(corsCredentialedReflection.severity).toBe('critical')
-    expect(r.evidence).toMatchObject({ probeOrigin: PROBE_ORIGIN, accessControlAllowOrigin: PROBE_ORIGIN, accessControlAllowCredentials: 'true' })
+    expect(r.evidence).toMatchObject({
+      probeOrigin: PROBE_ORIGIN,
+      accessControlAllowOrigin: PROBE_ORIGIN,
+      accessControlAllowCredentials: 'true',
+    })
   })
 
   test('warns, not fails, when the probe origin is reflected without credentials', () => {
@@ -86,7 +90,13 @@ describe('cors-credentialed-reflection', () => {
 
 describe('cors-credentialed-reflection metadata', () => {
   test('documents why, how it is confirmed, and a fix for every platform', () => {
-    for (const field of [corsCredentialedReflection.title, corsCredentialedReflection.description, corsCredentialedReflection.why, corsCredentialedReflection.confirmation]) expect(field.length).toBeGreaterThan(10)
+    for (const field of [
+      corsCredentialedReflection.title,
+      corsCredentialedReflection.description,
+      corsCredentialedReflection.why,
+      corsCredentialedReflection.confirmation,
+    ])
+      expect(field.length).toBeGreaterThan(10)
     for (const platform of ['generic', 'vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare'] as const) {
       expect(corsCredentialedReflection.fix[platform]?.length ?? 0).toBeGreaterThan(10)
     }

@@ -9,7 +9,11 @@ describe('cross-origin-isolation', () => {
   test('passes with COOP same-origin and reports the other values', () => {
     const r = run({ 'cross-origin-opener-policy': 'same-origin' })
     expect(r.status).toBe('pass')
-    expect(r.evidence).toMatchObject({ crossOriginOpenerPolicy: 'same-origin', crossOriginEmbedderPolicy: null, crossOriginIsolated: false })
+    expect(r.evidence).toMatchObject({
+      crossOriginOpenerPolicy: 'same-origin',
+      crossOriginEmbedderPolicy: null,
+      crossOriginIsolated: false,
+    })
   })
 
   test('reports the page as cross-origin isolated with COOP same-origin and COEP require-corp', () => {
@@ -52,7 +56,13 @@ describe('cross-origin-isolation', () => {
 
 describe('cross-origin-isolation metadata', () => {
   test('documents why, how it is confirmed, and a fix for every platform', () => {
-    for (const field of [crossOriginIsolation.title, crossOriginIsolation.description, crossOriginIsolation.why, crossOriginIsolation.confirmation]) expect(field.length).toBeGreaterThan(10)
+    for (const field of [
+      crossOriginIsolation.title,
+      crossOriginIsolation.description,
+      crossOriginIsolation.why,
+      crossOriginIsolation.confirmation,
+    ])
+      expect(field.length).toBeGreaterThan(10)
     for (const platform of ['generic', 'vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare'] as const) {
       expect(crossOriginIsolation.fix[platform]?.length ?? 0).toBeGreaterThan(10)
     }

@@ -65,7 +65,8 @@ const NEXT_DEV = `<!DOCTYPE html><html><head></head><body><div id="__next"></div
 
 const WERKZEUG = `<!doctype html><html lang=en><head><title>ZeroDivisionError: division by zero // Werkzeug Debugger</title></head><body><div class="debugger"><h1>ZeroDivisionError</h1><div class="detail"><p class="errormsg">ZeroDivisionError: division by zero</p></div><div class="explanation">The debugger caught an exception in your WSGI application.</div></div></body></html>`
 
-const GENERIC_500 = '<html><head><title>500 Internal Server Error</title></head><body><center><h1>500 Internal Server Error</h1></center><hr><center>nginx</center></body></html>'
+const GENERIC_500 =
+  '<html><head><title>500 Internal Server Error</title></head><body><center><h1>500 Internal Server Error</h1></center><hr><center>nginx</center></body></html>'
 
 describe('debug-error-page: recognising pages', () => {
   test.each([
@@ -131,14 +132,21 @@ describe('debug-error-page: the check', () => {
   })
 
   test('fails a debug 404 at the baseline path and groups the same framework across probes', () => {
-    const r = run({ [BASELINE_PROBE]: probe(BASELINE_PROBE, DJANGO_404, 404, 'text/html'), '/.env': probe('/.env', DJANGO_404, 404, 'text/html') })
+    const r = run({
+      [BASELINE_PROBE]: probe(BASELINE_PROBE, DJANGO_404, 404, 'text/html'),
+      '/.env': probe('/.env', DJANGO_404, 404, 'text/html'),
+    })
     expect(r.status).toBe('fail')
-    expect(r.evidence.pages).toMatchObject([{ framework: 'Django', url: `https://example.com${BASELINE_PROBE}`, occurrences: 2, alsoAt: ['https://example.com/.env'] }])
+    expect(r.evidence.pages).toMatchObject([
+      { framework: 'Django', url: `https://example.com${BASELINE_PROBE}`, occurrences: 2, alsoAt: ['https://example.com/.env'] },
+    ])
   })
 
   test('passes generic error pages and a healthy site', () => {
     expect(run({}).status).toBe('pass')
-    expect(run({ [BASELINE_PROBE]: probe(BASELINE_PROBE, GENERIC_500, 500, 'text/html') }, { body: GENERIC_500, status: 500 }).status).toBe('pass')
+    expect(run({ [BASELINE_PROBE]: probe(BASELINE_PROBE, GENERIC_500, 500, 'text/html') }, { body: GENERIC_500, status: 500 }).status).toBe(
+      'pass',
+    )
     expect(run({ '/.env': probe('/.env', WHITELABEL_PLAIN, 404, 'text/html') }).status).toBe('pass')
   })
 

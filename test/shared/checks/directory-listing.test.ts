@@ -48,13 +48,16 @@ const PYTHON = `<!DOCTYPE HTML>
 </body>
 </html>`
 
-const run = (probes: Record<string, ProbeResult> = {}, mainBody = SPA_HTML) => directoryListing.run(makeArtifacts({ probes: { ...makeArtifacts().probes, ...probes }, mainResponse: { body: mainBody } }))
+const run = (probes: Record<string, ProbeResult> = {}, mainBody = SPA_HTML) =>
+  directoryListing.run(makeArtifacts({ probes: { ...makeArtifacts().probes, ...probes }, mainResponse: { body: mainBody } }))
 
 describe('directory-listing', () => {
   test('fails an nginx autoindex on a probed directory, with the listed names', () => {
     const r = run({ '/uploads/': probe('/uploads/', NGINX, 200, 'text/html') })
     expect(r.status).toBe('fail')
-    expect(r.evidence.listings).toEqual([{ url: 'https://example.com/uploads/', status: 200, server: 'nginx', names: ['2026/', 'backup.sql.gz', 'invoice 042.pdf'] }])
+    expect(r.evidence.listings).toEqual([
+      { url: 'https://example.com/uploads/', status: 200, server: 'nginx', names: ['2026/', 'backup.sql.gz', 'invoice 042.pdf'] },
+    ])
     expect(r.summary).toBe('https://example.com/uploads/ is a directory listing (nginx): 2026/, backup.sql.gz, invoice 042.pdf.')
   })
 
@@ -64,7 +67,9 @@ describe('directory-listing', () => {
     expect(directoryListingServer(IIS)).toBe('IIS')
     expect(listedNames(IIS)).toEqual(['img/', 'site.css'])
     expect(directoryListingServer(PYTHON)).toBe('Python http.server')
-    expect(directoryListingServer('<html><head><title>listing directory /static/</title></head><body><ul id="files"></ul></body></html>')).toBe('Node serve-index')
+    expect(
+      directoryListingServer('<html><head><title>listing directory /static/</title></head><body><ul id="files"></ul></body></html>'),
+    ).toBe('Node serve-index')
   })
 
   test('fails a listing served as the main page', () => {
@@ -75,12 +80,22 @@ describe('directory-listing', () => {
 
   test('passes index.html for directories, 403 and 404 pages', () => {
     expect(run({ '/assets/': probe('/assets/', SPA_HTML, 200, 'text/html') }).status).toBe('pass')
-    expect(run({ '/static/': probe('/static/', '<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1></body></html>', 403, 'text/html') }).status).toBe('pass')
+    expect(
+      run({
+        '/static/': probe(
+          '/static/',
+          '<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1></body></html>',
+          403,
+          'text/html',
+        ),
+      }).status,
+    ).toBe('pass')
     expect(run({ '/uploads/': probe('/uploads/', 'Not Found', 404) }).status).toBe('pass')
   })
 
   test('passes a page that only mentions "Index of /" in its text', () => {
-    const page = '<!doctype html><html><head><title>Docs</title></head><body><p>Apache shows a page titled Index of / with a Parent Directory link when autoindex is on.</p></body></html>'
+    const page =
+      '<!doctype html><html><head><title>Docs</title></head><body><p>Apache shows a page titled Index of / with a Parent Directory link when autoindex is on.</p></body></html>'
     expect(run({}, page).status).toBe('pass')
   })
 })

@@ -25,7 +25,15 @@ describe('exposed-agent-instructions', () => {
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('medium')
     expect(r.evidence.files).toEqual([
-      { path: '/CLAUDE.md', url: 'https://example.com/CLAUDE.md', status: 200, contentType: 'text/markdown', firstLine: 'CLAUDE.md', size: CLAUDE_MD.length, secrets: [] },
+      {
+        path: '/CLAUDE.md',
+        url: 'https://example.com/CLAUDE.md',
+        status: 200,
+        contentType: 'text/markdown',
+        firstLine: 'CLAUDE.md',
+        size: CLAUDE_MD.length,
+        secrets: [],
+      },
     ])
   })
 
@@ -71,15 +79,41 @@ describe('exposed-agent-instructions', () => {
 
   test('passes index.html, HTML 404 pages, short error texts and JSON errors', () => {
     expect(run({ '/CLAUDE.md': probe('/CLAUDE.md', SPA_HTML, 200, 'text/html') }).status).toBe('pass')
-    expect(run({ '/CLAUDE.md': probe('/CLAUDE.md', '<!DOCTYPE html><html><body><h1>404</h1><p>CLAUDE.md was not found</p></body></html>', 404, 'text/html') }).status).toBe('pass')
-    expect(run({ '/CLAUDE.md': probe('/CLAUDE.md', 'The requested URL /CLAUDE.md was not found on this server.', 404) }).status).toBe('pass')
+    expect(
+      run({
+        '/CLAUDE.md': probe(
+          '/CLAUDE.md',
+          '<!DOCTYPE html><html><body><h1>404</h1><p>CLAUDE.md was not found</p></body></html>',
+          404,
+          'text/html',
+        ),
+      }).status,
+    ).toBe('pass')
+    expect(run({ '/CLAUDE.md': probe('/CLAUDE.md', 'The requested URL /CLAUDE.md was not found on this server.', 404) }).status).toBe(
+      'pass',
+    )
     expect(run({ '/AGENTS.md': probe('/AGENTS.md', '404 page not found', 404) }).status).toBe('pass')
-    expect(run({ '/.cursorrules': probe('/.cursorrules', 'Forbidden: You do not have permission to access /.cursorrules on this server.', 403) }).status).toBe('pass')
-    expect(run({ '/AGENTS.md': probe('/AGENTS.md', '{"error":"not found","message":"No route matches GET /AGENTS.md in this application"}', 404, 'application/json') }).status).toBe('pass')
+    expect(
+      run({ '/.cursorrules': probe('/.cursorrules', 'Forbidden: You do not have permission to access /.cursorrules on this server.', 403) })
+        .status,
+    ).toBe('pass')
+    expect(
+      run({
+        '/AGENTS.md': probe(
+          '/AGENTS.md',
+          '{"error":"not found","message":"No route matches GET /AGENTS.md in this application"}',
+          404,
+          'application/json',
+        ),
+      }).status,
+    ).toBe('pass')
   })
 
   test('passes binary bodies and too little text', () => {
-    expect(run({ '/CLAUDE.md': probe('/CLAUDE.md', '\u0000\u0001\u0002PK\u0003\u0004 some binary content here that is long enough to count') }).status).toBe('pass')
+    expect(
+      run({ '/CLAUDE.md': probe('/CLAUDE.md', '\u0000\u0001\u0002PK\u0003\u0004 some binary content here that is long enough to count') })
+        .status,
+    ).toBe('pass')
     expect(run({ '/CLAUDE.md': probe('/CLAUDE.md', 'ok ok ok') }).status).toBe('pass')
   })
 

@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { exposedFrameworkConfig, readCompose, readJsConfig, readWpConfig } from '../../../shared/checks/exposure/exposed-framework-config.ts'
+import {
+  exposedFrameworkConfig,
+  readCompose,
+  readJsConfig,
+  readWpConfig,
+} from '../../../shared/checks/exposure/exposed-framework-config.ts'
 import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
@@ -84,7 +89,9 @@ describe('exposed-framework-config', () => {
     const r = run({ '/docker-compose.yml': probe('/docker-compose.yml', COMPOSE, 200, 'application/yaml') })
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('high')
-    expect(r.evidence.files).toMatchObject([{ path: '/docker-compose.yml', kind: 'docker-compose', services: ['web', 'db'], secretNames: ['POSTGRES_PASSWORD'] }])
+    expect(r.evidence.files).toMatchObject([
+      { path: '/docker-compose.yml', kind: 'docker-compose', services: ['web', 'db'], secretNames: ['POSTGRES_PASSWORD'] },
+    ])
     expect(JSON.stringify(r)).not.toContain(DB_PASSWORD)
   })
 
@@ -97,21 +104,45 @@ describe('exposed-framework-config', () => {
     const r = run({ '/wp-config.php.bak': probe('/wp-config.php.bak', WP_CONFIG, 200, 'application/octet-stream') })
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('critical')
-    expect(r.evidence.files).toMatchObject([{ path: '/wp-config.php.bak', kind: 'wp-config', constants: ['DB_NAME', 'DB_USER', 'DB_PASSWORD', 'DB_HOST', 'AUTH_KEY'], databaseCredentials: true }])
+    expect(r.evidence.files).toMatchObject([
+      {
+        path: '/wp-config.php.bak',
+        kind: 'wp-config',
+        constants: ['DB_NAME', 'DB_USER', 'DB_PASSWORD', 'DB_HOST', 'AUTH_KEY'],
+        databaseCredentials: true,
+      },
+    ])
     expect(JSON.stringify(r)).not.toContain(DB_PASSWORD)
     expect(r.summary).toContain('database credentials')
   })
 
   test('a wp-config backup with an empty password and placeholder keys is high', () => {
-    expect(readWpConfig("<?php\ndefine('DB_NAME', 'wp');\ndefine('DB_PASSWORD', '');\ndefine('AUTH_KEY', 'put your unique phrase here');")).toMatchObject({ credentials: false })
-    expect(run({ '/wp-config.php.bak': probe('/wp-config.php.bak', "<?php\ndefine('DB_NAME', 'wp');\ndefine('DB_PASSWORD', '');") }).severity).toBe('high')
+    expect(
+      readWpConfig("<?php\ndefine('DB_NAME', 'wp');\ndefine('DB_PASSWORD', '');\ndefine('AUTH_KEY', 'put your unique phrase here');"),
+    ).toMatchObject({ credentials: false })
+    expect(
+      run({ '/wp-config.php.bak': probe('/wp-config.php.bak', "<?php\ndefine('DB_NAME', 'wp');\ndefine('DB_PASSWORD', '');") }).severity,
+    ).toBe('high')
   })
 
   test('passes index.html, a 404 page and the catch-all answer', () => {
     expect(run({ '/next.config.js': probe('/next.config.js', SPA_HTML, 200, 'text/html') }).status).toBe('pass')
-    expect(run({ '/wp-config.php.bak': probe('/wp-config.php.bak', '<html><body><h1>404 Not Found</h1><p>wp-config.php.bak</p></body></html>', 404, 'text/html') }).status).toBe('pass')
+    expect(
+      run({
+        '/wp-config.php.bak': probe(
+          '/wp-config.php.bak',
+          '<html><body><h1>404 Not Found</h1><p>wp-config.php.bak</p></body></html>',
+          404,
+          'text/html',
+        ),
+      }).status,
+    ).toBe('pass')
     const catchAll = 'services:\n  web:\n    image: nginx\n'
-    const r = exposedFrameworkConfig.run(makeArtifacts({ probes: { [BASELINE_PROBE]: probe(BASELINE_PROBE, catchAll), '/docker-compose.yml': probe('/docker-compose.yml', catchAll) } }))
+    const r = exposedFrameworkConfig.run(
+      makeArtifacts({
+        probes: { [BASELINE_PROBE]: probe(BASELINE_PROBE, catchAll), '/docker-compose.yml': probe('/docker-compose.yml', catchAll) },
+      }),
+    )
     expect(r.status).toBe('pass')
   })
 

@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { exposedPackageManifest, readComposerJson, readNpmrc, readPackageJson } from '../../../shared/checks/exposure/exposed-package-manifest.ts'
+import {
+  exposedPackageManifest,
+  readComposerJson,
+  readNpmrc,
+  readPackageJson,
+} from '../../../shared/checks/exposure/exposed-package-manifest.ts'
 import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
@@ -30,7 +35,16 @@ describe('exposed-package-manifest', () => {
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('medium')
     expect(r.evidence.files).toEqual([
-      { path: '/package.json', url: 'https://example.com/package.json', status: 200, contentType: 'application/json', name: '@acme/shop', version: '1.4.0', dependencies: 3, devDependencies: 2 },
+      {
+        path: '/package.json',
+        url: 'https://example.com/package.json',
+        status: 200,
+        contentType: 'application/json',
+        name: '@acme/shop',
+        version: '1.4.0',
+        dependencies: 3,
+        devDependencies: 2,
+      },
     ])
     expect(r.summary).toBe('/package.json is served (@acme/shop, 5 dependencies).')
   })
@@ -48,7 +62,12 @@ describe('exposed-package-manifest', () => {
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('critical')
     expect(r.evidence.files).toMatchObject([
-      { path: '/.npmrc', registries: ['https://npm.pkg.github.com'], tokens: [{ key: '//npm.pkg.github.com/:_authToken', redacted: `${token.slice(0, 8)}…${token.slice(-4)}` }], tokensFromEnvironment: 0 },
+      {
+        path: '/.npmrc',
+        registries: ['https://npm.pkg.github.com'],
+        tokens: [{ key: '//npm.pkg.github.com/:_authToken', redacted: `${token.slice(0, 8)}…${token.slice(-4)}` }],
+        tokensFromEnvironment: 0,
+      },
     ])
     expect(JSON.stringify(r)).not.toContain(token)
     expect(r.summary).toContain('holds a registry token')
@@ -83,7 +102,10 @@ describe('exposed-package-manifest', () => {
   })
 
   test('passes index.html and text that is not an npm config', () => {
-    expect(run({ '/package.json': probe('/package.json', SPA_HTML, 200, 'text/html'), '/.npmrc': probe('/.npmrc', SPA_HTML, 200, 'text/html') }).status).toBe('pass')
+    expect(
+      run({ '/package.json': probe('/package.json', SPA_HTML, 200, 'text/html'), '/.npmrc': probe('/.npmrc', SPA_HTML, 200, 'text/html') })
+        .status,
+    ).toBe('pass')
     expect(readNpmrc('NODE_ENV=production\nPORT=3000\n')).toBeNull()
     expect(readNpmrc('Not Found')).toBeNull()
     expect(readNpmrc('hello = world\nfoo = bar\n')).toBeNull()

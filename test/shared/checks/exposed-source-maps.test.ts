@@ -6,7 +6,14 @@ import { makeArtifacts, probe, SPA_HTML } from './artifacts.ts'
 
 const MAP_PATH = '/assets/index-3f2a.js.map'
 const map = (extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ version: 3, file: 'index-3f2a.js', sources: ['../src/main.tsx', '../src/App.tsx', '../src/api/client.ts'], names: [], mappings: 'AAAA,SAASA', ...extra })
+  JSON.stringify({
+    version: 3,
+    file: 'index-3f2a.js',
+    sources: ['../src/main.tsx', '../src/App.tsx', '../src/api/client.ts'],
+    names: [],
+    mappings: 'AAAA,SAASA',
+    ...extra,
+  })
 
 const run = (maps: ProbeResult[], page: 'loaded' | null = 'loaded') =>
   exposedSourceMaps.run(makeArtifacts({ sourceMaps: maps, ...(page === null ? { page: null } : {}) }))
@@ -17,12 +24,21 @@ describe('exposed-source-maps', () => {
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('medium')
     expect(r.evidence.maps).toEqual([
-      { url: 'https://example.com/assets/index-3f2a.js.map', status: 200, contentType: 'application/json', sources: 3, sourcesContent: false, sampleSources: ['../src/main.tsx', '../src/App.tsx', '../src/api/client.ts'] },
+      {
+        url: 'https://example.com/assets/index-3f2a.js.map',
+        status: 200,
+        contentType: 'application/json',
+        sources: 3,
+        sourcesContent: false,
+        sampleSources: ['../src/main.tsx', '../src/App.tsx', '../src/api/client.ts'],
+      },
     ])
   })
 
   test('is high when sourcesContent embeds the original source', () => {
-    const r = run([probe(MAP_PATH, map({ sourcesContent: ['import App from "./App"', null, 'export const api = 1'] }), 200, 'application/json')])
+    const r = run([
+      probe(MAP_PATH, map({ sourcesContent: ['import App from "./App"', null, 'export const api = 1'] }), 200, 'application/json'),
+    ])
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('high')
     expect(r.evidence).toMatchObject({ withSourcesContent: 1 })
@@ -35,7 +51,12 @@ describe('exposed-source-maps', () => {
 
   test('recognises a map cut at the probe size limit, counting the sources it can read', () => {
     const sources = Array.from({ length: 40 }, (_, i) => `webpack://app/./src/module-${i}.ts`)
-    const full = JSON.stringify({ version: 3, sources, sourcesContent: sources.map((s) => `// ${s}\n${'x'.repeat(5_000)}`), mappings: 'AAAA' })
+    const full = JSON.stringify({
+      version: 3,
+      sources,
+      sourcesContent: sources.map((s) => `// ${s}\n${'x'.repeat(5_000)}`),
+      mappings: 'AAAA',
+    })
     const cut = full.slice(0, 65_536)
     expect(() => JSON.parse(cut)).toThrow()
     expect(readSourceMap(cut)).toEqual({ sources: 40, sourcesAtLeast: false, sourcesContent: true, sample: sources.slice(0, 5) })
@@ -44,9 +65,15 @@ describe('exposed-source-maps', () => {
   })
 
   test('reads index maps with sections and the XSSI prefix', () => {
-    const indexMap = JSON.stringify({ version: 3, sections: [{ offset: { line: 0, column: 0 }, map: JSON.parse(map()) }, { offset: { line: 9, column: 0 }, map: JSON.parse(map({ sources: ['b.ts'] })) }] })
+    const indexMap = JSON.stringify({
+      version: 3,
+      sections: [
+        { offset: { line: 0, column: 0 }, map: JSON.parse(map()) },
+        { offset: { line: 9, column: 0 }, map: JSON.parse(map({ sources: ['b.ts'] })) },
+      ],
+    })
     expect(readSourceMap(indexMap)?.sources).toBe(4)
-    expect(readSourceMap(")]}'\n" + map())?.sources).toBe(3)
+    expect(readSourceMap(`)]}'\n${map()}`)?.sources).toBe(3)
   })
 
   test('passes a map URL that answers index.html, a 404 page or a JSON error', () => {

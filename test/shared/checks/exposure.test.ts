@@ -40,9 +40,22 @@ const withProbes = (probes: Record<string, ProbeResult>, extra: Partial<Artifact
   makeArtifacts({ probes: { ...everyPath('not found', 404, 'text/plain'), ...probes }, ...extra } as Parameters<typeof makeArtifacts>[0])
 
 const envRun = (body: string, status = 200, baseline = SPA_HTML) =>
-  exposedEnvFile.run(makeArtifacts({ probes: { [BASELINE_PROBE]: probe(BASELINE_PROBE, baseline, 200, 'text/html'), '/.env': probe('/.env', body, status) } }))
+  exposedEnvFile.run(
+    makeArtifacts({
+      probes: { [BASELINE_PROBE]: probe(BASELINE_PROBE, baseline, 200, 'text/html'), '/.env': probe('/.env', body, status) },
+    }),
+  )
 
-const EXPOSURE_CHECKS = [exposedEnvFile, exposedGitConfig, exposedAgentInstructions, exposedPackageManifest, exposedFrameworkConfig, directoryListing, debugErrorPage, exposedSourceMaps]
+const EXPOSURE_CHECKS = [
+  exposedEnvFile,
+  exposedGitConfig,
+  exposedAgentInstructions,
+  exposedPackageManifest,
+  exposedFrameworkConfig,
+  directoryListing,
+  debugErrorPage,
+  exposedSourceMaps,
+]
 
 describe('probe paths', () => {
   test('are few, unique, absolute, and made of the named groups plus the baseline', () => {
@@ -101,14 +114,23 @@ describe('traps shared by every exposure check', () => {
   })
 
   test('a plain-text catch-all identical to the baseline at every path is no finding', () => {
-    const catchAll = '# Welcome\n\nThis server answers every request with this text.\n- Try again later, please, or contact support.\nSTATUS=OK\nMODE=catch-all\n'
+    const catchAll =
+      '# Welcome\n\nThis server answers every request with this text.\n- Try again later, please, or contact support.\nSTATUS=OK\nMODE=catch-all\n'
     const a = makeArtifacts({ probes: everyPath(catchAll, 200, 'text/plain') })
     for (const check of EXPOSURE_CHECKS) expect({ id: check.id, status: check.run(a).status }).toEqual({ id: check.id, status: 'pass' })
   })
 
   test('an HTML 404 page mentioning the requested file is no finding', () => {
     const probes = Object.fromEntries(
-      PROBE_PATHS.map((p) => [p, probe(p, `<!doctype html><html><body><h1>404</h1><p>The file ${p} (e.g. .env, package.json) was not found.</p></body></html>`, 404, 'text/html')]),
+      PROBE_PATHS.map((p) => [
+        p,
+        probe(
+          p,
+          `<!doctype html><html><body><h1>404</h1><p>The file ${p} (e.g. .env, package.json) was not found.</p></body></html>`,
+          404,
+          'text/html',
+        ),
+      ]),
     )
     const a = makeArtifacts({ probes })
     for (const check of EXPOSURE_CHECKS) expect({ id: check.id, status: check.run(a).status }).toEqual({ id: check.id, status: 'pass' })
@@ -120,7 +142,8 @@ describe('traps shared by every exposure check', () => {
   })
 
   test('a generic 500 page everywhere is no finding', () => {
-    const page = '<html><head><title>500 Internal Server Error</title></head><body><center><h1>500 Internal Server Error</h1></center><hr><center>nginx</center></body></html>'
+    const page =
+      '<html><head><title>500 Internal Server Error</title></head><body><center><h1>500 Internal Server Error</h1></center><hr><center>nginx</center></body></html>'
     const a = makeArtifacts({ mainResponse: { status: 500, body: page }, probes: everyPath(page, 500) })
     for (const check of EXPOSURE_CHECKS) expect({ id: check.id, status: check.run(a).status }).toEqual({ id: check.id, status: 'pass' })
   })
@@ -139,18 +162,22 @@ describe('traps shared by every exposure check', () => {
       '"'.repeat(65_536),
       'at Object.<anonymous> ('.repeat(3_000),
       'Traceback (most recent call last):\n'.repeat(1_800),
-      '{"version":3,"sources":["' + 'a'.repeat(65_000),
-      'A=' + '='.repeat(65_000),
-      ' '.repeat(65_536) + 'x',
+      `{"version":3,"sources":["${'a'.repeat(65_000)}`,
+      `A=${'='.repeat(65_000)}`,
+      `${' '.repeat(65_536)}x`,
       '<a href="'.repeat(7_000),
-      'services:\n' + '  x:\n'.repeat(12_000),
+      `services:\n${'  x:\n'.repeat(12_000)}`,
       "define('DB_".repeat(5_000),
-      '//' + ':'.repeat(65_000) + '=1',
-      'com.' + 'a'.repeat(65_000),
+      `//${':'.repeat(65_000)}=1`,
+      `com.${'a'.repeat(65_000)}`,
     ]
     const start = performance.now()
     for (const body of bodies) {
-      const a = makeArtifacts({ mainResponse: { body: body.repeat(4), status: 500 }, probes: everyPath(body, 500, 'text/plain'), sourceMaps: [probe('/a.js.map', body, 200, 'application/json')] })
+      const a = makeArtifacts({
+        mainResponse: { body: body.repeat(4), status: 500 },
+        probes: everyPath(body, 500, 'text/plain'),
+        sourceMaps: [probe('/a.js.map', body, 200, 'application/json')],
+      })
       for (const check of EXPOSURE_CHECKS) check.run(a)
     }
     expect(performance.now() - start).toBeLessThan(2_000)
@@ -162,7 +189,15 @@ describe('exposed-env-file', () => {
     const r = envRun(DOTENV)
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('critical')
-    expect(r.evidence.files).toMatchObject([{ path: '/.env', status: 200, variables: 4, names: ['NODE_ENV', 'DATABASE_URL', 'STRIPE_SECRET_KEY', 'APP_NAME'], firstLine: 'NODE_ENV=***' }])
+    expect(r.evidence.files).toMatchObject([
+      {
+        path: '/.env',
+        status: 200,
+        variables: 4,
+        names: ['NODE_ENV', 'DATABASE_URL', 'STRIPE_SECRET_KEY', 'APP_NAME'],
+        firstLine: 'NODE_ENV=***',
+      },
+    ])
     expect(JSON.stringify(r.evidence)).not.toContain(DB_PASSWORD)
   })
 
@@ -186,7 +221,9 @@ describe('exposed-env-file', () => {
   })
 
   test('an HTML value inside a variable does not make the file a page', () => {
-    expect(envRun(`MAIL_FROM=shop@example.com\nMAIL_TEMPLATE="<html><body>Hi</body></html>"\nSMTP_PASSWORD=${noise(16, 5)}\n`).status).toBe('fail')
+    expect(envRun(`MAIL_FROM=shop@example.com\nMAIL_TEMPLATE="<html><body>Hi</body></html>"\nSMTP_PASSWORD=${noise(16, 5)}\n`).status).toBe(
+      'fail',
+    )
   })
 
   test('is high, not critical, when no name looks secret', () => {
@@ -209,7 +246,9 @@ describe('exposed-env-file', () => {
   })
 
   test('passes an HTML 404 page that mentions .env', () => {
-    expect(envRun('<html><body><h1>Not Found</h1><p>/.env: DB_PASSWORD=... files are never served here.</p></body></html>', 404).status).toBe('pass')
+    expect(
+      envRun('<html><body><h1>Not Found</h1><p>/.env: DB_PASSWORD=... files are never served here.</p></body></html>', 404).status,
+    ).toBe('pass')
   })
 
   test('passes a 200 with text that is not dotenv', () => {
@@ -257,7 +296,9 @@ describe('exposed-git-config', () => {
   })
 
   test('reports config and HEAD together', () => {
-    const r = exposedGitConfig.run(withProbes({ '/.git/config': probe('/.git/config', GIT_CONFIG), '/.git/HEAD': probe('/.git/HEAD', 'ref: refs/heads/main') }))
+    const r = exposedGitConfig.run(
+      withProbes({ '/.git/config': probe('/.git/config', GIT_CONFIG), '/.git/HEAD': probe('/.git/HEAD', 'ref: refs/heads/main') }),
+    )
     expect(r.status).toBe('fail')
     expect((r.evidence.files as unknown[]).length).toBe(2)
     expect(r.summary).toContain('/.git/config and /.git/HEAD are served')

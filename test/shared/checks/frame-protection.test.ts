@@ -33,7 +33,11 @@ describe('frame-protection', () => {
   test('ignores frame-ancestors in a report-only policy', () => {
     const r = frameProtection.run(
       makeArtifacts({
-        mainResponse: withHeaders({ 'content-security-policy': null, 'x-frame-options': null, 'content-security-policy-report-only': "frame-ancestors 'none'" }),
+        mainResponse: withHeaders({
+          'content-security-policy': null,
+          'x-frame-options': null,
+          'content-security-policy-report-only': "frame-ancestors 'none'",
+        }),
       }),
     )
     expect(r.status).toBe('fail')

@@ -13,7 +13,15 @@ const run = (c: RedirectChain | null) => httpsRedirect.run(makeArtifacts({ httpR
 
 describe('https-redirect', () => {
   test('passes a direct redirect to https on the same host, with the hops as evidence', () => {
-    const r = run(chain([{ url: 'http://example.com/', status: 301, location: 'https://example.com/' }, { url: 'https://example.com/', status: 200, location: null }], 'https://example.com/'))
+    const r = run(
+      chain(
+        [
+          { url: 'http://example.com/', status: 301, location: 'https://example.com/' },
+          { url: 'https://example.com/', status: 200, location: null },
+        ],
+        'https://example.com/',
+      ),
+    )
     expect(r.status).toBe('pass')
     expect(r.evidence.hops).toEqual([
       { url: 'http://example.com/', status: 301, location: 'https://example.com/' },
@@ -49,8 +57,12 @@ describe('https-redirect', () => {
   })
 
   test('resolves a relative Location against the hop', () => {
-    expect(run(chain([{ url: 'http://example.com/', status: 301, location: '//example.com/home' }], 'https://example.com/home')).status).toBe('warn')
-    expect(run(chain([{ url: 'http://example.com/', status: 302, location: 'https://example.com/home' }], 'https://example.com/home')).status).toBe('pass')
+    expect(
+      run(chain([{ url: 'http://example.com/', status: 301, location: '//example.com/home' }], 'https://example.com/home')).status,
+    ).toBe('warn')
+    expect(
+      run(chain([{ url: 'http://example.com/', status: 302, location: 'https://example.com/home' }], 'https://example.com/home')).status,
+    ).toBe('pass')
   })
 
   test('fails when the http form answers 200 without redirecting', () => {
@@ -59,12 +71,18 @@ describe('https-redirect', () => {
   })
 
   test('fails a chain that ends on http', () => {
-    expect(run(chain([{ url: 'http://example.com/', status: 301, location: 'http://example.com/home' }], 'http://example.com/home')).status).toBe('fail')
+    expect(
+      run(chain([{ url: 'http://example.com/', status: 301, location: 'http://example.com/home' }], 'http://example.com/home')).status,
+    ).toBe('fail')
   })
 
   test('fails a redirect loop', () => {
-    expect(run(chain([{ url: 'http://example.com/', status: 301, location: 'https://example.com/' }], null, 'too many redirects')).status).toBe('fail')
-    expect(run(chain([{ url: 'http://example.com/', status: 301, location: 'https://example.com/' }], null, 'more than 10 redirects')).status).toBe('fail')
+    expect(
+      run(chain([{ url: 'http://example.com/', status: 301, location: 'https://example.com/' }], null, 'too many redirects')).status,
+    ).toBe('fail')
+    expect(
+      run(chain([{ url: 'http://example.com/', status: 301, location: 'https://example.com/' }], null, 'more than 10 redirects')).status,
+    ).toBe('fail')
   })
 
   test('is skipped when the http form is unreachable, and says why', () => {
@@ -74,7 +92,10 @@ describe('https-redirect', () => {
   })
 
   test('passes when the chain reached https on the same host but the https page did not answer', () => {
-    expect(run(chain([{ url: 'http://example.com/', status: 301, location: 'https://example.com/' }], null, 'target_unreachable: timeout')).status).toBe('pass')
+    expect(
+      run(chain([{ url: 'http://example.com/', status: 301, location: 'https://example.com/' }], null, 'target_unreachable: timeout'))
+        .status,
+    ).toBe('pass')
   })
 
   test('is skipped when there is no http chain', () => {

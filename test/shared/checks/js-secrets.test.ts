@@ -8,16 +8,16 @@ const STRIPE_LIVE = ['sk', 'live', noise(32, 11)].join('_')
 const STRIPE_RESTRICTED = ['rk', 'live', noise(32, 12)].join('_')
 const STRIPE_TEST = ['sk', 'test', noise(32, 13)].join('_')
 const STRIPE_PUBLISHABLE = ['pk', 'live', noise(32, 14)].join('_')
-const AWS_ID = 'AKIA' + noise(16, 15, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567')
+const AWS_ID = `AKIA${noise(16, 15, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567')}`
 const AWS_SECRET = noise(40, 16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+')
-const GITHUB = 'ghp_' + noise(36, 17)
-const OPENAI = 'sk-proj-' + noise(48, 18)
+const GITHUB = `ghp_${noise(36, 17)}`
+const OPENAI = `sk-proj-${noise(48, 18)}`
 const SLACK = ['xoxb', noise(11, 22, '0123456789'), noise(12, 23, '0123456789'), noise(24, 24)].join('-')
 const SLACK_WEBHOOK = `https://hooks.slack.com/services/T${noise(9, 25, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789')}/B${noise(9, 26, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789')}/${noise(24, 27)}`
-const ANTHROPIC = 'sk-ant-api03-' + noise(93, 28)
-const FIREBASE = 'AIza' + noise(35, 19)
-const SB_SECRET = 'sb_secret_' + noise(32, 20)
-const SB_PUBLISHABLE = 'sb_publishable_' + noise(32, 21)
+const ANTHROPIC = `sk-ant-api03-${noise(93, 28)}`
+const FIREBASE = `AIza${noise(35, 19)}`
+const SB_SECRET = `sb_secret_${noise(32, 20)}`
+const SB_PUBLISHABLE = `sb_publishable_${noise(32, 21)}`
 const ANON_JWT = jwt({ iss: 'supabase', ref: 'abcdefghijklmnop', role: 'anon', iat: 1700000000, exp: 2000000000 })
 const SERVICE_JWT = jwt({ iss: 'supabase', ref: 'abcdefghijklmnop', role: 'service_role', iat: 1700000000, exp: 2000000000 })
 
@@ -40,7 +40,12 @@ describe('js-secrets', () => {
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('critical')
     const [f] = findings(r)
-    expect(f).toMatchObject({ kind: 'stripe-secret-key', script: 'https://example.com/assets/chunk-0.js', line: 2, offset: body.indexOf(STRIPE_LIVE) })
+    expect(f).toMatchObject({
+      kind: 'stripe-secret-key',
+      script: 'https://example.com/assets/chunk-0.js',
+      line: 2,
+      offset: body.indexOf(STRIPE_LIVE),
+    })
     expect(f!.value).toBe(`${STRIPE_LIVE.slice(0, 8)}…${STRIPE_LIVE.slice(-4)}`)
     expect(JSON.stringify(r.evidence)).not.toContain(STRIPE_LIVE)
   })
@@ -50,7 +55,7 @@ describe('js-secrets', () => {
       [SLACK, 'slack-token'],
       [SLACK_WEBHOOK, 'slack-webhook-url'],
       [ANTHROPIC, 'anthropic-api-key'],
-      ['sk-' + noise(48, 29), 'openai-api-key'],
+      [`sk-${noise(48, 29)}`, 'openai-api-key'],
       [STRIPE_RESTRICTED, 'stripe-restricted-key'],
       [GITHUB, 'github-token'],
       [OPENAI, 'openai-api-key'],
@@ -90,7 +95,11 @@ describe('js-secrets', () => {
   test('reports Firebase web keys, Stripe publishable keys and sb_publishable_ keys as info', () => {
     const r = run(`initializeApp({apiKey:"${FIREBASE}"});Stripe("${STRIPE_PUBLISHABLE}");createClient(u,"${SB_PUBLISHABLE}")`)
     expect(r.status).toBe('info')
-    expect(findings(r).map((f) => f.kind).sort()).toEqual(['firebase-api-key', 'stripe-publishable-key', 'supabase-publishable-key'])
+    expect(
+      findings(r)
+        .map((f) => f.kind)
+        .sort(),
+    ).toEqual(['firebase-api-key', 'stripe-publishable-key', 'supabase-publishable-key'])
   })
 
   test('warns for a Stripe test-mode secret key', () => {
@@ -152,7 +161,7 @@ describe('js-secrets', () => {
   })
 
   test('stays linear on adversarial runs of token characters', () => {
-    const body = ('eyJ' + 'A'.repeat(97)).repeat(20_000) + 'sk-' + 'a1B2'.repeat(20_000) + 'AKIA'.repeat(50_000)
+    const body = `${(`eyJ${'A'.repeat(97)}`).repeat(20_000)}sk-${'a1B2'.repeat(20_000)}${'AKIA'.repeat(50_000)}`
     const started = performance.now()
     run(body)
     expect(performance.now() - started).toBeLessThan(3000)

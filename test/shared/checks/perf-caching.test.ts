@@ -4,8 +4,10 @@ import type { BrowserRequest } from '../../../shared/checks/types.ts'
 import { makeArtifacts, request, SITE } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
-const asset = (url: string, type: string, headers: Record<string, string>) => request(url, type, { headers: { 'content-length': '20000', ...headers } })
-const run = (...requests: BrowserRequest[]) => perfCaching.run(makeArtifacts({ page: { requests: [request(SITE, 'document'), ...requests] } }))
+const asset = (url: string, type: string, headers: Record<string, string>) =>
+  request(url, type, { headers: { 'content-length': '20000', ...headers } })
+const run = (...requests: BrowserRequest[]) =>
+  perfCaching.run(makeArtifacts({ page: { requests: [request(SITE, 'document'), ...requests] } }))
 
 describe('perf-caching', () => {
   test('passes the default page', () => {

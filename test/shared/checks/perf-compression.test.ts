@@ -6,10 +6,15 @@ import { runCheck } from '../../../shared/checks/runner.ts'
 
 const js = (url: string, bytes: number | null, encoding?: string, extra: Partial<BrowserRequest> = {}) =>
   request(url, 'script', {
-    headers: { 'content-type': 'application/javascript; charset=utf-8', ...(bytes !== null ? { 'content-length': String(bytes) } : {}), ...(encoding ? { 'content-encoding': encoding } : {}) },
+    headers: {
+      'content-type': 'application/javascript; charset=utf-8',
+      ...(bytes !== null ? { 'content-length': String(bytes) } : {}),
+      ...(encoding ? { 'content-encoding': encoding } : {}),
+    },
     ...extra,
   })
-const run = (...requests: BrowserRequest[]) => perfCompression.run(makeArtifacts({ page: { requests: [request(SITE, 'document'), ...requests] } }))
+const run = (...requests: BrowserRequest[]) =>
+  perfCompression.run(makeArtifacts({ page: { requests: [request(SITE, 'document'), ...requests] } }))
 
 describe('perf-compression', () => {
   test('passes the default page', () => {
@@ -25,7 +30,12 @@ describe('perf-compression', () => {
     )
     expect(r.status).toBe('warn')
     const listed = r.evidence.uncompressed as Array<{ url: string; bytes: number; contentType: string }>
-    expect(listed.map((u) => u.url)).toEqual(['https://example.com/assets/vendor.js', 'https://example.com/app.css', 'https://example.com/api/data', 'https://example.com/assets/small.js'])
+    expect(listed.map((u) => u.url)).toEqual([
+      'https://example.com/assets/vendor.js',
+      'https://example.com/app.css',
+      'https://example.com/api/data',
+      'https://example.com/assets/small.js',
+    ])
     expect(listed[1]!.contentType).toBe('text/css')
     expect(r.summary).toContain('vendor.js')
   })
@@ -35,7 +45,13 @@ describe('perf-compression', () => {
   })
 
   test('passes gzip, br and zstd; identity is not compression', () => {
-    expect(run(js('https://example.com/a.js', 90_000, 'br'), js('https://example.com/b.js', 90_000, 'gzip'), js('https://example.com/c.js', 90_000, 'zstd')).status).toBe('pass')
+    expect(
+      run(
+        js('https://example.com/a.js', 90_000, 'br'),
+        js('https://example.com/b.js', 90_000, 'gzip'),
+        js('https://example.com/c.js', 90_000, 'zstd'),
+      ).status,
+    ).toBe('pass')
     expect(run(js('https://example.com/d.js', 90_000, 'identity')).status).toBe('warn')
   })
 
@@ -65,10 +81,21 @@ describe('perf-compression', () => {
 
   test('takes the size from resource timings when there is no Content-Length, and counts unknown sizes', () => {
     const artifacts = makeArtifacts({
-      page: { requests: [request(SITE, 'document'), js('https://example.com/chunked.js', null), js('https://example.com/unknown.js', null)] },
+      page: {
+        requests: [request(SITE, 'document'), js('https://example.com/chunked.js', null), js('https://example.com/unknown.js', null)],
+      },
       performance: {
         navigation: null,
-        resources: [{ url: 'https://example.com/chunked.js', initiatorType: 'script', transferSize: 60_300, encodedBodySize: 60_000, decodedBodySize: 60_000, duration: 5 }],
+        resources: [
+          {
+            url: 'https://example.com/chunked.js',
+            initiatorType: 'script',
+            transferSize: 60_300,
+            encodedBodySize: 60_000,
+            decodedBodySize: 60_000,
+            duration: 5,
+          },
+        ],
       },
     })
     const r = perfCompression.run(artifacts)

@@ -5,7 +5,12 @@ import { makeArtifacts, request, SITE } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
 const resource = (url: string, transferSize: number, initiatorType = 'script', encodedBodySize = transferSize): ResourceTiming => ({
-  url, initiatorType, transferSize, encodedBodySize, decodedBodySize: encodedBodySize, duration: 20,
+  url,
+  initiatorType,
+  transferSize,
+  encodedBodySize,
+  decodedBodySize: encodedBodySize,
+  duration: 20,
 })
 const NAV = { ttfb: 80, domContentLoaded: 250, load: 400, transferSize: 2_000, encodedBodySize: 1_700, decodedBodySize: 4_000 }
 const run = (resources: ResourceTiming[]) => perfPageWeight.run(makeArtifacts({ performance: { navigation: NAV, resources } }))
@@ -33,8 +38,16 @@ describe('perf-page-weight', () => {
 
   test('estimates cross-origin resources that hide their size from Content-Length, and counts the rest as unmeasured', () => {
     const artifacts = makeArtifacts({
-      page: { requests: [request(SITE, 'document'), request('https://cdn.other.net/big.js', 'script', { headers: { 'content-length': '2500000' } })] },
-      performance: { navigation: NAV, resources: [resource('https://cdn.other.net/big.js', 0), resource('https://cdn.other.net/hidden.js', 0)] },
+      page: {
+        requests: [
+          request(SITE, 'document'),
+          request('https://cdn.other.net/big.js', 'script', { headers: { 'content-length': '2500000' } }),
+        ],
+      },
+      performance: {
+        navigation: NAV,
+        resources: [resource('https://cdn.other.net/big.js', 0), resource('https://cdn.other.net/hidden.js', 0)],
+      },
     })
     const r = perfPageWeight.run(artifacts)
     expect(r.status).toBe('warn')

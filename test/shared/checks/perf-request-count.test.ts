@@ -4,7 +4,11 @@ import { makeArtifacts, request, SITE } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
 const withRequests = (n: number) =>
-  makeArtifacts({ page: { requests: [request(SITE, 'document'), ...Array.from({ length: n - 1 }, (_, i) => request(`https://example.com/i${i}.png`, 'image'))] } })
+  makeArtifacts({
+    page: {
+      requests: [request(SITE, 'document'), ...Array.from({ length: n - 1 }, (_, i) => request(`https://example.com/i${i}.png`, 'image'))],
+    },
+  })
 
 describe('perf-request-count', () => {
   test('passes the small default page', () => {
@@ -22,7 +26,9 @@ describe('perf-request-count', () => {
   })
 
   test('does not count data: and blob: URLs', () => {
-    const artifacts = makeArtifacts({ page: { requests: [request(SITE, 'document'), ...Array.from({ length: 100 }, () => request('data:image/png;base64,AAAA', 'image'))] } })
+    const artifacts = makeArtifacts({
+      page: { requests: [request(SITE, 'document'), ...Array.from({ length: 100 }, () => request('data:image/png;base64,AAAA', 'image'))] },
+    })
     expect(perfRequestCount.run(artifacts).evidence.requests).toBe(1)
   })
 

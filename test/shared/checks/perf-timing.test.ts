@@ -3,7 +3,14 @@ import { perfTiming } from '../../../shared/checks/performance/perf-timing.ts'
 import { makeArtifacts } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
-const nav = (ttfb: number, load: number) => ({ ttfb, domContentLoaded: Math.min(load, ttfb + 100), load, transferSize: 2_000, encodedBodySize: 1_700, decodedBodySize: 4_000 })
+const nav = (ttfb: number, load: number) => ({
+  ttfb,
+  domContentLoaded: Math.min(load, ttfb + 100),
+  load,
+  transferSize: 2_000,
+  encodedBodySize: 1_700,
+  decodedBodySize: 4_000,
+})
 const run = (ttfb: number, load: number) => perfTiming.run(makeArtifacts({ performance: { navigation: nav(ttfb, load), resources: [] } }))
 
 describe('perf-timing', () => {

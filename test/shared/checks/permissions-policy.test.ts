@@ -97,7 +97,8 @@ describe('permissions-policy check', () => {
 
 describe('permissions-policy metadata', () => {
   test('documents why, how it is confirmed, and a fix for every platform', () => {
-    for (const field of [permissionsPolicy.title, permissionsPolicy.description, permissionsPolicy.why, permissionsPolicy.confirmation]) expect(field.length).toBeGreaterThan(10)
+    for (const field of [permissionsPolicy.title, permissionsPolicy.description, permissionsPolicy.why, permissionsPolicy.confirmation])
+      expect(field.length).toBeGreaterThan(10)
     for (const platform of ['generic', 'vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare'] as const) {
       expect(permissionsPolicy.fix[platform]?.length ?? 0).toBeGreaterThan(10)
     }

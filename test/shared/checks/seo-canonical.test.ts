@@ -43,7 +43,14 @@ describe('seo-canonical', () => {
   test('reads rel="canonical" from the Link header of the page response', () => {
     const artifacts = makeArtifacts({
       page: {
-        requests: [request(SITE, 'document', { headers: { 'content-type': 'text/html', link: '</app.css>; rel=preload; as=style, <https://other.example.net/>; rel="canonical"' } })],
+        requests: [
+          request(SITE, 'document', {
+            headers: {
+              'content-type': 'text/html',
+              link: '</app.css>; rel=preload; as=style, <https://other.example.net/>; rel="canonical"',
+            },
+          }),
+        ],
       },
     })
     const r = seoCanonical.run(artifacts)
@@ -58,7 +65,9 @@ describe('seo-canonical', () => {
 
 describe('seo-canonical: markup', () => {
   test('resolves a relative canonical against <base href>, and ignores markup quoted in scripts', () => {
-    const r = run('<base href="https://example.com/docs/"><link rel="canonical" href="intro"><script>var s = \'<link rel="canonical" href="https://evil.example/">\'</script>')
+    const r = run(
+      '<base href="https://example.com/docs/"><link rel="canonical" href="intro"><script>var s = \'<link rel="canonical" href="https://evil.example/">\'</script>',
+    )
     expect(r.status).toBe('pass')
     expect((r.evidence.canonicals as Array<{ url: string }>).map((c) => c.url)).toEqual(['https://example.com/docs/intro'])
   })

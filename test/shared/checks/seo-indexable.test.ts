@@ -5,7 +5,9 @@ import { runCheck } from '../../../shared/checks/runner.ts'
 
 const withHead = (head: string) => `<html lang="en"><head><title>T</title>${head}</head><body></body></html>`
 const withDocumentHeaders = (headers: Record<string, string>, head = '') =>
-  makeArtifacts({ page: { html: withHead(head), requests: [request(SITE, 'document', { headers: { 'content-type': 'text/html', ...headers } })] } })
+  makeArtifacts({
+    page: { html: withHead(head), requests: [request(SITE, 'document', { headers: { 'content-type': 'text/html', ...headers } })] },
+  })
 
 describe('seo-indexable', () => {
   test('passes a page without robots directives', () => {
@@ -22,7 +24,9 @@ describe('seo-indexable', () => {
   })
 
   test('warns on a crawler-specific meta tag and on content="none"', () => {
-    expect(seoIndexable.run(makeArtifacts({ page: { html: withHead('<meta name="googlebot" content="noindex">') } })).summary).toContain('googlebot')
+    expect(seoIndexable.run(makeArtifacts({ page: { html: withHead('<meta name="googlebot" content="noindex">') } })).summary).toContain(
+      'googlebot',
+    )
     expect(seoIndexable.run(makeArtifacts({ page: { html: withHead('<meta name="ROBOTS" content="NONE">') } })).status).toBe('warn')
   })
 
@@ -30,13 +34,20 @@ describe('seo-indexable', () => {
     const browser = seoIndexable.run(withDocumentHeaders({ 'x-robots-tag': 'noindex' }))
     expect(browser.status).toBe('warn')
     expect(browser.evidence.xRobotsTag).toBe('noindex')
-    const plain = seoIndexable.run(makeArtifacts({ mainResponse: { headers: { ...GOOD_HEADERS, 'x-robots-tag': 'googlebot: noindex' } }, page: { requests: [] } }))
+    const plain = seoIndexable.run(
+      makeArtifacts({ mainResponse: { headers: { ...GOOD_HEADERS, 'x-robots-tag': 'googlebot: noindex' } }, page: { requests: [] } }),
+    )
     expect(plain.status).toBe('warn')
     expect(plain.summary).toContain('googlebot')
   })
 
   test('nofollow, noarchive and unavailable_after alone keep the page indexable', () => {
-    const r = seoIndexable.run(withDocumentHeaders({ 'x-robots-tag': 'unavailable_after: 25 Jun 2030 15:00:00 PST, noarchive' }, '<meta name="robots" content="nofollow">'))
+    const r = seoIndexable.run(
+      withDocumentHeaders(
+        { 'x-robots-tag': 'unavailable_after: 25 Jun 2030 15:00:00 PST, noarchive' },
+        '<meta name="robots" content="nofollow">',
+      ),
+    )
     expect(r.status).toBe('pass')
     expect(r.summary).toContain('nofollow')
   })

@@ -3,7 +3,8 @@ import { seoLang } from '../../../shared/checks/seo/seo-lang.ts'
 import { makeArtifacts } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
-const run = (htmlTag: string) => seoLang.run(makeArtifacts({ page: { html: `${htmlTag}<head><title>T</title></head><body></body></html>` } }))
+const run = (htmlTag: string) =>
+  seoLang.run(makeArtifacts({ page: { html: `${htmlTag}<head><title>T</title></head><body></body></html>` } }))
 
 describe('seo-lang', () => {
   test('warns on the SPA shell, whose <html> has no lang', () => {

@@ -3,7 +3,8 @@ import { seoMetaDescription } from '../../../shared/checks/seo/seo-meta-descript
 import { makeArtifacts } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
-const run = (head: string) => seoMetaDescription.run(makeArtifacts({ page: { html: `<html lang="en"><head><title>T</title>${head}</head><body></body></html>` } }))
+const run = (head: string) =>
+  seoMetaDescription.run(makeArtifacts({ page: { html: `<html lang="en"><head><title>T</title>${head}</head><body></body></html>` } }))
 
 describe('seo-meta-description', () => {
   test('warns on the SPA shell, which has none', () => {

@@ -23,7 +23,7 @@ describe('seo-title', () => {
   })
 
   test('warns above 60 characters, counting decoded text', () => {
-    const long = 'Acme &amp; Co — ' + 'x'.repeat(50)
+    const long = `Acme &amp; Co — ${'x'.repeat(50)}`
     const r = run(`<html><head><title>${long}</title></head><body></body></html>`)
     expect(r.status).toBe('warn')
     expect(r.evidence.length).toBe(62) // "Acme & Co — " is 12 characters once decoded
@@ -44,7 +44,10 @@ describe('seo-title', () => {
   test('is skipped without a page and for a document that is not HTML', () => {
     expect(runCheck(seoTitle, makeArtifacts({ page: null })).status).toBe('skipped')
     const json = makeArtifacts({
-      page: { html: '<html><head></head><body><pre>{}</pre></body></html>', requests: [request(SITE, 'document', { headers: { 'content-type': 'application/json' } })] },
+      page: {
+        html: '<html><head></head><body><pre>{}</pre></body></html>',
+        requests: [request(SITE, 'document', { headers: { 'content-type': 'application/json' } })],
+      },
     })
     expect(seoTitle.run(json).status).toBe('skipped')
   })

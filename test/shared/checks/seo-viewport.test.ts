@@ -3,7 +3,8 @@ import { seoViewport } from '../../../shared/checks/seo/seo-viewport.ts'
 import { makeArtifacts } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
-const run = (head: string) => seoViewport.run(makeArtifacts({ page: { html: `<html lang="en"><head><title>T</title>${head}</head><body></body></html>` } }))
+const run = (head: string) =>
+  seoViewport.run(makeArtifacts({ page: { html: `<html lang="en"><head><title>T</title>${head}</head><body></body></html>` } }))
 
 describe('seo-viewport', () => {
   test('warns on the SPA shell, which has no viewport', () => {

@@ -5,7 +5,8 @@ import { makeArtifacts, SITE } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
 const HASH = 'sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC'
-const page = (body: string) => `<!doctype html><html><head><script type="module" src="/assets/index-3f2a.js"></script>${body}</head><body></body></html>`
+const page = (body: string) =>
+  `<!doctype html><html><head><script type="module" src="/assets/index-3f2a.js"></script>${body}</head><body></body></html>`
 /** The rendered DOM is `html`; the server's HTML is `serverHtml` (the same by default). */
 const run = (html: string, serverHtml = html, finalUrl = SITE) =>
   subresourceIntegrity.run(makeArtifacts({ page: { html, finalUrl }, mainResponse: { body: serverHtml, url: finalUrl } }))
@@ -39,12 +40,14 @@ describe('subresource-integrity', () => {
     expect(r.evidence).toMatchObject({ thirdParty: 0, firstParty: 2 })
   })
 
-  test('does not count scripts from the site\'s own subdomains', () => {
+  test("does not count scripts from the site's own subdomains", () => {
     expect(run(page('<script src="https://static.example.com/app.js"></script>')).status).toBe('pass')
   })
 
   test('passes third-party scripts that carry a valid integrity hash', () => {
-    const r = run(page(`<script src="https://cdn.jsdelivr.net/npm/lib@1.2.3/lib.min.js" integrity="${HASH}" crossorigin="anonymous"></script>`))
+    const r = run(
+      page(`<script src="https://cdn.jsdelivr.net/npm/lib@1.2.3/lib.min.js" integrity="${HASH}" crossorigin="anonymous"></script>`),
+    )
     expect(r.status).toBe('pass')
     expect(r.evidence).toMatchObject({ thirdParty: 1, withIntegrity: 1 })
   })
@@ -78,7 +81,9 @@ describe('subresource-integrity', () => {
     const rendered = page('<script async src="https://www.googletagmanager.com/gtag/js?id=G-123"></script>')
     const r = run(rendered, page(''))
     expect(r.status).toBe('warn')
-    expect(r.evidence.withoutIntegrity).toEqual([{ url: 'https://www.googletagmanager.com/gtag/js?id=G-123', addedAtRuntime: true, vendorManaged: true }])
+    expect(r.evidence.withoutIntegrity).toEqual([
+      { url: 'https://www.googletagmanager.com/gtag/js?id=G-123', addedAtRuntime: true, vendorManaged: true },
+    ])
   })
 
   test('ignores third-party URLs in comments, inline script text and non-JavaScript script types', () => {
@@ -91,7 +96,9 @@ describe('subresource-integrity', () => {
   })
 
   test('resolves protocol-relative and <base>-relative sources', () => {
-    const r = run('<head><base href="https://cdn.example.net/v1/"><script src="lib.js"></script><script src="//cdn2.example.org/x.js"></script></head>')
+    const r = run(
+      '<head><base href="https://cdn.example.net/v1/"><script src="lib.js"></script><script src="//cdn2.example.org/x.js"></script></head>',
+    )
     expect(r.status).toBe('warn')
     expect((r.evidence.withoutIntegrity as Array<{ url: string }>).map((s) => s.url)).toEqual([
       'https://cdn.example.net/v1/lib.js',
@@ -126,7 +133,13 @@ describe('validIntegrityHashes', () => {
 
 describe('subresource-integrity metadata', () => {
   test('documents why, how it is confirmed, and a fix for every platform', () => {
-    for (const field of [subresourceIntegrity.title, subresourceIntegrity.description, subresourceIntegrity.why, subresourceIntegrity.confirmation]) expect(field.length).toBeGreaterThan(10)
+    for (const field of [
+      subresourceIntegrity.title,
+      subresourceIntegrity.description,
+      subresourceIntegrity.why,
+      subresourceIntegrity.confirmation,
+    ])
+      expect(field.length).toBeGreaterThan(10)
     for (const platform of ['generic', 'vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare'] as const) {
       expect(subresourceIntegrity.fix[platform]?.length ?? 0).toBeGreaterThan(10)
     }

@@ -5,7 +5,14 @@ import { makeArtifacts } from './artifacts.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 
 const cookie = (name: string, domain: string, value = 'secret-value-123'): BrowserCookie => ({
-  name, value, domain, path: '/', secure: true, httpOnly: false, sameSite: 'None', expires: 2_000_000_000,
+  name,
+  value,
+  domain,
+  path: '/',
+  secure: true,
+  httpOnly: false,
+  sameSite: 'None',
+  expires: 2_000_000_000,
 })
 const run = (...cookies: BrowserCookie[]) => thirdPartyCookies.run(makeArtifacts({ page: { cookies } }))
 
@@ -16,7 +23,11 @@ describe('third-party-cookies', () => {
   })
 
   test('warns on third-party cookies with names and domains, never values', () => {
-    const r = run(cookie('IDE', '.doubleclick.net'), cookie('test_cookie', '.doubleclick.net'), cookie('VISITOR_INFO1_LIVE', '.youtube.com'))
+    const r = run(
+      cookie('IDE', '.doubleclick.net'),
+      cookie('test_cookie', '.doubleclick.net'),
+      cookie('VISITOR_INFO1_LIVE', '.youtube.com'),
+    )
     expect(r.status).toBe('warn')
     expect(r.evidence.thirdPartyCount).toBe(3)
     expect(r.evidence.thirdPartyDomains).toEqual({ 'doubleclick.net': 2, 'youtube.com': 1 })
@@ -38,7 +49,13 @@ describe('third-party-cookies', () => {
   })
 
   test('reports first-party analytics cookies set before consent as info, explaining jurisdiction', () => {
-    const r = run(cookie('_ga', '.example.com'), cookie('_ga_ABC123', '.example.com'), cookie('_gid', '.example.com'), cookie('_fbp', '.example.com'), cookie('_hjSessionUser_123', 'example.com'))
+    const r = run(
+      cookie('_ga', '.example.com'),
+      cookie('_ga_ABC123', '.example.com'),
+      cookie('_gid', '.example.com'),
+      cookie('_fbp', '.example.com'),
+      cookie('_hjSessionUser_123', 'example.com'),
+    )
     expect(r.status).toBe('info')
     const listed = r.evidence.firstPartyAnalytics as Array<{ name: string; vendor: string }>
     expect(listed.map((c) => c.vendor)).toEqual(['Google Analytics', 'Google Analytics', 'Google Analytics', 'Meta Pixel', 'Hotjar'])

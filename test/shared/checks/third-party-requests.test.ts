@@ -21,7 +21,13 @@ describe('third-party-requests', () => {
   })
 
   test('a subdomain of the same registrable domain is first-party (cdn.example.com for www.example.com)', () => {
-    const r = thirdPartyRequests.run(onWww([request('https://cdn.example.com/app.js', 'script'), request('https://api.example.com/v1/me', 'fetch'), request('https://example.com/logo.svg', 'image')]))
+    const r = thirdPartyRequests.run(
+      onWww([
+        request('https://cdn.example.com/app.js', 'script'),
+        request('https://api.example.com/v1/me', 'fetch'),
+        request('https://example.com/logo.svg', 'image'),
+      ]),
+    )
     expect(r.status).toBe('pass')
     expect(r.evidence.requests).toBe(4)
   })
@@ -62,7 +68,10 @@ describe('third-party-requests', () => {
   })
 
   test('ignores data: and blob: URLs', () => {
-    expect(thirdPartyRequests.run(onWww([request('data:image/png;base64,AAAA', 'image'), request('blob:https://www.example.com/1', 'media')])).status).toBe('pass')
+    expect(
+      thirdPartyRequests.run(onWww([request('data:image/png;base64,AAAA', 'image'), request('blob:https://www.example.com/1', 'media')]))
+        .status,
+    ).toBe('pass')
   })
 
   test('is skipped without a page', () => {

@@ -25,7 +25,13 @@ describe('tls-certificate', () => {
   })
 
   test('fails a self-signed certificate', () => {
-    const r = run({ authorized: false, authorizationError: 'DEPTH_ZERO_SELF_SIGNED_CERT', selfSigned: true, issuer: 'CN=example.com', subject: 'CN=example.com' })
+    const r = run({
+      authorized: false,
+      authorizationError: 'DEPTH_ZERO_SELF_SIGNED_CERT',
+      selfSigned: true,
+      issuer: 'CN=example.com',
+      subject: 'CN=example.com',
+    })
     expect(r.status).toBe('fail')
     expect(r.evidence.reason).toBe('the certificate is self-signed')
   })
@@ -79,7 +85,9 @@ describe('tls-certificate', () => {
   })
 
   test('is skipped for an http site', () => {
-    const r = tlsCertificate.run(makeArtifacts({ target: { url: 'http://example.com/', finalUrl: 'http://example.com/', scheme: 'http' }, tls: null }))
+    const r = tlsCertificate.run(
+      makeArtifacts({ target: { url: 'http://example.com/', finalUrl: 'http://example.com/', scheme: 'http' }, tls: null }),
+    )
     expect(r.status).toBe('skipped')
     expect(String(r.evidence.reason)).toContain('http')
   })
@@ -111,7 +119,8 @@ describe('hostCovered', () => {
 
 describe('tls-certificate metadata', () => {
   test('documents why, how it is confirmed, and a fix for every platform', () => {
-    for (const field of [tlsCertificate.title, tlsCertificate.description, tlsCertificate.why, tlsCertificate.confirmation]) expect(field.length).toBeGreaterThan(10)
+    for (const field of [tlsCertificate.title, tlsCertificate.description, tlsCertificate.why, tlsCertificate.confirmation])
+      expect(field.length).toBeGreaterThan(10)
     for (const platform of ['generic', 'vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare'] as const) {
       expect(tlsCertificate.fix[platform]?.length ?? 0).toBeGreaterThan(10)
     }

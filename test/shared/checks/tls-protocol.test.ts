@@ -41,7 +41,9 @@ describe('tls-protocol', () => {
   })
 
   test('is skipped for an http site', () => {
-    const r = tlsProtocol.run(makeArtifacts({ target: { url: 'http://example.com/', finalUrl: 'http://example.com/', scheme: 'http' }, tls: null }))
+    const r = tlsProtocol.run(
+      makeArtifacts({ target: { url: 'http://example.com/', finalUrl: 'http://example.com/', scheme: 'http' }, tls: null }),
+    )
     expect(r.status).toBe('skipped')
   })
 
@@ -56,7 +58,8 @@ describe('tls-protocol', () => {
 
 describe('tls-protocol metadata', () => {
   test('documents why, how it is confirmed, and a fix for every platform', () => {
-    for (const field of [tlsProtocol.title, tlsProtocol.description, tlsProtocol.why, tlsProtocol.confirmation]) expect(field.length).toBeGreaterThan(10)
+    for (const field of [tlsProtocol.title, tlsProtocol.description, tlsProtocol.why, tlsProtocol.confirmation])
+      expect(field.length).toBeGreaterThan(10)
     for (const platform of ['generic', 'vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare'] as const) {
       expect(tlsProtocol.fix[platform]?.length ?? 0).toBeGreaterThan(10)
     }

@@ -83,7 +83,13 @@ describe('vulnerable-js-library', () => {
     const r = run(at('vendor.js', JQUERY_MIN('3.4.1')))
     expect(r.status).toBe('fail')
     const [f] = findings(r)
-    expect(f).toMatchObject({ library: 'jQuery', version: '3.4.1', scripts: ['https://example.com/assets/vendor.js'], detectedBy: 'banner', fixedVersion: '3.5.0' })
+    expect(f).toMatchObject({
+      library: 'jQuery',
+      version: '3.4.1',
+      scripts: ['https://example.com/assets/vendor.js'],
+      detectedBy: 'banner',
+      fixedVersion: '3.5.0',
+    })
     const ids = f!.advisories.flatMap((a) => a.ids)
     expect(ids).toContain('CVE-2020-11022')
     expect(ids).toContain('CVE-2020-11023')
@@ -95,7 +101,9 @@ describe('vulnerable-js-library', () => {
   test('reads the version from the file, never the file name: jquery-3.4.1.min.js holding 3.7.1 passes', () => {
     const r = run(script('https://example.com/js/jquery-3.4.1.min.js', JQUERY_MIN('3.7.1')))
     expect(r.status).toBe('pass')
-    expect(r.evidence.detected).toEqual([{ library: 'jQuery', version: '3.7.1', scripts: ['https://example.com/js/jquery-3.4.1.min.js'], detectedBy: 'banner' }])
+    expect(r.evidence.detected).toEqual([
+      { library: 'jQuery', version: '3.7.1', scripts: ['https://example.com/js/jquery-3.4.1.min.js'], detectedBy: 'banner' },
+    ])
   })
 
   test('a file named after a vulnerable version but without a readable version is not a finding', () => {
@@ -146,13 +154,22 @@ describe('vulnerable-js-library', () => {
   })
 
   test('detects Underscore from its own banner and content', () => {
-    expect(detected('//     Underscore.js 1.9.1\n//     http://underscorejs.org\n//     (c) 2009-2018 Jeremy Ashkenas\n!function(){}()')).toEqual(['underscore@1.9.1'])
-    expect(detected('var n="1.12.0",r="object"==typeof self&&self.self===self&&self||"object"==typeof global&&global')).toEqual(['underscore@1.12.0'])
+    expect(
+      detected('//     Underscore.js 1.9.1\n//     http://underscorejs.org\n//     (c) 2009-2018 Jeremy Ashkenas\n!function(){}()'),
+    ).toEqual(['underscore@1.9.1'])
+    expect(detected('var n="1.12.0",r="object"==typeof self&&self.self===self&&self||"object"==typeof global&&global')).toEqual([
+      'underscore@1.12.0',
+    ])
     expect(run(at('u.js', '//     Underscore.js 1.9.1\n//     http://underscorejs.org\n')).status).toBe('fail')
   })
 
   test('AngularJS: fails before 1.8.0, warns on 1.8.x where no release fixes the open advisories', () => {
-    const old = run(at('angular.min.js', '/*\n AngularJS v1.7.9\n (c) 2010-2020 Google LLC. http://angularjs.org\n License: MIT\n*/ /**\n * @license AngularJS v1.7.9\n */(function(){})'))
+    const old = run(
+      at(
+        'angular.min.js',
+        '/*\n AngularJS v1.7.9\n (c) 2010-2020 Google LLC. http://angularjs.org\n License: MIT\n*/ /**\n * @license AngularJS v1.7.9\n */(function(){})',
+      ),
+    )
     expect(old.status).toBe('fail')
     expect(findings(old)[0]!.advisories.flatMap((a) => a.ids)).toContain('CVE-2020-7676')
     const latest = run(at('angular.js', 'var version={full:"1.8.3",major:1,minor:8,dot:3,codeName:"ultimate-farewell"};'))
@@ -161,13 +178,20 @@ describe('vulnerable-js-library', () => {
   })
 
   test('Bootstrap: 3.3.7 fails (CVE-2019-8331, fixed in 3.4.1), 4.6.2 warns (end of life, unfixed), 5.3.3 passes', () => {
-    const b3 = run(at('bootstrap.min.js', '/*!\n * Bootstrap v3.3.7 (http://getbootstrap.com)\n * Copyright 2011-2016 Twitter, Inc.\n */\nif("undefined"==typeof jQuery)throw new Error("x");'))
+    const b3 = run(
+      at(
+        'bootstrap.min.js',
+        '/*!\n * Bootstrap v3.3.7 (http://getbootstrap.com)\n * Copyright 2011-2016 Twitter, Inc.\n */\nif("undefined"==typeof jQuery)throw new Error("x");',
+      ),
+    )
     expect(b3.status).toBe('fail')
     expect(findings(b3)[0]).toMatchObject({ version: '3.3.7', fixedVersion: '3.4.1' })
     const b4 = run(at('main.js', 'var g="alert",p="4.6.2",m="bs.alert",v="."+m,E=t.fn[g];'))
     expect(b4.status).toBe('warn')
     expect(findings(b4)[0]!.advisories.flatMap((a) => a.ids)).toContain('CVE-2024-6531')
-    expect(run(at('b5.js', '/*!\n  * Bootstrap v5.3.3 (https://getbootstrap.com/)\n  * Copyright 2011-2024 The Bootstrap Authors\n  */')).status).toBe('pass')
+    expect(
+      run(at('b5.js', '/*!\n  * Bootstrap v5.3.3 (https://getbootstrap.com/)\n  * Copyright 2011-2024 The Bootstrap Authors\n  */')).status,
+    ).toBe('pass')
   })
 
   test('plugins named after a library are not the library', () => {
@@ -184,7 +208,12 @@ describe('vulnerable-js-library', () => {
     expect(detected('t.VERSION="4.7.7";var o=8;t.COMPILER_REVISION=o;')).toEqual(['handlebars@4.7.7'])
     expect(detected("DOMPurify.version = '2.0.7';")).toEqual(['dompurify@2.0.7'])
     expect(detected('/*! @license DOMPurify 2.4.9 | (c) Cure53 and other contributors */')).toEqual(['dompurify@2.4.9'])
-    for (const body of ['/*! jQuery UI - v1.12.1 - 2016-09-14\n* http://jqueryui.com\n*/', '//! moment.js\n//! version : 2.29.1', 'Handlebars.VERSION = "4.0.11";', "DOMPurify.version = '2.0.7';"]) {
+    for (const body of [
+      '/*! jQuery UI - v1.12.1 - 2016-09-14\n* http://jqueryui.com\n*/',
+      '//! moment.js\n//! version : 2.29.1',
+      'Handlebars.VERSION = "4.0.11";',
+      "DOMPurify.version = '2.0.7';",
+    ]) {
       expect(run(at('lib.js', body)).status).toBe('fail')
     }
   })
@@ -196,13 +225,25 @@ describe('vulnerable-js-library', () => {
   })
 
   test('reports one finding per library version, listing every script that carries it', () => {
-    const r = run(at('a.js', JQUERY_MIN('3.4.1')), at('b.js', JQUERY_BUNDLED('3.4.1')), script('https://example.com/#inline-1', JQUERY_MIN('3.4.1'), true))
+    const r = run(
+      at('a.js', JQUERY_MIN('3.4.1')),
+      at('b.js', JQUERY_BUNDLED('3.4.1')),
+      script('https://example.com/#inline-1', JQUERY_MIN('3.4.1'), true),
+    )
     expect(findings(r)).toHaveLength(1)
-    expect(findings(r)[0]!.scripts).toEqual(['https://example.com/assets/a.js', 'https://example.com/assets/b.js', 'https://example.com/#inline-1'])
+    expect(findings(r)[0]!.scripts).toEqual([
+      'https://example.com/assets/a.js',
+      'https://example.com/assets/b.js',
+      'https://example.com/#inline-1',
+    ])
   })
 
   test('ranks the failing library first and mentions the others', () => {
-    const r = run(at('vue.js', '/*!\n * Vue.js v2.6.10\n */'), at('b.js', 'var g="alert",p="4.6.2",m="bs.alert"'), at('l.js', LODASH_MIN('4.17.15')))
+    const r = run(
+      at('vue.js', '/*!\n * Vue.js v2.6.10\n */'),
+      at('b.js', 'var g="alert",p="4.6.2",m="bs.alert"'),
+      at('l.js', LODASH_MIN('4.17.15')),
+    )
     expect(r.status).toBe('fail')
     expect(findings(r).map((f) => f.id)).toEqual(['lodash', 'bootstrap', 'vue'])
   })
@@ -239,10 +280,10 @@ describe('vulnerable-js-library', () => {
   test('stays fast on adversarial input: long gaps after version literals, many VERSION constants', () => {
     const gates = '.fn.init( Expected a function self.self "bs. .removed COMPILER_REVISION __lodash_hash_undefined__ '
     const bodies = [
-      gates + '"1.2.3",' + ' '.repeat(2_000_000),
+      `${gates}"1.2.3",${' '.repeat(2_000_000)}`,
       gates + '"1.2.3",'.repeat(250_000),
       gates + 'VERSION="1.2.3";'.repeat(120_000),
-      gates + '"1.2.3",' + '/* a */\n'.repeat(200_000),
+      `${gates}"1.2.3",${'/* a */\n'.repeat(200_000)}`,
     ]
     const started = performance.now()
     for (const body of bodies) run(at('x.js', body))

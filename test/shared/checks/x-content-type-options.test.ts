@@ -2,7 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import { xContentTypeOptions } from '../../../shared/checks/security/x-content-type-options.ts'
 import { makeArtifacts, withHeaders } from './artifacts.ts'
 
-const run = (value: string | null) => xContentTypeOptions.run(makeArtifacts({ mainResponse: withHeaders({ 'x-content-type-options': value }) }))
+const run = (value: string | null) =>
+  xContentTypeOptions.run(makeArtifacts({ mainResponse: withHeaders({ 'x-content-type-options': value }) }))
 
 describe('x-content-type-options', () => {
   test('passes nosniff in any case with spaces around it', () => {

@@ -178,8 +178,24 @@ describe('classifyAddress', () => {
   })
 
   test('non-canonical or malformed input is refused, never guessed', () => {
-    for (const bad of ['', 'localhost', '0x7f.1', '127.1', '2130706433', '0177.0.0.1', '127.0.0.01', '256.0.0.1',
-      '1.2.3.4.5', '1::2::3', ':::', '1:2:3:4:5:6:7:8:9', '::ffff:1.2.3', 'g::1', '12345::1', ' 8.8.8.8x']) {
+    for (const bad of [
+      '',
+      'localhost',
+      '0x7f.1',
+      '127.1',
+      '2130706433',
+      '0177.0.0.1',
+      '127.0.0.01',
+      '256.0.0.1',
+      '1.2.3.4.5',
+      '1::2::3',
+      ':::',
+      '1:2:3:4:5:6:7:8:9',
+      '::ffff:1.2.3',
+      'g::1',
+      '12345::1',
+      ' 8.8.8.8x',
+    ]) {
       expect({ bad, ...classifyAddress(bad) }).toEqual({ bad, blocked: true, reason: 'invalid' })
     }
   })

@@ -58,9 +58,14 @@ describe('names that resolve to private addresses', () => {
   test('a public answer is allowed, and a trusted name may resolve to loopback', async () => {
     expect(await resolveTarget('public.test', strict, resolver)).toMatchObject({ ok: true, address: '93.184.215.14' })
     expect(await resolveTarget('staging.test', strict, resolver)).toMatchObject({ ok: false, reason: 'loopback' })
-    expect(await resolveTarget('staging.test', { allowPrivate: false, trustedHosts: ['staging.test'] }, resolver)).toMatchObject({ ok: true, address: '127.0.0.1' })
+    expect(await resolveTarget('staging.test', { allowPrivate: false, trustedHosts: ['staging.test'] }, resolver)).toMatchObject({
+      ok: true,
+      address: '127.0.0.1',
+    })
     // Trusting one name does not trust another that points at the same address.
-    expect(await resolveTarget('loopback.test', { allowPrivate: false, trustedHosts: ['staging.test'] }, resolver)).toMatchObject({ ok: false })
+    expect(await resolveTarget('loopback.test', { allowPrivate: false, trustedHosts: ['staging.test'] }, resolver)).toMatchObject({
+      ok: false,
+    })
   })
 })
 
@@ -69,7 +74,11 @@ describe('the proxy refuses such names on any port and never connects', () => {
     const proxy = await startEgressProxy(strict, { resolver })
     try {
       for (const port of [target.port, 22, 6379, 65535]) {
-        const res = await fetch(`http://${host}:${port}/`, { proxy: proxy.url, redirect: 'manual', signal: AbortSignal.timeout(5_000) } as RequestInit)
+        const res = await fetch(`http://${host}:${port}/`, {
+          proxy: proxy.url,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(5_000),
+        } as RequestInit)
         expect(res.status).toBe(403)
         expect(res.headers.get(BLOCKED_HEADER)).toBeTruthy()
         await res.body?.cancel()
@@ -84,7 +93,10 @@ describe('the proxy refuses such names on any port and never connects', () => {
   test('a trusted name reaches its loopback address through the proxy', async () => {
     const proxy = await startEgressProxy({ allowPrivate: false, trustedHosts: ['staging.test'] }, { resolver })
     try {
-      const res = await fetch(`http://staging.test:${target.port}/`, { proxy: proxy.url, signal: AbortSignal.timeout(5_000) } as RequestInit)
+      const res = await fetch(`http://staging.test:${target.port}/`, {
+        proxy: proxy.url,
+        signal: AbortSignal.timeout(5_000),
+      } as RequestInit)
       expect(await res.text()).toBe('private data')
       expect(hits).toBe(1)
     } finally {

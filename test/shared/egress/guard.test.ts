@@ -19,7 +19,7 @@ function fakeDns(table: Record<string, string[]>) {
     calls.push(host)
     const found = table[host]
     if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
-    return found.map((address) => ({ address, family: address.includes(':') ? 6 as const : 4 as const }))
+    return found.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }))
   }
   return { resolver, calls }
 }
@@ -38,7 +38,10 @@ const dns = fakeDns({
 describe('resolveTarget', () => {
   test('a name resolving to loopback is refused', async () => {
     expect(await resolveTarget('evil.test', strict, dns.resolver)).toEqual({
-      ok: false, code: 'target_blocked', reason: 'loopback', address: '127.0.0.1',
+      ok: false,
+      code: 'target_blocked',
+      reason: 'loopback',
+      address: '127.0.0.1',
     })
     expect(await resolveTarget('meta.test', strict, dns.resolver)).toMatchObject({ ok: false, reason: 'metadata' })
     expect(await resolveTarget('v6evil.test', strict, dns.resolver)).toMatchObject({ ok: false, reason: 'loopback' })
@@ -47,7 +50,10 @@ describe('resolveTarget', () => {
   test('one private address among public ones refuses the whole name, in any order', async () => {
     for (const host of ['mixed.test', 'mixed-rev.test']) {
       expect(await resolveTarget(host, strict, dns.resolver)).toEqual({
-        ok: false, code: 'target_blocked', reason: 'private', address: '10.0.0.5',
+        ok: false,
+        code: 'target_blocked',
+        reason: 'private',
+        address: '10.0.0.5',
       })
     }
   })
@@ -56,7 +62,9 @@ describe('resolveTarget', () => {
     const before = dns.calls.length
     const r = await resolveTarget('GOOD.test.', strict, dns.resolver)
     expect(r).toEqual({
-      ok: true, address: '93.184.215.14', family: 4,
+      ok: true,
+      address: '93.184.215.14',
+      family: 4,
       addresses: [
         { address: '93.184.215.14', family: 4 },
         { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 },
@@ -71,8 +79,11 @@ describe('resolveTarget', () => {
     expect(await resolveTarget('127.0.0.1', p, dns.resolver)).toMatchObject({ ok: true, address: '127.0.0.1' })
     expect(await resolveTarget('127.0.0.2', p, dns.resolver)).toMatchObject({ ok: false, code: 'target_blocked' })
     expect(await resolveTarget('meta.test', p, dns.resolver)).toMatchObject({ ok: false, reason: 'metadata' })
-    expect(await resolveTarget('[::1]', { allowPrivate: false, trustedHosts: ['0:0::1'] }, dns.resolver))
-      .toMatchObject({ ok: true, address: '::1', family: 6 })
+    expect(await resolveTarget('[::1]', { allowPrivate: false, trustedHosts: ['0:0::1'] }, dns.resolver)).toMatchObject({
+      ok: true,
+      address: '::1',
+      family: 6,
+    })
   })
 
   test('allowPrivate allows everything', async () => {
@@ -93,7 +104,9 @@ describe('resolveTarget', () => {
 
   test('DNS failure, garbage answers and invalid hosts', async () => {
     expect(await resolveTarget('nx.test', strict, dns.resolver)).toEqual({
-      ok: false, code: 'target_unreachable', reason: 'dns: ENOTFOUND',
+      ok: false,
+      code: 'target_unreachable',
+      reason: 'dns: ENOTFOUND',
     })
     expect(await resolveTarget('empty.test', strict, async () => [])).toMatchObject({ code: 'target_unreachable' })
     expect(await resolveTarget('garbage.test', strict, dns.resolver)).toMatchObject({ code: 'target_blocked', reason: 'invalid' })
@@ -116,15 +129,33 @@ describe('parseTargetUrl', () => {
   })
 
   test('refuses other schemes', () => {
-    for (const raw of ['file:///etc/passwd', 'ftp://example.com/', 'javascript:alert(1)', 'data:text/html,hi',
-      'gopher://127.0.0.1:6379/_INFO', 'ws://example.com/', 'chrome://settings', 'about:blank']) {
+    for (const raw of [
+      'file:///etc/passwd',
+      'ftp://example.com/',
+      'javascript:alert(1)',
+      'data:text/html,hi',
+      'gopher://127.0.0.1:6379/_INFO',
+      'ws://example.com/',
+      'chrome://settings',
+      'about:blank',
+    ]) {
       expect({ raw, r: parseTargetUrl(raw) }).toMatchObject({ raw, r: { ok: false, code: 'invalid_url' } })
     }
   })
 
   test('refuses credentials, relative and empty input', () => {
-    for (const raw of ['http://user:pass@example.com/', 'http://user@example.com/', 'http://:pass@example.com/',
-      'https://example.com@127.0.0.1/', '/relative', 'example.com', '', '   ', 'http://', 'http://[::1/']) {
+    for (const raw of [
+      'http://user:pass@example.com/',
+      'http://user@example.com/',
+      'http://:pass@example.com/',
+      'https://example.com@127.0.0.1/',
+      '/relative',
+      'example.com',
+      '',
+      '   ',
+      'http://',
+      'http://[::1/',
+    ]) {
       expect({ raw, r: parseTargetUrl(raw) }).toMatchObject({ raw, r: { ok: false, code: 'invalid_url' } })
     }
     // An '@' with nothing before it is not a credential.

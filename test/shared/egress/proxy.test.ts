@@ -19,11 +19,13 @@ const STRICT: EgressPolicy = { allowPrivate: false, trustedHosts: [] }
 const OPEN: EgressPolicy = { allowPrivate: true, trustedHosts: [] }
 
 /** Fake DNS for the proxy: a fixed table; anything else is ENOTFOUND (no real lookups in tests). */
-const fakeResolver = (table: Record<string, string>): Resolver => async (host) => {
-  const a = table[host]
-  if (!a) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
-  return [{ address: a, family: a.includes(':') ? 6 : 4 }]
-}
+const fakeResolver =
+  (table: Record<string, string>): Resolver =>
+  async (host) => {
+    const a = table[host]
+    if (!a) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
+    return [{ address: a, family: a.includes(':') ? 6 : 4 }]
+  }
 
 type Hit = { path: string; host: string | null }
 
@@ -37,9 +39,12 @@ function startTarget(handler?: (req: Request) => Response | undefined) {
       const u = new URL(req.url)
       if (u.pathname === '/favicon.ico') return new Response(null, { status: 404 }) // Chromium asks on its own
       hits.push({ path: u.pathname + u.search, host: req.headers.get('host') })
-      return handler?.(req) ?? new Response(`<html><title>target</title><body>hello ${u.pathname}</body></html>`, {
-        headers: { 'content-type': 'text/html', 'x-egress-blocked': 'forged-by-target' },
-      })
+      return (
+        handler?.(req) ??
+        new Response(`<html><title>target</title><body>hello ${u.pathname}</body></html>`, {
+          headers: { 'content-type': 'text/html', 'x-egress-blocked': 'forged-by-target' },
+        })
+      )
     },
   })
   return { server, port: server.port as number, hits }
@@ -116,7 +121,10 @@ describe('plain HTTP through the proxy', () => {
   test('a name is resolved once and the checked address is used with the original Host header', async () => {
     const t = startTarget()
     try {
-      const p = await proxy({ allowPrivate: false, trustedHosts: ['app.test'] }, fakeResolver({ 'app.test': '127.0.0.1', 'evil.test': '127.0.0.1' }))
+      const p = await proxy(
+        { allowPrivate: false, trustedHosts: ['app.test'] },
+        fakeResolver({ 'app.test': '127.0.0.1', 'evil.test': '127.0.0.1' }),
+      )
       const ok = await fetch(`http://app.test:${t.port}/page`, { proxy: p.url })
       expect(ok.status).toBe(200)
       expect(t.hits).toEqual([{ path: '/page', host: `app.test:${t.port}` }])
@@ -171,8 +179,10 @@ describe('plain HTTP through the proxy', () => {
     const a = startTarget(() => new Response('from-a'))
     const b = startTarget(() => new Response('from-b'))
     try {
-      const p = await proxy({ allowPrivate: false, trustedHosts: ['a.test', 'b.test'] },
-        fakeResolver({ 'a.test': '127.0.0.1', 'b.test': '127.0.0.1', 'evil.test': '127.0.0.1' }))
+      const p = await proxy(
+        { allowPrivate: false, trustedHosts: ['a.test', 'b.test'] },
+        fakeResolver({ 'a.test': '127.0.0.1', 'b.test': '127.0.0.1', 'evil.test': '127.0.0.1' }),
+      )
       const req = (host: string, port: number, path: string) =>
         `GET http://${host}:${port}${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nConnection: keep-alive\r\n\r\n`
       const out = await raw(
@@ -180,7 +190,9 @@ describe('plain HTTP through the proxy', () => {
         req('a.test', a.port, '/1') + req('b.test', b.port, '/2') + req('evil.test', a.port, '/3') + req('a.test', a.port, '/4'),
         /from-a[\s\S]*from-b[\s\S]*403 Forbidden[\s\S]*from-a/,
       )
-      expect(out).toMatch(/^HTTP\/1\.1 200[\s\S]*from-a[\s\S]*HTTP\/1\.1 200[\s\S]*from-b[\s\S]*HTTP\/1\.1 403 Forbidden[\s\S]*X-Egress-Blocked: loopback[\s\S]*HTTP\/1\.1 200[\s\S]*from-a/i)
+      expect(out).toMatch(
+        /^HTTP\/1\.1 200[\s\S]*from-a[\s\S]*HTTP\/1\.1 200[\s\S]*from-b[\s\S]*HTTP\/1\.1 403 Forbidden[\s\S]*X-Egress-Blocked: loopback[\s\S]*HTTP\/1\.1 200[\s\S]*from-a/i,
+      )
       expect(a.hits.map((h) => h.path)).toEqual(['/1', '/4'])
       expect(b.hits.map((h) => h.path)).toEqual(['/2'])
       expect(p.blocked).toEqual([{ host: 'evil.test', port: a.port, reason: 'loopback' }])
@@ -211,7 +223,10 @@ describe('plain HTTP through the proxy', () => {
     const nx = await fetch('http://nx.test/', { proxy: p.url })
     expect(nx.status).toBe(502)
     expect(egressFailure(nx)).toEqual({ code: 'target_unreachable', reason: 'dns: ENOTFOUND' })
-    const err = await fetch(`https://127.0.0.1:${port}/`, { proxy: p.url }).then(() => null, (e: unknown) => e)
+    const err = await fetch(`https://127.0.0.1:${port}/`, { proxy: p.url }).then(
+      () => null,
+      (e: unknown) => e,
+    )
     expect(egressFailure(err)).toEqual({ code: 'target_unreachable', reason: 'ECONNREFUSED' })
     expect(p.blocked).toEqual([])
   })
@@ -246,8 +261,11 @@ describe('plain HTTP through the proxy', () => {
       const open = await proxy({ allowPrivate: false, trustedHosts: ['v6.test'] }, fakeResolver({ 'v6.test': '::1' }))
       const ok = await fetch(`http://v6.test:${server.port}/`, { proxy: open.url })
       expect(await ok.text()).toBe(`v6 v6.test:${server.port}`)
-      const tunnel = await raw(open.port, `CONNECT v6.test:${server.port} HTTP/1.1\r\nHost: x\r\n\r\n` +
-        `GET / HTTP/1.1\r\nHost: v6.test\r\nConnection: close\r\n\r\n`, /v6 v6\.test/)
+      const tunnel = await raw(
+        open.port,
+        `CONNECT v6.test:${server.port} HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: v6.test\r\nConnection: close\r\n\r\n`,
+        /v6 v6\.test/,
+      )
       expect(tunnel).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200[\s\S]*v6 v6\.test$/)
     } finally {
       server.stop(true)
@@ -301,7 +319,10 @@ describe('CONNECT tunnels', () => {
     expect(v6).toContain('X-Egress-Blocked: metadata\r\n')
     const named = await raw(p.port, `CONNECT rebind.test:${echoPort} HTTP/1.1\r\nHost: x\r\n\r\n`)
     expect(named).toContain('X-Egress-Blocked: loopback\r\n')
-    const err = await fetch(`https://127.0.0.1:${echoPort}/`, { proxy: p.url }).then(() => null, (e: unknown) => e)
+    const err = await fetch(`https://127.0.0.1:${echoPort}/`, { proxy: p.url }).then(
+      () => null,
+      (e: unknown) => e,
+    )
     expect(egressFailure(err)).toEqual({ code: 'target_blocked', reason: 'loopback' })
     expect(isBlockedResponse(err)).toBe(true)
     expect(p.blocked).toEqual([
@@ -324,10 +345,18 @@ describe('CONNECT tunnels', () => {
     for (let i = 0; i < 50 && !got.includes('200'); i++) await Bun.sleep(20)
     expect(got).toContain('200 Connection Established')
     await p.stop()
-    await Promise.race([closed, Bun.sleep(3_000).then(() => { throw new Error('tunnel not closed') })])
+    await Promise.race([
+      closed,
+      Bun.sleep(3_000).then(() => {
+        throw new Error('tunnel not closed')
+      }),
+    ])
     const refused = await new Promise<boolean>((r) => {
       const s = net.connect(p.port, '127.0.0.1')
-      s.on('connect', () => { s.destroy(); r(false) })
+      s.on('connect', () => {
+        s.destroy()
+        r(false)
+      })
       s.on('error', () => r(true))
     })
     expect(refused).toBe(true)
@@ -358,15 +387,43 @@ describe.skipIf(!hasChromium)('Chromium through the proxy', () => {
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync', ...CHROMIUM_EGRESS_ARGS],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        ...CHROMIUM_EGRESS_ARGS,
+      ],
       timeout: 30_000,
     })
     certDir = mkdtempSync(join(tmpdir(), 'egress-cert-'))
-    const gen = Bun.spawnSync(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem')],
-      { stdout: 'ignore', stderr: 'ignore' })
-    if (gen.exitCode === 0) tls = { key: readFileSync(join(certDir, 'key.pem'), 'utf8'), cert: readFileSync(join(certDir, 'cert.pem'), 'utf8') }
+    const gen = Bun.spawnSync(
+      [
+        'openssl',
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+        '-keyout',
+        join(certDir, 'key.pem'),
+        '-out',
+        join(certDir, 'cert.pem'),
+      ],
+      { stdout: 'ignore', stderr: 'ignore' },
+    )
+    if (gen.exitCode === 0)
+      tls = { key: readFileSync(join(certDir, 'key.pem'), 'utf8'), cert: readFileSync(join(certDir, 'cert.pem'), 'utf8') }
   })
   afterAll(async () => {
     await browser?.close()
@@ -503,7 +560,9 @@ describe.skipIf(!hasChromium)('Chromium through the proxy', () => {
       const candidates = await page.evaluate(async (port) => {
         const pc = new RTCPeerConnection({ iceServers: [{ urls: `stun:127.0.0.1:${port}` }] })
         const found: string[] = []
-        pc.onicecandidate = (e) => { if (e.candidate) found.push(e.candidate.candidate) }
+        pc.onicecandidate = (e) => {
+          if (e.candidate) found.push(e.candidate.candidate)
+        }
         pc.createDataChannel('x')
         await pc.setLocalDescription(await pc.createOffer())
         await new Promise((r) => setTimeout(r, 1_500))
@@ -536,7 +595,10 @@ describe.skipIf(!hasChromium)('Chromium through the proxy', () => {
     try {
       const strict = await proxy(STRICT)
       const a = await open(strict, true)
-      const err = await a.page.goto(url, { timeout: 10_000 }).then(() => null, (e: Error) => e)
+      const err = await a.page.goto(url, { timeout: 10_000 }).then(
+        () => null,
+        (e: Error) => e,
+      )
       expect(err?.message).toContain('net::ERR_TUNNEL_CONNECTION_FAILED')
       await a.context.close()
       // Chromium may ask again (error page, favicon): every attempt is refused and recorded.
