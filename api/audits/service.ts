@@ -6,12 +6,13 @@ import type { Principal } from '../../shared/db/accounts.ts'
 import { cancelAudit, createAudit, failAudit, getAudit, type AuditOptions, type AuditRow } from '../../shared/db/audits.ts'
 import type { Database } from '../../shared/db/index.ts'
 import { refundAudit } from '../../shared/db/ledger.ts'
-import { parseTargetUrl, policyFromConfig, resolveTarget } from '../../shared/egress/guard.ts'
+
 import { auditChannel, type AuditEvent } from '../../shared/audit-events.ts'
 import { AppError } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import { createViewerToken, endViewer, viewerLink } from '../../shared/viewer.ts'
+import { checkTarget } from '../http/target.ts'
 
 export const AUDIT_DEFAULTS = { maxPages: 50, maxDepth: 3 } as const
 
@@ -36,26 +37,15 @@ export class AuditService {
 
   async start(principal: Principal, rawUrl: string, requested: AuditRequestOptions = {}) {
     const { config, db, infra } = this.deps
-    const parsed = parseTargetUrl(rawUrl)
-    if (!parsed.ok) throw new AppError('invalid_url', parsed.message)
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, and no charge.
-    const target = await resolveTarget(parsed.url.hostname, policyFromConfig(config))
-    if (!target.ok) {
-      throw new AppError(
-        target.code,
-        target.code === 'target_blocked'
-          ? `${parsed.url.hostname} resolves to a ${target.reason} address, which the scanner may not reach`
-          : `${parsed.url.hostname} could not be resolved: ${target.reason}`,
-        { reason: target.reason },
-      )
-    }
+    const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
     const options = this.resolveOptions(requested)
-    const audit = await createAudit(db.sql, principal.account.id, parsed.url.href, options)
+    const audit = await createAudit(db.sql, principal.account.id, url.href, options)
     const log = this.deps.log.child({ auditId: audit.id })
     try {
       const token = await createViewerToken(infra.kv, audit.id, config.VIEWER_TOKEN_TTL_S)
       await infra.queue.enqueue({ kind: 'audit', ref: audit.id })
-      log.info('audit queued', { url: parsed.url.origin, chargedFrom: audit.chargedFrom })
+      log.info('audit queued', { url: url.origin, chargedFrom: audit.chargedFrom })
       return {
         auditId: audit.id,
         browserViewer: viewerLink(config.baseUrl, audit.id, token),

@@ -14,7 +14,7 @@ export async function checkTarget(
   const host = parsed.url.hostname
   const target = await resolveTarget(host, policyFromConfig(config))
   if (!target.ok && target.code === 'target_blocked') {
-    throw new AppError('target_blocked', `${host} resolves to a ${target.reason} address, which may not be reached`, {
+    throw new AppError('target_blocked', `${host} resolves to a ${target.reason} address, which the scanner may not reach`, {
       reason: target.reason,
     })
   }

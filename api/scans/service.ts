@@ -15,11 +15,12 @@ import {
   type Keyset,
   type ScanRow,
 } from '../../shared/db/scans.ts'
-import { parseTargetUrl, policyFromConfig, resolveTarget } from '../../shared/egress/guard.ts'
+import { parseTargetUrl } from '../../shared/egress/guard.ts'
 import { AppError, type ErrorCode } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import { parseScanEvent, scanChannel } from '../../shared/scan-events.ts'
+import { checkTarget } from '../http/target.ts'
 
 export interface ScanWaitOptions {
   progress(progress: number, total: number, message: string): Promise<void>
@@ -46,20 +47,9 @@ export class ScanService {
 
   async scan(principal: Principal, rawUrl: string, opts: ScanWaitOptions): Promise<unknown> {
     const { config, db, infra } = this.deps
-    const parsed = parseTargetUrl(rawUrl)
-    if (!parsed.ok) throw new AppError('invalid_url', parsed.message)
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, no queued job.
-    const target = await resolveTarget(parsed.url.hostname, policyFromConfig(config))
-    if (!target.ok) {
-      throw new AppError(
-        target.code,
-        target.code === 'target_blocked'
-          ? `${parsed.url.hostname} resolves to a ${target.reason} address, which the scanner may not reach`
-          : `${parsed.url.hostname} could not be resolved: ${target.reason}`,
-        { reason: target.reason },
-      )
-    }
-    const scan = await createScan(db.sql, principal.account.id, parsed.url.href)
+    const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
+    const scan = await createScan(db.sql, principal.account.id, url.href)
     const log = this.deps.log.child({ scanId: scan.id })
 
     let wake: () => void = () => {}
@@ -88,7 +78,7 @@ export class ScanService {
       .catch(queueDown)
     try {
       await infra.queue.enqueue({ kind: 'scan', ref: scan.id }).catch(queueDown)
-      log.info('scan queued', { url: parsed.url.origin })
+      log.info('scan queued', { url: url.origin })
       await opts.progress(1, 100, 'queued').catch(() => {})
       const deadline = Date.now() + config.SCAN_TIMEOUT_MS
       let row: ScanRow | null = null
