@@ -1,6 +1,6 @@
-// Reading a response body with a cap: at most `limit` bytes are kept, and the rest is never read (the stream
-// is cancelled), so a target cannot make us hold more than we asked for. Every capped read in the tree
-// (egress fetches, the MCP endpoint's request body) goes through here.
+// Reading a body with a cap: at most `limit` bytes are kept, and the rest is never read (the stream is
+// cancelled), so neither a target nor a client can make us hold more than we asked for. Every capped read
+// in the tree (egress fetches, every request body the api reads) goes through here.
 
 export interface CappedBytes {
   body: Uint8Array
@@ -35,4 +35,19 @@ export async function readCappedText(
 ): Promise<{ text: string; truncated: boolean }> {
   const { body, truncated } = await readCappedBytes(stream, limit)
   return { text: Buffer.from(body).toString('utf8'), truncated }
+}
+
+/**
+ * A request's body as UTF-8 text, or null when it is larger than `limit` bytes: refused at once when the
+ * declared Content-Length says so, and when none is declared (chunked) never read past
+ * limit + 1 bytes, one byte past the limit telling a body that is too large from one that is exactly the limit.
+ */
+export async function readRequestText(req: Request, limit: number): Promise<string | null> {
+  const declared = Number(req.headers.get('content-length') ?? Number.NaN)
+  if (declared > limit) return null
+  if (!req.body) return ''
+  // A declared length frames the body (HTTP reads no byte past it): read it in one go.
+  if (Number.isFinite(declared)) return await req.text()
+  const { text, truncated } = await readCappedText(req.body, limit + 1)
+  return truncated ? null : text
 }

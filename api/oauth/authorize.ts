@@ -7,6 +7,8 @@
 //   - response_type is code (unsupported_response_type otherwise);
 //   - PKCE: code_challenge_method S256 and a well-formed code_challenge (invalid_request otherwise);
 //   - resource (RFC 8707), when sent, is this server's MCP resource (invalid_target otherwise);
+//   - an error of a request from a known client is never redirected automatically (RFC 9700 4.11.2:
+//     clients register themselves); the route offers it to a signed-in person as a link;
 //   - every answer sent to the client carries state (when sent) and iss (RFC 9207);
 //   - a code lives 10 minutes and is bound to client, redirect URI, challenge, resource and user.
 // Sign-in, the consent page, CSRF and framing are the route's concern (index.ts).
@@ -14,6 +16,7 @@ import { createCode, getClient } from '../../shared/db/oauth.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import type { AuthorizeRequest } from './model.ts'
 import { CHALLENGE_RE } from './pkce.ts'
+import { repeatedParams } from './params.ts'
 import { matchRedirectUri } from './redirect-uris.ts'
 
 export const CODE_TTL_MS = 10 * 60 * 1000
@@ -22,8 +25,11 @@ export type AuthorizeCheck =
   | { kind: 'ok'; request: AuthorizeRequest }
   /** Shown to the user: there is no trustworthy place to send the error. */
   | { kind: 'show'; description: string }
-  /** The error goes back to the client at this URL. */
-  | { kind: 'redirect'; url: string }
+  /**
+   * The error goes back to the client at this URL, never automatically (RFC 9700 4.11.2: the client is
+   * registered by anyone): the route shows it as a link, with the client's name, to a signed-in person.
+   */
+  | { kind: 'redirect'; url: string; description: string; clientName: string; redirectUri: string }
 
 export function responseUrl(redirectUri: string, params: Record<string, string | null>): string {
   const u = new URL(redirectUri)
@@ -44,7 +50,8 @@ export async function checkAuthorizeRequest(sql: Sql, baseUrl: string, q: URLSea
   if (requested === null) redirectUri = client.redirectUris.length === 1 ? client.redirectUris[0]! : null
   else redirectUri = matchRedirectUri(client.redirectUris, requested) ? requested : null
   if (!redirectUri) return { kind: 'show', description: 'The redirect address of this request is not one the application registered.' }
-  if (q.getAll('redirect_uri').length > 1 || q.getAll('client_id').length > 1) {
+  const repeated = repeatedParams(q)
+  if (repeated.includes('redirect_uri') || repeated.includes('client_id')) {
     return { kind: 'show', description: 'The request repeats client_id or redirect_uri.' }
   }
 
@@ -52,10 +59,12 @@ export async function checkAuthorizeRequest(sql: Sql, baseUrl: string, q: URLSea
   const fail = (error: string, description: string): AuthorizeCheck => ({
     kind: 'redirect',
     url: responseUrl(redirectUri, { error, error_description: description, state, iss: baseUrl }),
+    description,
+    clientName: client.clientName,
+    redirectUri,
   })
-  for (const name of new Set(q.keys())) {
-    if (q.getAll(name).length > 1) return fail(name === 'resource' ? 'invalid_target' : 'invalid_request', `${name} is repeated`)
-  }
+  const [first] = repeated
+  if (first !== undefined) return fail(first === 'resource' ? 'invalid_target' : 'invalid_request', `${first} is repeated`)
   if (one('response_type') !== 'code') return fail('unsupported_response_type', 'response_type must be code')
   const method = one('code_challenge_method')
   const challenge = one('code_challenge')

@@ -3,6 +3,7 @@
 // may use them; no cookie is involved). /oauth/authorize never sends CORS headers and cannot be framed.
 import Elysia from 'elysia'
 import type { Sql } from '../../shared/db/index.ts'
+import { readRequestText } from '../../shared/http-body.ts'
 import type { Logger } from '../../shared/log.ts'
 import { clientIp } from '../http/client-ip.ts'
 import { corsPreflight, withCors } from '../http/cors.ts'
@@ -11,6 +12,8 @@ import type { RateLimiter } from '../http/rate-limit.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 import { consentPage } from './consent-page.ts'
 import { isOAuthError, oauthErrorResponse } from './errors.ts'
+import type { AuthorizeCheck } from './authorize.ts'
+import { redirectDisplay } from './redirect-uris.ts'
 import type { OAuthService } from './service.ts'
 
 const BODY_LIMIT = 65_536
@@ -24,12 +27,7 @@ export interface OAuthRouteDeps {
   log: Logger
 }
 
-async function readSmallBody(req: Request): Promise<string | null> {
-  const declared = Number(req.headers.get('content-length') ?? NaN)
-  if (declared > BODY_LIMIT) return null
-  const text = await req.text()
-  return text.length > BODY_LIMIT ? null : text
-}
+const readSmallBody = (req: Request) => readRequestText(req, BODY_LIMIT)
 
 const mediaType = (req: Request) => (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
 
@@ -47,6 +45,23 @@ const errorPage = (status: number, description: string) =>
     'Authorization failed',
     `<div class="card"><h1>This authorization request cannot continue</h1><p>${esc(description)}</p>
 <p class="muted">Go back to the application that sent you here and start the connection again.</p></div>`,
+  )
+
+/**
+ * An invalid request from a known client. Its error is not sent to the client's redirect URI automatically:
+ * anyone can register a client, so that would be an open redirect (RFC 9700 4.11.2). A signed-in person
+ * sees which client asked and may follow a link back to it with the error; an anonymous visitor gets no link.
+ */
+const refusedPage = (check: Extract<AuthorizeCheck, { kind: 'redirect' }>, signedIn: boolean) =>
+  htmlPage(
+    400,
+    'Authorization failed',
+    `<div class="card"><h1>This authorization request cannot continue</h1><p>${esc(check.description)}</p>${
+      signedIn
+        ? `<p><a id="return-to-client" href="${esc(check.url)}" rel="noreferrer">Return to ${esc(check.clientName)}</a>
+<span class="muted">(${esc(redirectDisplay(check.redirectUri))})</span> with this error.</p>`
+        : `<p class="muted">Go back to the application that sent you here and start the connection again.</p>`
+    }</div>`,
   )
 
 const redirect = (location: string, status = 302) =>
@@ -96,8 +111,8 @@ export function oauthRoutes(d: OAuthRouteDeps) {
       const url = new URL(request.url)
       const check = await d.oauth.checkAuthorize(url.searchParams)
       if (check.kind === 'show') return errorPage(400, check.description)
-      if (check.kind === 'redirect') return redirect(check.url)
       const session = await currentSession(d.sql, request)
+      if (check.kind === 'redirect') return refusedPage(check, session !== null)
       if (!session) return redirect(`/auth/login?return_to=${encodeURIComponent(url.pathname + url.search)}`)
       const requestId = await d.oauth.holdRequest(check.request, session.id)
       return consentPage({

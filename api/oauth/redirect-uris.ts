@@ -2,28 +2,22 @@
 // Rules enforced:
 //   - absolute URI, no fragment (RFC 6749 3.1.2), at most 2000 characters;
 //   - https for any host; http only for loopback hosts (RFC 8252 7.3, RFC 9700 4.1.1);
-//   - private-use schemes of native apps (cursor://, vscode://, com.example.app:/) are allowed (RFC 8252
-//     7.1), except schemes that run or read content in the browser (javascript:, data:, file:, ...);
+//   - otherwise only private-use schemes of native apps: reverse-domain ones (com.example.app:/, RFC 8252
+//     7.1) and a short list of MCP clients' own (cursor://, vscode://); anything else is refused, so no
+//     scheme that a browser or the system hands to a handler (javascript:, ms-msdt:, search-ms:, jar:...)
+//     can be registered;
 //   - matching is exact string comparison, except that a loopback http URI matches on any port (RFC 8252
 //     7.3: native apps listen on an ephemeral port).
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
-const FORBIDDEN_SCHEMES = new Set([
-  'javascript:',
-  'data:',
-  'file:',
-  'vbscript:',
-  'about:',
-  'blob:',
-  'filesystem:',
-  'view-source:',
-  'chrome:',
-  'ws:',
-  'wss:',
-  'ftp:',
-  'mailto:',
-  'tel:',
-])
+/**
+ * Private-use schemes of MCP clients in wide use that are not in reverse-domain form. RFC 8252 7.1 asks for
+ * reverse-domain schemes, but these clients register cursor://, vscode://... and would not work otherwise.
+ */
+const KNOWN_APP_SCHEMES = new Set(['cursor:', 'vscode:', 'vscode-insiders:', 'vscodium:', 'windsurf:'])
+
+/** A private-use scheme in reverse-domain form (RFC 8252 7.1): com.example.app, at least two labels. */
+const REVERSE_DOMAIN_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+:$/
 
 export const isLoopbackHttp = (u: URL) => u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname)
 
@@ -41,8 +35,9 @@ export function redirectUriProblem(raw: unknown): string | null {
   if (u.protocol === 'https:') return u.hostname ? null : `${raw} has no host`
   if (u.protocol === 'http:')
     return isLoopbackHttp(u) ? null : `${raw}: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https`
-  if (FORBIDDEN_SCHEMES.has(u.protocol)) return `${raw}: the ${u.protocol} scheme cannot be a redirect URI`
-  if (!/^[a-z][a-z0-9+.-]*:$/.test(u.protocol)) return `${raw} has an invalid scheme`
+  if (!KNOWN_APP_SCHEMES.has(u.protocol) && !REVERSE_DOMAIN_SCHEME.test(u.protocol)) {
+    return `${raw}: a redirect URI is https, http on loopback, or a native app's private-use scheme in reverse-domain form (com.example.app:/callback)`
+  }
   if (raw.length <= u.protocol.length + 1 || /^[a-z][a-z0-9+.-]*:\/*$/.test(raw)) return `${raw} names no destination in the app`
   return null
 }

@@ -46,13 +46,17 @@ export class OAuthService {
     return id
   }
 
-  /** The held request, once: a second answer to the same consent page finds nothing. */
+  /**
+   * The held request, once: a second answer to the same consent page finds nothing. Only the session that
+   * was shown the page can take it; another session's answer leaves it in place for its owner.
+   */
   async takeRequest(id: string, sessionId: string): Promise<AuthorizeRequest | null> {
     if (!/^[0-9A-Za-z]{20,40}$/.test(id)) return null
     const raw = await this.deps.kv.get(pendingKey(id))
-    if (!raw || !(await this.deps.kv.del(pendingKey(id)))) return null
+    if (!raw) return null
     const { sessionId: owner, ...request } = JSON.parse(raw) as Pending
-    return owner === sessionId ? request : null
+    if (owner !== sessionId) return null
+    return (await this.deps.kv.del(pendingKey(id))) ? request : null
   }
 
   decide(request: AuthorizeRequest, user: { id: string; accountId: string }, approved: boolean) {

@@ -16,6 +16,7 @@ import type { Sql } from '../../shared/db/index.ts'
 import { oauthError, type OAuthError } from './errors.ts'
 import type { TokenResponse } from './model.ts'
 import { mcpResource } from './authorize.ts'
+import { repeatedParams } from './params.ts'
 import { VERIFIER_RE, verifierMatches } from './pkce.ts'
 
 export const TOKEN_TTL_SECONDS = 90 * 24 * 3600
@@ -30,7 +31,8 @@ export interface ExchangeDeps {
 
 export async function exchange(deps: ExchangeDeps, form: URLSearchParams): Promise<TokenResponse | OAuthError> {
   if (form.get('grant_type') !== 'authorization_code') return oauthError('unsupported_grant_type', 'grant_type must be authorization_code')
-  for (const name of new Set(form.keys())) if (form.getAll(name).length > 1) return oauthError('invalid_request', `${name} is repeated`)
+  const [repeated] = repeatedParams(form)
+  if (repeated !== undefined) return oauthError('invalid_request', `${repeated} is repeated`)
   const code = form.get('code')
   const clientId = form.get('client_id')
   const redirectUri = form.get('redirect_uri')

@@ -9,6 +9,7 @@
 import Elysia from 'elysia'
 import type { Sql } from '../../shared/db/index.ts'
 import { createSession, deleteSession, upsertUser } from '../../shared/db/users.ts'
+import { readRequestText } from '../../shared/http-body.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { KeyValue } from '../../shared/infra/types.ts'
 import { clientIp } from '../http/client-ip.ts'
@@ -20,6 +21,8 @@ import { csrfProblem, currentSession, SESSION_COOKIE } from './session.ts'
 
 const FLOW_COOKIE = 'aa_signin'
 const FLOW_TTL_S = 600
+/** The sign-out form holds one anti-CSRF token. */
+const LOGOUT_BODY_LIMIT = 4_096
 
 export interface SignInDeps {
   oidc: OidcClient | null
@@ -32,10 +35,24 @@ export interface SignInDeps {
   log: Logger
 }
 
-/** A local path to return to after sign-in, or the dashboard. */
+const LOCAL = 'http://return-to.invalid'
+
+/**
+ * A local path to return to after sign-in, or the dashboard. The path is read as a browser reads it (the
+ * WHATWG parser drops tabs and newlines and treats a backslash as a slash, so /\t/evil.example is
+ * //evil.example) and kept only when it stays on this origin; what is returned is the parsed form, never
+ * the raw text.
+ */
 export function safeReturnTo(raw: string | null): string {
-  if (!raw?.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\') || /[\r\n]/.test(raw)) return '/dashboard'
-  return raw
+  if (!raw?.startsWith('/')) return '/dashboard'
+  let u: URL
+  try {
+    u = new URL(raw, LOCAL)
+  } catch {
+    return '/dashboard'
+  }
+  if (u.origin !== LOCAL || u.pathname.startsWith('//')) return '/dashboard'
+  return u.pathname + u.search + u.hash
 }
 
 const failed = (status: number, message: string) =>
@@ -102,7 +119,9 @@ export function signInRoutes(d: SignInDeps) {
       async ({ request }) => {
         const session = await currentSession(d.sql, request)
         if (session) {
-          const form = new URLSearchParams(await request.text().catch(() => ''))
+          const text = await readRequestText(request, LOGOUT_BODY_LIMIT).catch(() => '')
+          if (text === null) return failed(413, 'The sign-out form is too large.')
+          const form = new URLSearchParams(text)
           const problem = csrfProblem(request, d.baseUrl, session, form.get('csrf') ?? request.headers.get('x-csrf-token'))
           if (problem) return failed(403, `Refused: ${problem}.`)
           await deleteSession(d.sql, session.id)

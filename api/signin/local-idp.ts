@@ -5,7 +5,9 @@
 import { exportJWK, generateKeyPair } from 'jose'
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { Readable } from 'node:stream'
 import Provider from 'oidc-provider'
+import { readCappedText } from '../../shared/http-body.ts'
 import { esc } from '../http/pages.ts'
 
 export interface LocalIdpOptions {
@@ -42,15 +44,10 @@ input{width:100%;padding:.4rem;font:inherit;box-sizing:border-box}button{margin-
 <button type="submit" id="sign-in">Sign in</button></form></body></html>`
 }
 
+/** The login form, read with the service's one capped reader; a form over 16 KiB is read as empty. */
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > 16_384) break
-    chunks.push(chunk as Buffer)
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+  const { text, truncated } = await readCappedText(Readable.toWeb(req) as ReadableStream<Uint8Array>, 16_384)
+  return new URLSearchParams(truncated ? '' : text)
 }
 
 export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
@@ -135,6 +132,9 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   }
 }
 
+/** What the local provider's users are recorded under: one name whatever port it listens on. */
+export const LOCAL_IDENTITY_ISSUER = 'urn:appaudit:local-idp'
+
 /**
  * The embedded default's sign-in: a local provider with the development user, and the settings that
  * point the service at it. The password is LOCAL_IDP_PASSWORD, or a new random one printed at start.
@@ -162,6 +162,6 @@ export async function startEmbeddedSignIn(config: {
     idp,
     user: config.LOCAL_IDP_USER,
     password,
-    oidc: { issuer: idp.issuer, clientId, clientSecret, scopes: config.OIDC_SCOPES, redirectUri },
+    oidc: { issuer: idp.issuer, identityIssuer: LOCAL_IDENTITY_ISSUER, clientId, clientSecret, scopes: config.OIDC_SCOPES, redirectUri },
   }
 }

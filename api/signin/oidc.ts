@@ -10,6 +10,11 @@ import { createHash, randomBytes } from 'node:crypto'
 
 export interface OidcSettings {
   issuer: string
+  /**
+   * The issuer users are recorded under (with their subject); by default `issuer`. The embedded default's
+   * local provider listens on a new port at each start, so its issuer URL changes while its user does not.
+   */
+  identityIssuer?: string
   clientId: string
   clientSecret: string
   scopes: string
@@ -141,7 +146,7 @@ export class OidcClient {
     if (claims.nonce !== params.nonce) return { error: 'invalid_id_token', message: 'the ID token carries another nonce' }
     const str = (v: unknown) => (typeof v === 'string' ? v : '')
     return {
-      issuer: this.settings.issuer,
+      issuer: this.settings.identityIssuer ?? this.settings.issuer,
       subject: claims.sub!,
       email: str(claims.email),
       name: str(claims.name) || str(claims.preferred_username),

@@ -181,10 +181,12 @@ describe('authorization endpoint', () => {
     ['a malformed challenge', { code_challenge: 'short' }, 'invalid_request'],
     ['response_type token', { response_type: 'token' }, 'unsupported_response_type'],
     ['another resource', { resource: 'https://other.example/api/mcp' }, 'invalid_target'],
-  ])('%s is refused back to the client with state and iss', async (_n, over, error) => {
+  ])('%s is refused with a link back to the client carrying state and iss (never an automatic redirect)', async (_n, over, error) => {
     const res = await jarFetch(jar, authorizeUrl(svc, params(over as Record<string, string | undefined>)))
-    expect(res.status).toBe(302)
-    const to = new URL(res.headers.get('location')!)
+    expect(res.status).toBe(400)
+    expect(res.headers.get('location')).toBeNull()
+    const href = /id="return-to-client" href="([^"]+)"/.exec(await res.text())![1]!.replaceAll('&amp;', '&')
+    const to = new URL(href)
     expect(to.origin + to.pathname).toBe('http://127.0.0.1:51234/callback')
     expect(to.searchParams.get('error')).toBe(error)
     expect(to.searchParams.get('state')).toBe('st-123')
