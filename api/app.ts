@@ -23,13 +23,13 @@ export interface AppOptions {
 export function createApp(services: Services, opts: AppOptions = {}) {
   const rules = hostRules(services.config)
   const bearer = new BearerAuth(services.db.sql)
-  const mcp = createMcpHandler(services, bearer)
   const { config, db, infra, log } = services
+  const limiter = new RateLimiter(infra.kv)
+  const mcp = createMcpHandler(services, bearer, limiter)
   const revocations = new Revocations(infra.pubsub, bearer, log)
   revocations
     .listen()
     .catch((e) => log.warn('revocation listener failed; other replicas forget within 5 s', { error: (e as Error).message }))
-  const limiter = new RateLimiter(infra.kv)
   const oauth = new OAuthService({
     sql: db.sql,
     kv: infra.kv,
@@ -51,7 +51,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
         : null
   const common = { sql: db.sql, baseUrl: config.baseUrl, limiter, trustedProxyHops: config.TRUSTED_PROXY_HOPS, log }
   return new Elysia()
-    .onRequest(({ request }) => rules.check(request) ?? undefined)
+    .onRequest(({ request }) => rules.check(request) ?? malformedPath(request) ?? undefined)
+    .onError({ as: 'global' }, ({ code, error, request }) => deliberateError(code, error, request, log))
     .all('/api/mcp', ({ request }) => mcp(request), { parse: 'none' })
     .use(wellKnown(services.config))
     .use(oauthRoutes({ ...common, oauth }))
@@ -77,6 +78,52 @@ export function createApp(services: Services, opts: AppOptions = {}) {
           { headers: { 'content-type': 'text/plain; charset=utf-8' } },
         ),
     )
+}
+
+/**
+ * Every error a route did not answer itself becomes a deliberate answer: never a framework's page, a stack
+ * or a file path. Unknown paths are 404; what the framework could not read (a malformed escape in a path,
+ * a body it failed to parse) is 400; anything else is logged and answered with a bare 500.
+ */
+export function deliberateError(code: unknown, error: unknown, request: Request | null, log: Services['log']): Response {
+  const text = (status: number, body: string) =>
+    new Response(`${body}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } })
+  if (code === 'NOT_FOUND') return text(404, 'Not found')
+  if (code === 'PARSE' || code === 'VALIDATION' || code === 'INVALID_COOKIE_SIGNATURE' || error instanceof URIError) {
+    return text(400, 'Bad request')
+  }
+  log.error('unhandled error', {
+    method: request?.method,
+    path: request ? safePath(request.url) : undefined,
+    code: String(code),
+    error: errorMessage(error),
+  })
+  return text(500, 'Internal error')
+}
+
+/** A path with a malformed percent-escape (%ZZ, a cut UTF-8 sequence) names nothing here: 400 before any route. */
+function malformedPath(request: Request): Response | null {
+  const path = request.url.replace(/^[a-z]+:\/\/[^/]*/i, '').replace(/[?#].*$/s, '')
+  try {
+    decodeURIComponent(path)
+    return null
+  } catch {
+    return new Response('Bad request: the path has a malformed percent-escape\n', {
+      status: 400,
+      headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+    })
+  }
+}
+
+const errorMessage = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 500)
+
+/** The path of a request for a log line: no query (it may hold a code or a token). */
+function safePath(url: string): string {
+  try {
+    return new URL(url).pathname.slice(0, 200)
+  } catch {
+    return '(unparsable)'
+  }
 }
 
 export type App = ReturnType<typeof createApp>

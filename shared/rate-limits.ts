@@ -11,6 +11,23 @@ export const RATE_LIMITS = {
   oauthToken: { limit: 60, windowSeconds: 60 },
   /** Starting a sign-in, per client IP. */
   signIn: { limit: 30, windowSeconds: 60 },
+  /**
+   * MCP sessions opened (initialize), per credential. Sessions live MCP_SESSION_TTL_S (a day by default),
+   * so this also bounds the live sessions of one credential: at most 24 x 100 = 2,400.
+   */
+  mcpSessions: { limit: 100, windowSeconds: 3_600 },
 } as const satisfies Record<string, RateLimit>
 
 export type RateLimitName = keyof typeof RATE_LIMITS
+
+/**
+ * scan_app calls one account may have waiting at once, by plan: each holds a scanner slot that every account
+ * shares. A call over the cap answers rate_limited at once. Scans older than the window no longer count
+ * (their caller has long given up; recovery finishes or fails them).
+ */
+export const CONCURRENT_SCANS = {
+  perPlan: { free: 2, launch: 4, scale: 8 },
+  windowSeconds: 600,
+  /** What a refused caller is told to wait: about one scan. */
+  retryAfterSeconds: 5,
+} as const

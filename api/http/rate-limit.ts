@@ -1,6 +1,5 @@
 // Fixed-window rate limits in the shared key-value store (Redis in production), so every replica counts
-// together. The store offers get/set only, so two replicas racing on one key may each let one extra
-// request through: the limit is approximate by at most the number of concurrent requests.
+// together. The count is one atomic increment: concurrent requests on any replica never pass the limit.
 import { RATE_LIMITS, type RateLimitName } from '../../shared/rate-limits.ts'
 import type { KeyValue } from '../../shared/infra/types.ts'
 
@@ -17,9 +16,8 @@ export class RateLimiter {
     const t = Math.floor(this.now() / 1000)
     const window = Math.floor(t / windowSeconds)
     const key = `ratelimit:${name}:${subject}:${window}`
-    const count = Number((await this.kv.get(key)) ?? 0)
-    if (count >= limit) return { ok: false, retryAfterSeconds: (window + 1) * windowSeconds - t }
-    await this.kv.set(key, String(count + 1), windowSeconds)
+    const count = await this.kv.incr(key, windowSeconds)
+    if (count > limit) return { ok: false, retryAfterSeconds: (window + 1) * windowSeconds - t }
     return { ok: true }
   }
 }

@@ -10,16 +10,23 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Principal } from '../../shared/db/accounts.ts'
 import type { BearerAuth } from '../auth/bearer.ts'
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
-import { readCappedText } from '../../shared/http-body.ts'
+import type { RateLimiter } from '../http/rate-limit.ts'
+import { readRequestText } from '../../shared/http-body.ts'
 import type { Services } from '../services.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
 import { McpSessionStore } from './sessions.ts'
 
-export function rpcErrorResponse(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+export function rpcErrorResponse(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: string | number | null = null,
+): Response {
   return withCors(
-    new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
       status,
       headers: { 'content-type': 'application/json', ...headers },
     }),
@@ -37,20 +44,11 @@ export function wwwAuthenticate(baseUrl: string, reason: 'missing' | 'invalid'):
   return `Bearer error="invalid_token", error_description="${description}", resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`
 }
 
-/** Reads at most `limit` bytes of the body; null when it is larger. */
-async function readBody(req: Request, limit: number): Promise<string | null> {
-  const declared = Number(req.headers.get('content-length') ?? NaN)
-  if (declared > limit) return null
-  if (!req.body) return ''
-  // With a declared length the HTTP server already frames the body: read it in one go.
-  if (Number.isFinite(declared)) return await req.text()
-  // One byte past the limit tells a body that is too large from one that is exactly the limit.
-  const { text, truncated } = await readCappedText(req.body, limit + 1)
-  return truncated ? null : text
-}
-
-/** An SSE stream that starts with a comment, so the client gets headers at once, not at the first event. */
-function primed(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+/**
+ * An SSE stream that starts with a comment, so the client gets headers at once, not at the first event.
+ * onEnd runs once, when the stream ends or the client goes away.
+ */
+function primed(body: ReadableStream<Uint8Array>, onEnd: () => void): ReadableStream<Uint8Array> {
   const reader = body.getReader()
   return new ReadableStream({
     start(c) {
@@ -58,18 +56,41 @@ function primed(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
     },
     async pull(c) {
       const { done, value } = await reader.read()
-      if (done) c.close()
-      else c.enqueue(value)
+      if (done) {
+        onEnd()
+        c.close()
+      } else c.enqueue(value)
     },
     cancel(reason) {
+      onEnd()
       return reader.cancel(reason)
     },
   })
 }
 
-type Message = { method?: unknown; params?: { _meta?: { progressToken?: unknown }; protocolVersion?: unknown } }
+type Message = { method?: unknown; id?: unknown; params?: { _meta?: { progressToken?: unknown }; protocolVersion?: unknown } }
 
-const isInitialize = (m: unknown): m is Message => typeof m === 'object' && m !== null && (m as Message).method === 'initialize'
+const hasMethod = (m: unknown, method: string): m is Message => typeof m === 'object' && m !== null && (m as Message).method === method
+/** The SDK's own test (params with protocolVersion, capabilities and clientInfo), so a session is opened exactly when the SDK initializes. */
+const isInitialize = (m: unknown): m is Message => isInitializeRequest(m)
+const idOf = (m: Message): string | number | null => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null)
+
+/**
+ * A message the SDK would answer badly: an initialize it does not recognise (it would answer an error yet we
+ * would open a session; as a notification in a batch it let the batch's tool call run without one), or a
+ * tools/call whose params are not {name, arguments?} (the SDK answers -32603 with its schema library's dump).
+ */
+function malformed(messages: unknown[]): { message: Message; error: string } | null {
+  for (const m of messages) {
+    if (hasMethod(m, 'initialize') && !isInitialize(m)) {
+      return { message: m, error: 'Invalid params: initialize needs params {protocolVersion, capabilities, clientInfo}' }
+    }
+    if (hasMethod(m, 'tools/call') && !CallToolRequestSchema.safeParse(m).success) {
+      return { message: m, error: 'Invalid params: tools/call needs params {name: string, arguments?: object}' }
+    }
+  }
+  return null
+}
 
 /** A single tools/list request, no progress token: its answer never changes. */
 function isPlainToolsList(m: unknown): boolean {
@@ -94,7 +115,7 @@ function passesTransportChecks(req: Request): boolean {
   return v === null || SUPPORTED.has(v)
 }
 
-export function createMcpHandler(services: Services, auth: BearerAuth) {
+export function createMcpHandler(services: Services, auth: BearerAuth, limiter: RateLimiter) {
   const { config } = services
   const sessions = new McpSessionStore(services.infra.kv, config.MCP_SESSION_TTL_S)
 
@@ -125,7 +146,7 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
 
     let parsedBody: unknown
     if (req.method === 'POST') {
-      const text = await readBody(req, config.MAX_BODY_BYTES)
+      const text = await readRequestText(req, config.MAX_BODY_BYTES)
       if (text === null) return rpcErrorResponse(413, -32600, `Request body larger than ${config.MAX_BODY_BYTES} bytes`)
       try {
         parsedBody = JSON.parse(text)
@@ -134,7 +155,10 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
       }
     }
 
+    if (Array.isArray(parsedBody) && parsedBody.length === 0) return rpcErrorResponse(400, -32600, 'Invalid Request: the batch is empty')
     const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody]
+    const bad = req.method === 'POST' ? malformed(messages) : null
+    if (bad) return rpcErrorResponse(400, -32602, bad.error, {}, idOf(bad.message))
     const initializing = req.method === 'POST' && messages.some(isInitialize)
     const sessionId = req.headers.get('mcp-session-id')
     if (!initializing) {
@@ -145,6 +169,29 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
       if (req.method === 'DELETE') {
         await sessions.end(sessionId)
         return withCors(new Response(null, { status: 204 }))
+      }
+    }
+
+    // One GET stream per session (the MCP spec lets a server refuse a second with 409): each holds a
+    // connection and a transport for as long as the client keeps it open.
+    let endStream = () => {}
+    if (req.method === 'GET' && (req.headers.get('accept') ?? '').includes('text/event-stream')) {
+      const claimed = await sessions.claimStream(sessionId!).catch(() => undefined)
+      if (claimed === undefined) return unavailable('the session store')
+      if (!claimed) return rpcErrorResponse(409, -32000, 'Conflict: this session already has an open GET stream (one per session)')
+      endStream = claimed
+    }
+    // Sessions live a day: opening them is limited per credential, which bounds the live ones too.
+    if (initializing) {
+      const limit = await limiter.hit('mcpSessions', principal.credentialId).catch(() => null)
+      if (!limit) return unavailable('the session store')
+      if (!limit.ok) {
+        return rpcErrorResponse(
+          429,
+          -32000,
+          `Too many sessions opened with this credential; retry in ${limit.retryAfterSeconds} s, or reuse an open session`,
+          { 'retry-after': String(limit.retryAfterSeconds) },
+        )
       }
     }
 
@@ -164,7 +211,10 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
     const wantsProgress = messages.some(
       (m) => typeof m === 'object' && m !== null && (m as Message).params?._meta?.progressToken !== undefined,
     )
-    const res = await serve(req, parsedBody, principal, wantsProgress)
+    const res = await serve(req, parsedBody, principal, wantsProgress).catch((e) => {
+      endStream()
+      throw e
+    })
 
     // The SDK's Response is ours to change: set headers on it rather than copy it into a new one.
     const sseOpen = res.status === 200 && req.method === 'GET' && res.body
@@ -179,8 +229,11 @@ export function createMcpHandler(services: Services, auth: BearerAuth) {
     }
     headers.set('access-control-allow-origin', '*')
     headers.set('access-control-expose-headers', CORS_EXPOSE)
-    if (!sseOpen) return res
-    return new Response(primed(res.body!), { status: res.status, statusText: res.statusText, headers })
+    if (!sseOpen) {
+      endStream()
+      return res
+    }
+    return new Response(primed(res.body!, endStream), { status: res.status, statusText: res.statusText, headers })
   }
 
   async function serve(req: Request, parsedBody: unknown, principal: Principal, sse: boolean): Promise<Response> {

@@ -10,6 +10,10 @@ export interface McpSession {
 }
 
 const key = (id: string) => `mcp:session:${id}`
+const streamKey = (id: string) => `mcp:stream:${id}`
+/** A GET stream's claim outlives a dead replica by at most this long; a live one refreshes it. */
+const STREAM_CLAIM_TTL_S = 60
+const STREAM_REFRESH_MS = 20_000
 /** Sliding expiry is refreshed at most this often per session and process. */
 const TOUCH_EVERY_MS = 60_000
 
@@ -52,6 +56,23 @@ export class McpSessionStore {
       this.kv.touch(key(id), this.ttlSeconds).catch(() => {})
     }
     return JSON.parse(raw) as McpSession
+  }
+
+  /**
+   * Claims the session's one GET stream, on any replica. Returns the function that gives it back (call it
+   * when the stream ends; calling it again does nothing), or null when another stream holds the session.
+   */
+  async claimStream(id: string): Promise<(() => void) | null> {
+    if (!(await this.kv.claim(streamKey(id), '1', STREAM_CLAIM_TTL_S))) return null
+    const refresh = setInterval(() => this.kv.touch(streamKey(id), STREAM_CLAIM_TTL_S).catch(() => {}), STREAM_REFRESH_MS)
+    refresh.unref?.()
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      clearInterval(refresh)
+      this.kv.del(streamKey(id)).catch(() => {})
+    }
   }
 
   async end(id: string): Promise<boolean> {

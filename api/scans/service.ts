@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config.ts'
 import type { Database } from '../../shared/db/index.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
 import {
-  createScan,
+  createScanUnderCap,
   decodeKeyset,
   encodeKeyset,
   failScan,
@@ -20,6 +20,7 @@ import { AppError, type ErrorCode } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import { parseScanEvent, scanChannel } from '../../shared/scan-events.ts'
+import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
 import { checkTarget } from '../http/target.ts'
 
 export interface ScanWaitOptions {
@@ -49,7 +50,18 @@ export class ScanService {
     const { config, db, infra } = this.deps
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, no queued job.
     const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
-    const scan = await createScan(db.sql, principal.account.id, url.href)
+    const scan = await createScanUnderCap(db.sql, principal.account.id, url.href, {
+      maxInFlight: CONCURRENT_SCANS.perPlan[principal.account.plan],
+      windowSeconds: CONCURRENT_SCANS.windowSeconds,
+    })
+    if (!scan) {
+      const cap = CONCURRENT_SCANS.perPlan[principal.account.plan]
+      throw new AppError(
+        'rate_limited',
+        `This account already has ${cap} scans in progress (the ${principal.account.plan} plan's limit); retry when one has finished.`,
+        { retryAfter: CONCURRENT_SCANS.retryAfterSeconds, limit: cap },
+      )
+    }
     const log = this.deps.log.child({ scanId: scan.id })
 
     let wake: () => void = () => {}

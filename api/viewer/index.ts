@@ -20,7 +20,9 @@ const HEADERS = {
 export function viewerRoutes(config: Config) {
   return new Elysia({ name: 'viewer' }).get('/viewer/:auditId', ({ params }) => {
     // The page itself holds no secret: the token stays in the fragment and is checked over the socket.
-    if (!isViewerAuditId(params.auditId)) return new Response('Not found\n', { status: 404, headers: { 'content-type': 'text/plain' } })
+    // A malformed escape (%ZZ) leaves the parameter undecoded: not an audit id either.
+    if (typeof params.auditId !== 'string' || !isViewerAuditId(params.auditId))
+      return new Response('Not found\n', { status: 404, headers: { 'content-type': 'text/plain' } })
     return new Response(viewerPage(params.auditId, config.baseUrl), { headers: HEADERS })
   })
 }

@@ -212,7 +212,8 @@ export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: 
       const path = new URL(req.url).pathname
       const m = WS_PATH.exec(path)
       if (!m) return undefined
-      const auditId = decodeURIComponent(m[1]!)
+      // Audit ids are plain [A-Za-z0-9_]: nothing to decode, and a malformed escape (%ZZ) is simply not one.
+      const auditId = m[1]!
       const refused = rules.check(req)
       if (refused) return refused
       if (!isViewerAuditId(auditId)) return new Response('Not found\n', { status: 404 })

@@ -74,6 +74,30 @@ export async function createScan(sql: Sql, accountId: string, url: string): Prom
   return toScan(row!)
 }
 
+/**
+ * Records a scan unless the account already has `maxInFlight` scans queued or running that started within
+ * `windowSeconds` (older ones are left to recovery). The account row is locked for the count and the insert,
+ * so concurrent callers on any replica never pass the cap. Null when the cap is reached.
+ */
+export async function createScanUnderCap(
+  sql: Sql,
+  accountId: string,
+  url: string,
+  cap: { maxInFlight: number; windowSeconds: number },
+): Promise<ScanRow | null> {
+  const appId = await upsertApp(sql, accountId, new URL(url).origin)
+  return sql.begin(async (tx) => {
+    await tx`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`
+    const [row] = await tx<Raw[]>`
+      INSERT INTO scans (id, account_id, app_id, url)
+      SELECT ${newId('scn')}, ${accountId}, ${appId}, ${url}
+      WHERE (SELECT count(*) FROM scans WHERE account_id = ${accountId} AND status IN ('queued', 'running')
+             AND created_at > now() - make_interval(secs => ${cap.windowSeconds})) < ${cap.maxInFlight}
+      RETURNING *`
+    return row ? toScan(row) : null
+  }) as Promise<ScanRow | null>
+}
+
 export async function getScan(sql: Sql, accountId: string, id: string): Promise<ScanRow | null> {
   const [row] = await sql<Raw[]>`SELECT * FROM scans WHERE id = ${id} AND account_id = ${accountId}`
   return row ? toScan(row) : null

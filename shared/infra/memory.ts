@@ -108,8 +108,16 @@ class MemoryPubSub implements PubSub {
   }
 }
 
+/** Below this many keys expired ones are left to be dropped when read. */
+const SWEEP_FLOOR = 100_000
+
 class MemoryKeyValue implements KeyValue {
   private data = new Map<string, { value: string; expires: number }>()
+  /**
+   * The size at which the next write sweeps expired keys: twice what was left after the last sweep, so a
+   * sweep over n keys comes at most once per n writes (amortised constant time, even when every key is live).
+   */
+  private sweepAt = SWEEP_FLOOR
 
   private live(key: string) {
     const e = this.data.get(key)
@@ -125,8 +133,32 @@ class MemoryKeyValue implements KeyValue {
   }
 
   async set(key: string, value: string, ttlSeconds: number) {
-    if (this.data.size > 100_000) this.sweep()
+    this.put(key, value, ttlSeconds)
+  }
+
+  private put(key: string, value: string, ttlSeconds: number) {
+    if (this.data.size >= this.sweepAt) {
+      this.sweep()
+      this.sweepAt = Math.max(SWEEP_FLOOR, this.data.size * 2)
+    }
     this.data.set(key, { value, expires: Date.now() + ttlSeconds * 1000 })
+  }
+
+  async incr(key: string, ttlSeconds: number) {
+    const e = this.live(key)
+    if (!e) {
+      this.put(key, '1', ttlSeconds)
+      return 1
+    }
+    const n = Number(e.value) + 1
+    e.value = String(n)
+    return n
+  }
+
+  async claim(key: string, value: string, ttlSeconds: number) {
+    if (this.live(key)) return false
+    this.put(key, value, ttlSeconds)
+    return true
   }
 
   async touch(key: string, ttlSeconds: number) {

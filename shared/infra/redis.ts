@@ -257,6 +257,16 @@ class RedisKeyValue implements KeyValue {
   async del(key: string) {
     return (await this.client.del(this.prefix + key)) > 0
   }
+
+  async incr(key: string, ttlSeconds: number) {
+    const k = this.prefix + key
+    const [count] = await this.client.multi().incr(k).expire(k, ttlSeconds, 'NX').exec()
+    return Number(count)
+  }
+
+  async claim(key: string, value: string, ttlSeconds: number) {
+    return (await this.client.set(this.prefix + key, value, { EX: ttlSeconds, condition: 'NX' })) === 'OK'
+  }
 }
 
 export async function createRedisInfra(url: string, tuning: QueueTuning, prefix: string, log?: Logger): Promise<Infra> {

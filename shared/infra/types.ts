@@ -54,6 +54,13 @@ export interface KeyValue {
   /** Resets the time to live of an existing key; false when the key is gone. */
   touch(key: string, ttlSeconds: number): Promise<boolean>
   del(key: string): Promise<boolean>
+  /**
+   * Adds one to a counter and returns its new value, atomically: concurrent callers on any replica each get
+   * a different value. The counter's time to live is set when it is created and not extended after.
+   */
+  incr(key: string, ttlSeconds: number): Promise<number>
+  /** Sets the key only when it does not exist (atomically); false when it already did. */
+  claim(key: string, value: string, ttlSeconds: number): Promise<boolean>
 }
 
 export interface Infra {
