@@ -5,10 +5,11 @@ import { openDatabase } from '../shared/db/index.ts'
 import type { Logger } from '../shared/log.ts'
 import { openInfra } from '../shared/infra/index.ts'
 import type { Infra } from '../shared/infra/types.ts'
-import { createApp, type AppOptions } from '../api/app.ts'
+import { createApp, deliberateError, type AppOptions } from '../api/app.ts'
 import { rememberPeer } from '../api/http/client-ip.ts'
 import { createViewerSockets, type ViewerSocketData } from '../api/viewer/service.ts'
 import { createServices, type Services } from '../api/services.ts'
+import { localSignInPassword } from './local-secrets.ts'
 
 export interface Running {
   services: Services
@@ -16,7 +17,7 @@ export interface Running {
   url: string | null
   port: number | null
   /** The embedded default's local identity provider and its development user, when one was started. */
-  localSignIn: { issuer: string; user: string; password: string } | null
+  localSignIn: { issuer: string; user: string; password: string; passwordFile: string | null } | null
   stop(): Promise<void>
 }
 
@@ -40,10 +41,12 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
     // database of their own name their provider in OIDC_ISSUER (or have no sign-in).
     if (!config.OIDC_ISSUER && !config.DATABASE_URL) {
       const { startEmbeddedSignIn } = await import('../api/signin/local-idp.ts')
-      const embedded = await startEmbeddedSignIn(config)
+      // The development user's password stays the same across restarts (saved under DATA_DIR).
+      const saved = localSignInPassword(config.DATA_DIR, config.LOCAL_IDP_PASSWORD)
+      const embedded = await startEmbeddedSignIn({ ...config, LOCAL_IDP_PASSWORD: saved.password })
       stops.push(() => embedded.idp.stop())
       appOptions.oidc = embedded.oidc
-      localSignIn = { issuer: embedded.idp.issuer, user: embedded.user, password: embedded.password }
+      localSignIn = { issuer: embedded.idp.issuer, user: embedded.user, password: embedded.password, passwordFile: saved.path }
     }
     const app = createApp(services, appOptions)
     // Live-viewer sockets are upgraded here: Elysia's .ws() works only with app.listen.
@@ -58,6 +61,10 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
       },
       websocket: viewer.websocket,
       idleTimeout: 120,
+      // Never Bun's development error page (paths, stack, source lines): an error that escapes the app and
+      // the viewer is logged and answered with a bare 500.
+      development: false,
+      error: (e) => deliberateError('UNKNOWN', e, null, log),
     })
     stops.push(async () => server?.stop(true))
   }

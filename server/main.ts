@@ -1,9 +1,9 @@
 // `bun run start`: the service. With no DATABASE_URL and no REDIS_URL it is the embedded default:
 // PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
 import { loadConfigOrExit } from '../shared/config.ts'
-import { issueLocalStartKey } from '../shared/db/accounts.ts'
 import { createLogger } from '../shared/log.ts'
 import { boot } from './boot.ts'
+import { localApiKey } from './local-secrets.ts'
 
 const config = loadConfigOrExit()
 const log = createLogger(config.LOG_LEVEL, { role: config.ROLE })
@@ -13,25 +13,30 @@ if (running.url) {
   // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
   // compare them with the URL they were given.
   const base = config.BASE_URL || config.PORT !== 0 ? config.baseUrl : running.url
+  // Secrets are printed only to a person at a terminal: where stdout is collected (a log, CI, a
+  // supervisor) the banner says where they are instead.
+  const show = process.stdout.isTTY === true
   const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
   if (!config.DATABASE_URL) {
-    // Embedded default: hand the local user a working key (a new one each start; plaintext is never stored).
-    const key = await issueLocalStartKey(running.services.db.sql)
+    // Embedded default: the local user's key, the same at every start until it is revoked or regenerated.
+    const key = await localApiKey(running.services.db.sql, config.DATA_DIR)
+    const shown = show ? key.plaintext : `$(cat ${key.path})`
     lines.push(
-      `  API key:      ${key.plaintext}`,
+      show ? `  API key:      ${key.plaintext}` : `  API key:      in ${key.path} (readable by its owner only)`,
       ``,
       `Try it:`,
-      `  curl -s ${running.url}/api/mcp -H 'Authorization: Bearer ${key.plaintext}' \\`,
+      `  curl -s ${running.url}/api/mcp -H "Authorization: Bearer ${shown}" \\`,
       `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
       `    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'`,
     )
   }
   if (running.localSignIn) {
+    const { issuer, user, password, passwordFile } = running.localSignIn
     lines.push(
       ``,
       `Dashboard:      ${config.baseUrl}/dashboard`,
-      `  sign in at the local identity provider (${running.localSignIn.issuer}) as ${running.localSignIn.user}`,
-      `  password:     ${running.localSignIn.password}`,
+      `  sign in at the local identity provider (${issuer}) as ${user}`,
+      `  password:     ${show ? password : passwordFile ? `in ${passwordFile}` : 'as set in LOCAL_IDP_PASSWORD'}`,
     )
   }
   console.log(lines.join('\n'))
