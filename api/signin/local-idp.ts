@@ -46,7 +46,7 @@ input{width:100%;padding:.4rem;font:inherit;box-sizing:border-box}button{margin-
 
 /** The login form, read with the service's one capped reader; a form over 16 KiB is read as empty. */
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  const { text, truncated } = await readCappedText(Readable.toWeb(req) as ReadableStream<Uint8Array>, 16_384)
+  const { text, truncated } = await readCappedText(Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>, 16_384)
   return new URLSearchParams(truncated ? '' : text)
 }
 

@@ -1,6 +1,6 @@
 // The operator command and the start command, as real processes.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { findPrincipalByApiKey } from '../../shared/db/accounts.ts'
@@ -59,9 +59,8 @@ describe('bun run admin create-key', () => {
 })
 
 describe('bun run start (embedded default)', () => {
-  test('prints the base URL and a working local API key, and stops cleanly on SIGTERM', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'appaudit-start-'))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  /** Starts the service, reads its banner (stdout is a pipe here, not a terminal) and returns it with the process. */
+  async function start(dir: string) {
     const p = Bun.spawn(['bun', 'run', 'start'], {
       cwd: ROOT,
       env: { ...process.env, PORT: '0', DATA_DIR: dir, ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
@@ -73,23 +72,45 @@ describe('bun run start (embedded default)', () => {
     const reader = p.stdout.getReader()
     let text = ''
     const t0 = Date.now()
-    while (!/API key:\s+act_\S+/.test(text) && Date.now() - t0 < 30_000) {
+    while (!/password:.*\n/.test(text) && Date.now() - t0 < 30_000) {
       const { value, done } = await within(reader.read(), Math.max(1, 30_000 - (Date.now() - t0)), 'start-up output')
       if (done) break
       text += new TextDecoder().decode(value)
     }
-    const base = /base URL:\s+(\S+)/.exec(text)?.[1]
-    const key = /API key:\s+(act_\S+)/.exec(text)?.[1]
-    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    expect(key).toBeDefined()
-    const res = await fetch(`${base}/api/mcp`, {
+    reader.releaseLock()
+    return { p, text, base: /base URL:\s+(\S+)/.exec(text)?.[1] }
+  }
+
+  const initialize = (base: string, key: string) =>
+    fetch(`${base}/api/mcp`, {
       method: 'POST',
       headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
       body: JSON.stringify(initializeBody()),
     })
-    expect(res.status).toBe(200)
-    p.kill('SIGTERM')
-    expect(await within(p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
+
+  test('prints where the local key and password are (never the secrets themselves when stdout is not a terminal), and stops on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'appaudit-start-'))
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    const first = await start(dir)
+    expect(first.base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    const keyFile = join(dir, 'local-api-key')
+    expect(first.text).toContain(`API key:      in ${keyFile}`)
+    expect(first.text).toContain(`password:     in ${join(dir, 'local-signin-password')}`)
+    const key = readFileSync(keyFile, 'utf8').trim()
+    expect(key).toMatch(/^act_/)
+    expect(first.text).not.toContain(key)
+    expect(first.text).not.toContain(readFileSync(join(dir, 'local-signin-password'), 'utf8').trim())
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600)
+    expect((await initialize(first.base!, key)).status).toBe(200)
+    first.p.kill('SIGTERM')
+    expect(await within(first.p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
+
+    // A restart keeps the key, so MCP clients configured with it keep working.
+    const second = await start(dir)
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(key)
+    expect((await initialize(second.base!, key)).status).toBe(200)
+    second.p.kill('SIGTERM')
+    expect(await within(second.p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
   })
 
   test('a bad configuration stops start-up with every bad field listed', async () => {
