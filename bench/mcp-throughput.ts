@@ -77,7 +77,8 @@ export interface ThroughputResult {
 // ---------------------------------------------------------------- servers
 
 async function startOurs() {
-  const svc = await startBenchService('production', { ROLE: 'api' })
+  // The request-rate limiter runs as in production, scaled so that it never refuses the load generator.
+  const svc = await startBenchService('production', { ROLE: 'api', MCP_RATE_LIMIT_SCALE: '1000000' })
   const key = await svc.key('free')
   return { info: { mcpUrl: svc.mcpUrl, key } satisfies OursInfo, stop: () => svc.stop() }
 }

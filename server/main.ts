@@ -27,7 +27,7 @@ if (running.url) {
       `Try it:`,
       `  curl -s ${running.url}/api/mcp -H "Authorization: Bearer ${shown}" \\`,
       `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
-      `    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'`,
+      `    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_account","arguments":{}}}'`,
     )
   }
   if (running.localSignIn) {

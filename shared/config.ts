@@ -53,6 +53,12 @@ export const ConfigSchema = Type.Object({
   ),
   MAX_BODY_BYTES: Int(1_048_576, 1_024, 16_777_216, 'Largest request body /api/mcp accepts (413 above).'),
   MCP_SESSION_TTL_S: Int(86_400, 60, 2_592_000, 'Idle lifetime of an MCP session.'),
+  MCP_RATE_LIMIT_SCALE: Type.Number({
+    default: 1,
+    minimum: 0,
+    maximum: 1_000_000,
+    description: 'Multiplies the request rates of /api/mcp in shared/rate-limits.ts (per credential and per account); 0 turns them off.',
+  }),
   VIEWER_TOKEN_TTL_S: Int(7_200, 60, 518_400, 'Longest life of a live-viewer link; the end of its crawl kills it sooner.'),
   OIDC_ISSUER: Str(
     '',
@@ -63,7 +69,10 @@ export const ConfigSchema = Type.Object({
   OIDC_SCOPES: Str('openid email profile', 'Scopes asked of the identity provider at sign-in.'),
   LOCAL_IDP_PORT: Int(0, 0, 65535, 'Port of the local development identity provider the embedded default starts (0 picks a free one).'),
   LOCAL_IDP_USER: Str('dev@localhost', 'Sign-in name of the development user of the local identity provider.'),
-  LOCAL_IDP_PASSWORD: Str('', 'Password of the development user. Empty: a new random one each start, printed at start.'),
+  LOCAL_IDP_PASSWORD: Str(
+    '',
+    'Password of the development user. Empty: one made at the first start and kept in DATA_DIR/local-signin-password.',
+  ),
   SESSION_TTL_S: Int(604_800, 300, 2_592_000, 'Lifetime of a dashboard session cookie.'),
   TRUSTED_PROXY_HOPS: Int(
     0,
@@ -71,7 +80,34 @@ export const ConfigSchema = Type.Object({
     10,
     'Reverse proxies in front of the api that append to X-Forwarded-For; 0 uses the peer address as the client IP (rate limits).',
   ),
+  STRIPE_SECRET_KEY: Str(
+    '',
+    'Stripe secret API key (sk_...), used to create Checkout Sessions. Empty: no checkout; the dashboard shows no Upgrade or Buy credits button.',
+  ),
+  STRIPE_WEBHOOK_SECRET: Str(
+    '',
+    'Signing secret (whsec_...) of the Stripe webhook endpoint BASE_URL/api/webhooks/stripe. Empty: that route answers 503.',
+  ),
+  STRIPE_PRICE_LAUNCH: Str('', 'Stripe price id (price_...) of the Launch plan, a recurring price. Empty: Launch is not sold.'),
+  STRIPE_PRICE_SCALE: Str('', 'Stripe price id (price_...) of the Scale plan, a recurring price. Empty: Scale is not sold.'),
+  STRIPE_PRICE_CREDITS: Str('', 'Stripe price id (price_...) of one credit pack, a one-time price. Empty: credits are not sold.'),
+  STRIPE_CREDITS_PER_PACK: Int(10, 1, 10_000, 'Credits that one credit pack (one unit of STRIPE_PRICE_CREDITS) adds.'),
+  STRIPE_API_BASE: Str(
+    '',
+    'Where the Stripe client sends API requests, as scheme://host:port (tests point it at a local stand-in). Empty: Stripe itself.',
+    { pattern: '^(https?://[^/?#]+/?)?$' },
+  ),
+  BILLING_GRACE_DAYS: Int(
+    7,
+    0,
+    60,
+    'Days a paid plan stays after a failed renewal (invoice.payment_failed) before the account is on free.',
+  ),
   ALLOWED_HOSTS: Str('', "Extra Host header values accepted besides BASE_URL's host and loopback names (comma-separated)."),
+  CRON_SECRET: Str(
+    '',
+    'Secret a scheduler sends as Authorization: Bearer ... to POST /api/cron/* (use 32+ random bytes). Empty: those routes answer 404; the embedded default runs the jobs on its own timer.',
+  ),
   LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
     default: 'info',
     description: 'Least severe log level printed.',

@@ -20,6 +20,22 @@ export const RATE_LIMITS = {
 
 export type RateLimitName = keyof typeof RATE_LIMITS
 
+/** A token bucket: `burst` requests at once, refilled at `perMinute`. */
+export interface RequestRate {
+  burst: number
+  perMinute: number
+}
+
+/**
+ * Requests to /api/mcp (every method), per credential and per account (an account's keys and agents
+ * together). An agent calls a few tools a minute and CI polls get_audit every few seconds: these leave
+ * room for both. MCP_RATE_LIMIT_SCALE multiplies them (0 turns them off).
+ */
+export const MCP_REQUEST_RATES = {
+  perCredential: { burst: 60, perMinute: 120 },
+  perAccount: { burst: 150, perMinute: 300 },
+} as const satisfies Record<string, RequestRate>
+
 /**
  * scan_app calls one account may have waiting at once, by plan: each holds a scanner slot that every account
  * shares. A call over the cap answers rate_limited at once. Scans older than the window no longer count
@@ -31,3 +47,9 @@ export const CONCURRENT_SCANS = {
   /** What a refused caller is told to wait: about one scan. */
   retryAfterSeconds: 5,
 } as const
+
+/**
+ * audit_app starts per account in any hour (each is a crawl of up to 500 pages on shared browsers), on top
+ * of the weekly allowance and credits. Counted in PostgreSQL under the account's row lock, like the charge.
+ */
+export const AUDIT_STARTS = { perHour: 20 } as const

@@ -9,6 +9,7 @@ import { refundAudit } from '../../shared/db/ledger.ts'
 
 import { auditChannel, type AuditEvent } from '../../shared/audit-events.ts'
 import { AppError } from '../../shared/errors.ts'
+import { AUDIT_STARTS } from '../../shared/rate-limits.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import { createViewerToken, endViewer, viewerLink } from '../../shared/viewer.ts'
@@ -40,7 +41,7 @@ export class AuditService {
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, and no charge.
     const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
     const options = this.resolveOptions(requested)
-    const audit = await createAudit(db.sql, principal.account.id, url.href, options)
+    const audit = await createAudit(db.sql, principal.account.id, url.href, options, AUDIT_STARTS.perHour)
     const log = this.deps.log.child({ auditId: audit.id })
     try {
       const token = await createViewerToken(infra.kv, audit.id, config.VIEWER_TOKEN_TTL_S)

@@ -1,11 +1,16 @@
 // /api/mcp: the whole programmatic API. The steps, in order:
-//   1. OPTIONS -> 204 with CORS (no auth).          5. JSON parse -> -32700 body on failure.
-//   2. method other than GET/POST/DELETE -> 405.      6. session: issued at initialize, required after
-//   3. bearer credential -> 401 + WWW-Authenticate.      (missing 400, unknown/ended/other account's 404).
-//   4. body over the limit -> 413.                    7. a plain tools/list that passes the transport's
-//                                                        checks: answered from JSON serialised once.
-//                                                     8. anything else: a fresh SDK transport per request
-//                                                        (406, 415 and protocol-version checks are its own).
+//   1. OPTIONS -> 204 with CORS (no auth).
+//   2. a method other than GET/POST/DELETE -> 405.
+//   3. the bearer credential -> 401 + WWW-Authenticate; then the request rate of the credential and its
+//      account -> 429 + Retry-After.
+//   4. a body over the limit -> 413; not JSON -> -32700; an empty batch -> -32600; an initialize or a
+//      tools/call the SDK would answer badly -> -32602.
+//   5. the session: initialize opens one (limited per credential, 429); a POST without Mcp-Session-Id is
+//      served on its own; one with it, and GET and DELETE, need a live session of this account (missing
+//      400, unknown/ended/another account's 404); one GET stream per session (409).
+//      A GET with Last-Event-ID resumes a POST's SSE stream from the shared event log (events.ts).
+//   6. a plain tools/list that passes the transport's checks: answered from JSON serialised once.
+//   7. anything else: a fresh SDK transport per request (406, 415 and protocol-version checks are its own).
 // Sessions live in the shared store rather than the transport, so any replica serves any session.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Principal } from '../../shared/db/accounts.ts'
@@ -13,8 +18,10 @@ import type { BearerAuth } from '../auth/bearer.ts'
 import { CallToolRequestSchema, isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
 import type { RateLimiter } from '../http/rate-limit.ts'
+import { RequestLimiter } from '../http/request-limit.ts'
 import { readRequestText } from '../../shared/http-body.ts'
 import type { Services } from '../services.ts'
+import { followStream, McpEventStore, resumableStream } from './events.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
 import { McpSessionStore } from './sessions.ts'
 
@@ -117,6 +124,7 @@ function passesTransportChecks(req: Request): boolean {
 
 export function createMcpHandler(services: Services, auth: BearerAuth, limiter: RateLimiter) {
   const { config } = services
+  const requests = new RequestLimiter(services.infra.kv, config.MCP_RATE_LIMIT_SCALE, services.log)
   const sessions = new McpSessionStore(services.infra.kv, config.MCP_SESSION_TTL_S)
 
   return async function handle(req: Request): Promise<Response> {
@@ -143,6 +151,15 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
       )
     }
     const principal = authResult.principal
+    const rate = requests.take(principal.credentialId, principal.account.id)
+    if (!rate.ok) {
+      return rpcErrorResponse(
+        429,
+        -32000,
+        `Too many requests from this ${rate.scope === 'credential' ? 'key or token' : 'account'}; retry in ${rate.retryAfterSeconds} s`,
+        { 'retry-after': String(rate.retryAfterSeconds) },
+      )
+    }
 
     let parsedBody: unknown
     if (req.method === 'POST') {
@@ -161,8 +178,13 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     if (bad) return rpcErrorResponse(400, -32602, bad.error, {}, idOf(bad.message))
     const initializing = req.method === 'POST' && messages.some(isInitialize)
     const sessionId = req.headers.get('mcp-session-id')
-    if (!initializing) {
-      if (!sessionId) return rpcErrorResponse(400, -32000, 'Bad Request: Mcp-Session-Id header is required (call initialize first)')
+    // SPEC.md asks for Mcp-Session-Id "only to continue a session": a POST without one is served on its own,
+    // whatever its method. GET (a session's stream) and DELETE (ending one) name a session by nature.
+    // A GET with Last-Event-ID resumes a POST's stream, which may have had no session either.
+    const lastEventId = req.method === 'GET' ? req.headers.get('last-event-id') : null
+    const sessionless = !initializing && !sessionId && (req.method === 'POST' || lastEventId !== null)
+    if (!initializing && !sessionless) {
+      if (!sessionId) return rpcErrorResponse(400, -32000, 'Bad Request: Mcp-Session-Id header is required for GET and DELETE')
       const session = await sessions.get(sessionId).catch(() => undefined)
       if (session === undefined) return unavailable('the session store')
       if (!session || session.accountId !== principal.account.id) return rpcErrorResponse(404, -32001, 'Session not found')
@@ -171,6 +193,8 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
         return withCors(new Response(null, { status: 204 }))
       }
     }
+
+    if (lastEventId !== null) return resume(req, lastEventId, principal, sessionId)
 
     // One GET stream per session (the MCP spec lets a server refuse a second with 409): each holds a
     // connection and a transport for as long as the client keeps it open.
@@ -197,15 +221,13 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
 
     if (!initializing && req.method === 'POST' && isPlainToolsList(parsedBody) && passesTransportChecks(req)) {
       const body = `{"result":${TOOL_LIST_JSON},"jsonrpc":"2.0","id":${JSON.stringify((parsedBody as { id: string | number }).id)}}`
-      return new Response(body, {
-        status: 200,
-        headers: {
-          'content-type': 'application/json',
-          'mcp-session-id': sessionId!,
-          'access-control-allow-origin': '*',
-          'access-control-expose-headers': CORS_EXPOSE,
-        },
-      })
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'access-control-allow-origin': '*',
+        'access-control-expose-headers': CORS_EXPOSE,
+      }
+      if (sessionId) headers['mcp-session-id'] = sessionId
+      return new Response(body, { status: 200, headers })
     }
 
     const wantsProgress = messages.some(
@@ -236,12 +258,35 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     return new Response(primed(res.body!, endStream), { status: res.status, statusText: res.statusText, headers })
   }
 
+  /** GET with Last-Event-ID: the rest of a stream of this account, from the shared event log (events.ts). */
+  async function resume(req: Request, lastEventId: string, principal: Principal, sessionId: string | null): Promise<Response> {
+    if (!(req.headers.get('accept') ?? '').includes('text/event-stream')) {
+      return rpcErrorResponse(406, -32000, 'Not Acceptable: a resumed stream is text/event-stream')
+    }
+    const stream = await resumableStream(services.infra.kv, lastEventId, principal.account.id).catch(() => undefined)
+    if (stream === undefined) return unavailable('the event store')
+    if (!stream)
+      return rpcErrorResponse(404, -32001, 'Nothing to resume: the Last-Event-ID names no stream of this account (or it expired)')
+    const headers: Record<string, string> = {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': CORS_EXPOSE,
+    }
+    if (sessionId) headers['mcp-session-id'] = sessionId
+    return new Response(followStream(services.infra.events, stream.streamId, stream.entryId, req.signal), { headers })
+  }
+
   async function serve(req: Request, parsedBody: unknown, principal: Principal, sse: boolean): Promise<Response> {
     const server = createMcpServer(services)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !sse,
       keepAliveMs: 15_000,
+      // An SSE answer (progress, then the result) is kept in the shared event log, so a client that loses
+      // the connection resumes it with Last-Event-ID on any replica.
+      eventStore:
+        sse && req.method === 'POST' ? new McpEventStore(services.infra.events, services.infra.kv, principal.account.id) : undefined,
     })
     await server.connect(transport)
     const res = await transport.handleRequest(req, {

@@ -1,9 +1,10 @@
 // Audits and their pages. The audit row is the source of truth for its state and progress; the queue
 // carries only its id. A worker holds an audit through a lease (worker, lease_until) taken atomically,
 // so two workers never crawl the same audit at once, and every write of a holder checks it still holds it.
+import { AppError } from '../errors.ts'
 import { newId } from '../ids.ts'
 import type { Sql } from './index.ts'
-import { debitAudit, reserveAudit, type ChargeSource } from './ledger.ts'
+import { debitAudit, reserveAudit, type ChargeSource, type Tx } from './ledger.ts'
 import type { CrawledPage } from '../audit-page.ts'
 import type { CheckResult } from '../report-schema.ts'
 
@@ -89,11 +90,19 @@ export const isFinished = (s: AuditStatus) => s === 'completed' || s === 'failed
 
 /**
  * Records a queued audit and charges it, in one transaction under a lock on the account row: either both
- * happen or neither. Throws allowance_exhausted (nothing is written then).
+ * happen or neither. Throws allowance_exhausted, or rate_limited when the account started `perHour` audits
+ * in the last hour (nothing is written then).
  */
-export async function createAudit(sql: Sql, accountId: string, url: string, options: AuditOptions): Promise<AuditRow> {
+export async function createAudit(
+  sql: Sql,
+  accountId: string,
+  url: string,
+  options: AuditOptions,
+  perHour = Number.POSITIVE_INFINITY,
+): Promise<AuditRow> {
   return sql.begin(async (tx) => {
     const { source } = await reserveAudit(tx, accountId)
+    if (Number.isFinite(perHour)) await refuseOverHourlyRate(tx, accountId, perHour)
     const [app] = await tx<{ id: string }[]>`
       INSERT INTO apps (id, account_id, origin) VALUES (${newId('app')}, ${accountId}, ${new URL(url).origin})
       ON CONFLICT (account_id, origin) DO UPDATE SET origin = EXCLUDED.origin
@@ -105,6 +114,19 @@ export async function createAudit(sql: Sql, accountId: string, url: string, opti
       RETURNING *`
     await debitAudit(tx, accountId, row!.id, source)
     return toAudit(row!)
+  })
+}
+
+/** Inside createAudit's transaction (the account row is locked): the hourly cap on audit starts. */
+async function refuseOverHourlyRate(tx: Tx, accountId: string, perHour: number) {
+  const [r] = await tx<{ n: number; oldest: Date | null }[]>`
+    SELECT count(*)::int AS n, min(created_at) AS oldest FROM audits
+    WHERE account_id = ${accountId} AND created_at > now() - interval '1 hour'`
+  if (r!.n < perHour) return
+  const retryAfter = Math.max(1, Math.ceil((new Date(r!.oldest!).getTime() + 3_600_000 - Date.now()) / 1000))
+  throw new AppError('rate_limited', `This account started ${r!.n} audits in the last hour, the most allowed; retry in ${retryAfter} s.`, {
+    retryAfter,
+    limit: perHour,
   })
 }
 

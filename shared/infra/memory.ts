@@ -1,6 +1,7 @@
 // In-process queue, pub/sub and key-value store for the embedded default (one process, no Redis).
 // Same contract as the Redis implementation: a job whose handler throws is delivered again later.
-import type { ConsumeOptions, Delivery, Infra, Job, JobQueue, KeyValue, PubSub, QueueTuning } from './types.ts'
+import { sleep } from '../async.ts'
+import type { ConsumeOptions, Delivery, EventLog, Infra, Job, JobQueue, KeyValue, LogEntry, PubSub, QueueTuning } from './types.ts'
 
 interface Entry {
   job: Job
@@ -144,13 +145,13 @@ class MemoryKeyValue implements KeyValue {
     this.data.set(key, { value, expires: Date.now() + ttlSeconds * 1000 })
   }
 
-  async incr(key: string, ttlSeconds: number) {
+  async incr(key: string, ttlSeconds: number, by = 1) {
     const e = this.live(key)
     if (!e) {
-      this.put(key, '1', ttlSeconds)
-      return 1
+      this.put(key, String(by), ttlSeconds)
+      return by
     }
-    const n = Number(e.value) + 1
+    const n = Number(e.value) + by
     e.value = String(n)
     return n
   }
@@ -178,6 +179,39 @@ class MemoryKeyValue implements KeyValue {
   }
 }
 
+const EVENT_POLL_MS = 50
+
+class MemoryEventLog implements EventLog {
+  private logs = new Map<string, { entries: LogEntry[]; next: number; expires: number }>()
+
+  async append(name: string, data: string, ttlSeconds: number) {
+    this.dropExpired()
+    const log = this.logs.get(name) ?? { entries: [], next: 1, expires: 0 }
+    this.logs.set(name, log)
+    const id = String(log.next++)
+    log.entries.push({ id, data })
+    log.expires = Date.now() + ttlSeconds * 1000
+    return id
+  }
+
+  async read(name: string, afterId: string, opts: { waitMs: number; max: number }) {
+    const deadline = Date.now() + opts.waitMs
+    const after = Number(afterId || 0)
+    for (;;) {
+      const log = this.logs.get(name)
+      const found = log && log.expires > Date.now() ? log.entries.filter((e) => Number(e.id) > after).slice(0, opts.max) : []
+      if (found.length || Date.now() >= deadline) return found
+      await sleep(Math.min(EVENT_POLL_MS, Math.max(1, deadline - Date.now())))
+    }
+  }
+
+  /** Logs are few and short-lived: dropping the expired ones at each append keeps the map small. */
+  private dropExpired() {
+    const now = Date.now()
+    for (const [name, log] of this.logs) if (log.expires <= now) this.logs.delete(name)
+  }
+}
+
 export function createMemoryInfra(tuning: QueueTuning): Infra {
   const queue = new MemoryQueue(tuning)
   const pubsub = new MemoryPubSub()
@@ -186,6 +220,7 @@ export function createMemoryInfra(tuning: QueueTuning): Infra {
     queue,
     pubsub,
     kv: new MemoryKeyValue(),
+    events: new MemoryEventLog(),
     async close() {
       await queue.close()
       await pubsub.close()

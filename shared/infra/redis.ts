@@ -3,7 +3,7 @@
 import { createClient } from 'redis'
 import { sleep, withDeadline } from '../async.ts'
 import type { Logger } from '../log.ts'
-import type { ConsumeOptions, Delivery, Infra, Job, JobQueue, KeyValue, PubSub, QueueTuning } from './types.ts'
+import type { ConsumeOptions, Delivery, EventLog, Infra, Job, JobQueue, KeyValue, PubSub, QueueTuning } from './types.ts'
 
 const makeClient = (url: string) =>
   createClient({
@@ -258,14 +258,40 @@ class RedisKeyValue implements KeyValue {
     return (await this.client.del(this.prefix + key)) > 0
   }
 
-  async incr(key: string, ttlSeconds: number) {
+  async incr(key: string, ttlSeconds: number, by = 1) {
     const k = this.prefix + key
-    const [count] = await this.client.multi().incr(k).expire(k, ttlSeconds, 'NX').exec()
+    const [count] = await this.client.multi().incrBy(k, by).expire(k, ttlSeconds, 'NX').exec()
     return Number(count)
   }
 
   async claim(key: string, value: string, ttlSeconds: number) {
     return (await this.client.set(this.prefix + key, value, { EX: ttlSeconds, condition: 'NX' })) === 'OK'
+  }
+}
+
+/** How often a reader that found nothing asks again, while it waits. */
+const EVENT_POLL_MS = 100
+
+class RedisEventLog implements EventLog {
+  constructor(
+    private client: Client,
+    private prefix: string,
+  ) {}
+
+  async append(name: string, data: string, ttlSeconds: number) {
+    const key = this.prefix + name
+    const [id] = await this.client.multi().xAdd(key, '*', { d: data }).expire(key, ttlSeconds).exec()
+    return String(id)
+  }
+
+  async read(name: string, afterId: string, opts: { waitMs: number; max: number }) {
+    const key = this.prefix + name
+    const deadline = Date.now() + opts.waitMs
+    for (;;) {
+      const raw = (await this.client.xRange(key, afterId ? `(${afterId}` : '-', '+', { COUNT: opts.max })) ?? []
+      if (raw.length || Date.now() >= deadline) return raw.map((e) => ({ id: e.id, data: String(e.message.d ?? '') }))
+      await sleep(Math.min(EVENT_POLL_MS, Math.max(1, deadline - Date.now())))
+    }
   }
 }
 
@@ -278,6 +304,7 @@ export async function createRedisInfra(url: string, tuning: QueueTuning, prefix:
     queue,
     pubsub,
     kv: new RedisKeyValue(client, prefix),
+    events: new RedisEventLog(client, prefix),
     async close() {
       await queue.close()
       await pubsub.close()

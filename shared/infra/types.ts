@@ -55,12 +55,33 @@ export interface KeyValue {
   touch(key: string, ttlSeconds: number): Promise<boolean>
   del(key: string): Promise<boolean>
   /**
-   * Adds one to a counter and returns its new value, atomically: concurrent callers on any replica each get
-   * a different value. The counter's time to live is set when it is created and not extended after.
+   * Adds `by` (default 1) to a counter and returns its new value, atomically: concurrent callers on any
+   * replica each see their own addition. The counter's time to live is set when it is created and not
+   * extended after.
    */
-  incr(key: string, ttlSeconds: number): Promise<number>
+  incr(key: string, ttlSeconds: number, by?: number): Promise<number>
   /** Sets the key only when it does not exist (atomically); false when it already did. */
   claim(key: string, value: string, ttlSeconds: number): Promise<boolean>
+}
+
+/** One appended entry of an event log. Ids increase within a log; compare them with the log's own order. */
+export interface LogEntry {
+  id: string
+  data: string
+}
+
+/**
+ * Short-lived append-only logs (Redis streams in production): what an SSE stream sent, kept so that a client
+ * that lost the connection can read the rest from any replica.
+ */
+export interface EventLog {
+  /** Appends to the log `name` and returns the entry's id; the log expires ttlSeconds after its last append. */
+  append(name: string, data: string, ttlSeconds: number): Promise<string>
+  /**
+   * The entries after `afterId` ('' for all), at most `max`. When there are none yet, waits up to waitMs for
+   * one (by polling: a reader never holds a connection), then returns what there is, possibly nothing.
+   */
+  read(name: string, afterId: string, opts: { waitMs: number; max: number }): Promise<LogEntry[]>
 }
 
 export interface Infra {
@@ -68,6 +89,7 @@ export interface Infra {
   queue: JobQueue
   pubsub: PubSub
   kv: KeyValue
+  events: EventLog
   close(): Promise<void>
 }
 

@@ -196,10 +196,36 @@ describe('sessions', () => {
     expect(body.result.capabilities.tools).toBeDefined()
   })
 
-  test('a request after initialize without Mcp-Session-Id gets 400', async () => {
-    const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
-    expect(res.status).toBe(400)
-    expect((await res.json()).error.message).toContain('Mcp-Session-Id')
+  test('a POST without Mcp-Session-Id is served on its own, whatever its method (SPEC.md 4.1)', async () => {
+    const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
+    expect(list.status).toBe(200)
+    expect(list.headers.get('mcp-session-id')).toBeNull()
+    expect((await list.json()).result.tools.length).toBe(18)
+    const call = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_account', arguments: {} } })
+    expect(call.status).toBe(200)
+    const body = await call.json()
+    expect(body.id).toBe(3)
+    expect(JSON.parse(body.result.content[0].text).plan).toBe('free')
+  })
+
+  test('a sessionless tools/call with a progressToken still streams its progress and result', async () => {
+    const res = await post({
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'get_account', arguments: {}, _meta: { progressToken: 't' } },
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/event-stream')
+    expect(await res.text()).toContain('"id":4')
+  })
+
+  test('GET and DELETE without Mcp-Session-Id get 400', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(svc.mcpUrl, { method, headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` } })
+      expect(res.status).toBe(400)
+      expect((await res.json()).error.message).toContain('Mcp-Session-Id')
+    }
   })
 
   test('an unknown session gets 404', async () => {

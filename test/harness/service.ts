@@ -78,6 +78,9 @@ export async function startService(mode: Mode, env: Record<string, string> = {})
     PROBE_TIMEOUT_MS: '3000',
     NAV_TIMEOUT_MS: '5000',
     SCAN_TIMEOUT_MS: '30000',
+    // Request-rate limits are tested on their own (test/api/rate-limits.test.ts); elsewhere a test's bursts
+    // of calls are not what is being measured.
+    MCP_RATE_LIMIT_SCALE: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
     ...env,
   })
