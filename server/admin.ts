@@ -1,15 +1,21 @@
 // Operator commands. `bun run admin create-key [--plan free|launch|scale] [--name NAME]` prints a new
-// act_ key for a new account of that plan. It talks to the database of this environment
+// act_ key for a new account of that plan; `bun run admin incident open|resolve|list` manages the incidents
+// of the status endpoint (server/admin-incidents.ts). It talks to the database of this environment
 // (DATABASE_URL, or the embedded one under DATA_DIR: stop the embedded service first, PGlite has one user).
 import { parseArgs } from 'node:util'
 import { loadConfigOrExit } from '../shared/config.ts'
 import { createAccount, createApiKey, PLANS, type Plan } from '../shared/db/accounts.ts'
 import { openDatabase } from '../shared/db/index.ts'
+import { INCIDENT_USAGE, incidentCommand } from './admin-incidents.ts'
 
-const USAGE = `usage: bun run admin create-key [--plan free|launch|scale] [--name NAME]`
+const USAGE = [
+  `usage: bun run admin create-key [--plan free|launch|scale] [--name NAME]`,
+  ...INCIDENT_USAGE.map((u) => `       ${u}`),
+].join('\n')
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
+  if (command === 'incident') return incidentCommand(rest, USAGE)
   if (command !== 'create-key') {
     console.error(command ? `unknown command ${JSON.stringify(command)}\n${USAGE}` : USAGE)
     return 2

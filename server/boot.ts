@@ -49,6 +49,12 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
       localSignIn = { issuer: embedded.idp.issuer, user: embedded.user, password: embedded.password, passwordFile: saved.path }
     }
     const app = createApp(services, appOptions)
+    // No scheduler calls /api/cron/* in the embedded default: it runs those jobs itself, every 5 minutes.
+    if (!config.DATABASE_URL) {
+      const { startCronSchedule } = await import('../api/cron/service.ts')
+      const cron = startCronSchedule(services)
+      stops.push(() => cron.stop())
+    }
     // Live-viewer sockets are upgraded here: Elysia's .ws() works only with app.listen.
     const viewer = createViewerSockets({ config, pubsub: infra.pubsub, kv: infra.kv, log })
     server = Bun.serve({

@@ -1,0 +1,118 @@
+// `bun run admin incident ...`: the incidents /api/status/active shows (api/status/). Dispatched from
+// server/admin.ts, with the same exit codes: 0 done, 1 it could not be done (no such incident, no
+// database), 2 a usage error, found before the database is opened.
+import { parseArgs } from 'node:util'
+import { loadConfigOrExit } from '../shared/config.ts'
+import {
+  type Incident,
+  listIncidents,
+  MESSAGE_MAX,
+  openIncident,
+  resolveIncident,
+  SEVERITIES,
+  type Severity,
+  TITLE_MAX,
+} from '../shared/db/incidents.ts'
+import { type Database, openDatabase } from '../shared/db/index.ts'
+
+export const INCIDENT_USAGE = [
+  `bun run admin incident open --title TITLE [--severity ${SEVERITIES.join('|')}] [--message TEXT]`,
+  'bun run admin incident resolve ID',
+  'bun run admin incident list [--all]',
+]
+
+const LIST_LIMIT = 100
+const isIncidentId = (s: string) => /^inc_[0-9A-Za-z]{10,40}$/.test(s)
+
+type Parsed =
+  | { kind: 'open'; title: string; severity: Severity; message: string | null }
+  | { kind: 'resolve'; id: string }
+  | { kind: 'list'; all: boolean }
+
+/** The command line, or why it is not one. */
+function parse(argv: string[]): Parsed | string {
+  const [sub, ...rest] = argv
+  try {
+    if (sub === 'open') {
+      const { values } = parseArgs({
+        args: rest,
+        options: { title: { type: 'string' }, severity: { type: 'string', default: 'minor' }, message: { type: 'string' } },
+      })
+      const title = (values.title ?? '').trim()
+      if (!title) return '--title is required (what people see on the status page)'
+      if (title.length > TITLE_MAX) return `--title is ${title.length} characters; at most ${TITLE_MAX}`
+      // One line: `incident list` prints one incident a line, and status pages show it as a heading.
+      if ([...title].some((c) => c < ' ' || c === '\x7f')) return '--title must be one line of text'
+      if (!SEVERITIES.includes(values.severity as Severity)) {
+        return `--severity must be one of ${SEVERITIES.join(', ')} (got ${JSON.stringify(values.severity)})`
+      }
+      const message = values.message?.trim() || null
+      if (message && message.length > MESSAGE_MAX) return `--message is ${message.length} characters; at most ${MESSAGE_MAX}`
+      return { kind: 'open', title, severity: values.severity as Severity, message }
+    }
+    if (sub === 'resolve') {
+      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true })
+      if (positionals.length !== 1) return 'resolve takes one incident id'
+      if (!isIncidentId(positionals[0]!)) return `${JSON.stringify(positionals[0])} is not an incident id (inc_...)`
+      return { kind: 'resolve', id: positionals[0]! }
+    }
+    if (sub === 'list') {
+      const { values } = parseArgs({ args: rest, options: { all: { type: 'boolean', default: false } } })
+      return { kind: 'list', all: values.all ?? false }
+    }
+  } catch (e) {
+    return (e as Error).message
+  }
+  return sub ? `unknown incident command ${JSON.stringify(sub)}` : 'incident needs a command: open, resolve or list'
+}
+
+const line = (i: Incident) =>
+  [i.id, i.severity, i.startedAt.toISOString(), i.resolvedAt ? `resolved ${i.resolvedAt.toISOString()}` : 'open', i.title].join('\t')
+
+export async function incidentCommand(argv: string[], usage: string): Promise<number> {
+  const parsed = parse(argv)
+  if (typeof parsed === 'string') {
+    console.error(`${parsed}\n${usage}`)
+    return 2
+  }
+  const config = loadConfigOrExit()
+  let db: Database
+  try {
+    db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR })
+  } catch (e) {
+    console.error(`cannot open the database: ${(e as Error).message}`)
+    return 1
+  }
+  try {
+    switch (parsed.kind) {
+      case 'open': {
+        const incident = await openIncident(db.sql, parsed)
+        console.error(`incident opened (${incident.severity}); /api/status/active shows it until it is resolved:`)
+        console.log(incident.id)
+        return 0
+      }
+      case 'resolve': {
+        const r = await resolveIncident(db.sql, parsed.id)
+        if (r.kind === 'unknown') {
+          console.error(`no incident ${parsed.id}`)
+          return 1
+        }
+        // Resolving twice is not an error: a script that retries gets the state it asked for.
+        console.error(
+          r.kind === 'resolved'
+            ? `incident ${parsed.id} resolved`
+            : `incident ${parsed.id} was already resolved at ${r.incident.resolvedAt?.toISOString()}`,
+        )
+        return 0
+      }
+      case 'list': {
+        const rows = await listIncidents(db.sql, { all: parsed.all, limit: LIST_LIMIT })
+        for (const i of rows) console.log(line(i))
+        if (!rows.length) console.error(parsed.all ? 'no incidents' : 'no unresolved incidents')
+        return 0
+      }
+    }
+  } finally {
+    await db.close()
+  }
+}
