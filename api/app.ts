@@ -3,6 +3,8 @@ import Elysia from 'elysia'
 import pkg from '../package.json' with { type: 'json' }
 import { BearerAuth } from './auth/bearer.ts'
 import { Revocations } from './auth/revocation.ts'
+import { billingRoutes, checkoutCatalogFor } from './billing/index.ts'
+import { cronRoutes } from './cron/index.ts'
 import { dashboardRoutes } from './dashboard/index.ts'
 import { RateLimiter } from './http/rate-limit.ts'
 import { oauthRoutes } from './oauth/index.ts'
@@ -11,7 +13,9 @@ import { signInRoutes } from './signin/index.ts'
 import { OidcClient, type OidcSettings } from './signin/oidc.ts'
 import { hostRules } from './http/host.ts'
 import { createMcpHandler } from './mcp/handler.ts'
+import { publicRoutes } from './public/index.ts'
 import type { Services } from './services.ts'
+import { statusRoutes } from './status/index.ts'
 import { viewerRoutes } from './viewer/index.ts'
 import { wellKnown } from './wellknown.ts'
 
@@ -64,20 +68,16 @@ export function createApp(services: Services, opts: AppOptions = {}) {
         sessionTtlSeconds: config.SESSION_TTL_S,
       }),
     )
-    .use(dashboardRoutes({ ...common, revocations }))
+    .use(dashboardRoutes({ ...common, revocations, checkout: checkoutCatalogFor(config) }))
+    .use(billingRoutes({ ...common, config }))
     .use(viewerRoutes(services.config))
+    .use(statusRoutes(services))
+    .use(cronRoutes(services))
     .get('/healthz', async () => {
       await services.db.sql`SELECT 1`
       return { ok: true, version: pkg.version, database: services.db.kind, queue: services.infra.kind }
     })
-    .get(
-      '/',
-      () =>
-        new Response(
-          `App Audit ${pkg.version}\nMCP endpoint: ${services.config.baseUrl}/api/mcp (POST JSON-RPC 2.0, Authorization: Bearer act_...)\n`,
-          { headers: { 'content-type': 'text/plain; charset=utf-8' } },
-        ),
-    )
+    .use(publicRoutes({ baseUrl: config.baseUrl, version: pkg.version }))
 }
 
 /**

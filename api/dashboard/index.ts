@@ -10,6 +10,7 @@ import type { Sql } from '../../shared/db/index.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Revocations } from '../auth/revocation.ts'
+import type { CheckoutCatalog } from '../billing/service.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 import { appsPage, settingsPage } from './pages.ts'
 import { DashboardService } from './service.ts'
@@ -19,6 +20,8 @@ export interface DashboardDeps {
   baseUrl: string
   revocations: Revocations
   log: Logger
+  /** What checkout sells on this deployment (api/billing); null or absent: no Upgrade or Buy credits button. */
+  checkout?: CheckoutCatalog | null
 }
 
 const jsonHeaders = {
@@ -32,7 +35,7 @@ const json = (status: number, body: unknown) => Response.json(body, { status, he
 const problem = (status: number, code: string, message: string) => json(status, { error: code, message })
 
 export function dashboardRoutes(d: DashboardDeps) {
-  const service = new DashboardService(d.sql, d.revocations)
+  const service = new DashboardService(d.sql, d.revocations, d.checkout ?? null)
   const base = new URL(d.baseUrl)
 
   /** The signed-in session of a dashboard route, or the 401 that ends the request. */

@@ -1,9 +1,11 @@
 // The dashboard's server-rendered pages. Dynamic bits (live scan progress, creating and revoking
-// credentials) are done by the small script in client.ts through the dashboard routes.
+// credentials, starting a checkout) are done by the small script in client.ts through the dashboard routes.
+import type { Plan } from '../../shared/db/accounts.ts'
 import type { ApiKeyListItem } from '../../shared/db/credentials.ts'
 import type { AuditListItem } from '../../shared/db/dashboard.ts'
 import type { Agent } from '../../shared/db/oauth.ts'
 import type { AppListItem, ScanListItem } from '../../shared/db/scans.ts'
+import type { BillingView, CheckoutKind } from '../billing/service.ts'
 import { esc, layout, newNonce, pageHeaders } from '../http/pages.ts'
 import { DASHBOARD_SCRIPT } from './client.ts'
 
@@ -62,7 +64,33 @@ on your app; its scans and audits appear here, with live progress.</p></div>`
   return page('Apps', `<h1>Apps</h1>${apps.length ? cards : empty}`, csrf, user)
 }
 
-export function settingsPage(s: { keys: ApiKeyListItem[]; agents: Agent[]; mcpUrl: string }, csrf: string, user: string): Response {
+const PLAN_NAMES: Record<Plan, string> = { free: 'Free', launch: 'Launch', scale: 'Scale' }
+
+/** Plan, this week's allowance and credits; the checkout buttons only for what this deployment sells. */
+function billingSection(b: BillingView): string {
+  const grace = b.graceUntil
+    ? `<p id="grace"><strong>A payment failed.</strong> The ${PLAN_NAMES[b.plan]} plan stays until ${when(new Date(b.graceUntil))};
+after that the account is on Free unless the payment goes through.</p>`
+    : ''
+  const button = (k: CheckoutKind) =>
+    k === 'credits'
+      ? `<button class="checkout" data-kind="credits">Buy ${esc(b.creditsPerPack)} credits</button>`
+      : `<button class="primary checkout" data-kind="${esc(k)}">Upgrade to ${PLAN_NAMES[k]}</button>`
+  const actions = b.offers.length
+    ? `<p id="checkout">${b.offers.map(button).join(' ')}</p><p class="muted">Stripe takes the payment and sends you back here.</p>`
+    : ''
+  return `<section class="card" id="billing"><h2>Plan and credits</h2><table><tbody>
+<tr><th>Plan</th><td id="plan">${PLAN_NAMES[b.plan]}</td></tr>
+<tr><th>Audits left this week</th><td id="allowance-left">${esc(b.left)} of ${esc(b.allowance)} <span class="muted">(resets ${when(new Date(b.resetsAt))})</span></td></tr>
+<tr><th>Credits</th><td id="credits">${esc(b.credits)} <span class="muted">(each pays for one audit past the weekly allowance)</span></td></tr>
+</tbody></table>${grace}${actions}</section>`
+}
+
+export function settingsPage(
+  s: { keys: ApiKeyListItem[]; agents: Agent[]; billing: BillingView; mcpUrl: string },
+  csrf: string,
+  user: string,
+): Response {
   const keys = s.keys
     .map(
       (k) => `<tr data-key="${esc(k.id)}"><td><code>${esc(k.displayPrefix)}…</code></td><td>${esc(k.label)}</td>
@@ -76,7 +104,7 @@ export function settingsPage(s: { keys: ApiKeyListItem[]; agents: Agent[]; mcpUr
 <td>${when(a.lastUsedAt)}</td><td><button class="danger revoke-agent" data-agent="${esc(a.clientId)}">Revoke</button></td></tr>`,
     )
     .join('')
-  const body = `<h1>Settings</h1><section class="card" id="agents-and-mcp"><h2>Agents and MCP</h2>
+  const body = `<h1>Settings</h1>${billingSection(s.billing)}<section class="card" id="agents-and-mcp"><h2>Agents and MCP</h2>
 <p>MCP endpoint: <code>${esc(s.mcpUrl)}</code>. Clients that support OAuth connect with the URL alone and ask you to approve them;
 scripts and CI use an API key as <code>Authorization: Bearer act_…</code>.</p>
 <h3>API keys</h3>

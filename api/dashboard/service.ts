@@ -1,5 +1,5 @@
-// What the dashboard shows and does, on plain values: an account's apps with their scans, its keys and
-// agents, and the JSON of the dashboard routes (the same shapes the MCP tools return).
+// What the dashboard shows and does, on plain values: an account's apps with their scans, its plan and
+// credits, its keys and agents, and the JSON of the dashboard routes (the same shapes the MCP tools return).
 import { createApiKey, revokeApiKey } from '../../shared/db/accounts.ts'
 import { getAudit } from '../../shared/db/audits.ts'
 import { listApiKeys } from '../../shared/db/credentials.ts'
@@ -9,11 +9,13 @@ import { listAgents, revokeAgent } from '../../shared/db/oauth.ts'
 import { getScan, listApps, listScans } from '../../shared/db/scans.ts'
 import { auditView } from '../audits/service.ts'
 import type { Revocations } from '../auth/revocation.ts'
+import { billingView, type CheckoutCatalog } from '../billing/service.ts'
 
 export class DashboardService {
   constructor(
     private sql: Sql,
     private revocations: Revocations,
+    private checkout: CheckoutCatalog | null = null,
   ) {}
 
   async overview(accountId: string) {
@@ -28,7 +30,11 @@ export class DashboardService {
   }
 
   async settings(accountId: string) {
-    return { keys: await listApiKeys(this.sql, accountId), agents: await listAgents(this.sql, accountId) }
+    return {
+      keys: await listApiKeys(this.sql, accountId),
+      agents: await listAgents(this.sql, accountId),
+      billing: await billingView(this.sql, accountId, this.checkout),
+    }
   }
 
   /** The get_scan shape, or null when the scan is not this account's. */
