@@ -89,6 +89,8 @@ export function deliberateError(code: unknown, error: unknown, request: Request 
   const text = (status: number, body: string) =>
     new Response(`${body}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } })
   if (code === 'NOT_FOUND') return text(404, 'Not found')
+  // The client went away while its body was being read: nobody receives the answer, and it is no fault here.
+  if (error instanceof DOMException && error.name === 'AbortError') return text(400, 'Bad request: the connection was closed')
   if (code === 'PARSE' || code === 'VALIDATION' || code === 'INVALID_COOKIE_SIGNATURE' || error instanceof URIError) {
     return text(400, 'Bad request')
   }

@@ -27,6 +27,7 @@ const MEASURED_S: Record<string, number> = {
   'test/e2e/scan.test.ts': 20,
   'test/e2e/fixtures.test.ts': 17,
   'test/crawler/viewer/screencast.test.ts': 15,
+  'test/fuzz/http-fuzz.test.ts': 15,
   'test/shared/infra.test.ts': 13,
   'test/shared/infra-redis-down.test.ts': 6,
   'test/e2e/dashboard-browser.test.ts': 6,

@@ -7,6 +7,7 @@ import { openInfra } from '../shared/infra/index.ts'
 import type { Infra } from '../shared/infra/types.ts'
 import { createApp, deliberateError, type AppOptions } from '../api/app.ts'
 import { rememberPeer } from '../api/http/client-ip.ts'
+import { unroutable } from '../api/http/host.ts'
 import { createViewerSockets, type ViewerSocketData } from '../api/viewer/service.ts'
 import { createServices, type Services } from '../api/services.ts'
 import { localSignInPassword } from './local-secrets.ts'
@@ -61,6 +62,7 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
       hostname: config.HOST,
       port: config.PORT,
       fetch: (req, srv) => {
+        if (!URL.canParse(req.url)) return unroutable()
         rememberPeer(req, srv.requestIP(req)?.address)
         const ws = viewer.upgrade(req, srv)
         return ws === 'upgraded' ? undefined : (ws ?? app.handle(req))

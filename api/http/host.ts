@@ -20,6 +20,13 @@ const forbidden = (message: string) =>
     headers: { 'content-type': 'application/json' },
   })
 
+/** 400 for a request whose target and Host do not make a URL: nothing here can answer it. */
+export const unroutable = () =>
+  new Response('Bad request: the Host header or the request target is malformed\n', {
+    status: 400,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+  })
+
 export function hostRules(config: Config): HostRules {
   const base = new URL(config.baseUrl)
   const wwwHost = base.hostname.startsWith('www.') ? base.hostname : null
@@ -29,6 +36,8 @@ export function hostRules(config: Config): HostRules {
 
   return {
     check(req) {
+      // An empty or malformed Host (or a CONNECT/asterisk target) leaves no URL to route by.
+      if (!URL.canParse(req.url)) return unroutable()
       const url = new URL(req.url)
       const host = hostnameOf(req.headers.get('host') ?? url.host)
       if (!allowed.has(host)) return forbidden(`Host ${JSON.stringify(host)} is not served here`)
