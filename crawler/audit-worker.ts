@@ -13,6 +13,7 @@ import {
   claimAudit,
   completeAudit,
   failAudit,
+  failAuditAndRefund,
   getAuditById,
   isFinished,
   listAuditPages,
@@ -23,7 +24,6 @@ import {
   type AuditProgress,
   type AuditRow,
 } from '../shared/db/audits.ts'
-import { refundAudit } from '../shared/db/ledger.ts'
 import { policyFromConfig } from '../shared/egress/guard.ts'
 import { newId } from '../shared/ids.ts'
 import type { Logger } from '../shared/log.ts'
@@ -66,7 +66,7 @@ async function finish(deps: WorkerDeps, auditId: string, status: 'completed' | '
 
 /** Fails the audit for a reason of ours and gives its charge back. */
 async function failOurs(deps: WorkerDeps, auditId: string, message: string) {
-  if (await failAudit(deps.db.sql, auditId, { code: 'audit_failed', message })) await refundAudit(deps.db.sql, auditId)
+  await failAuditAndRefund(deps.db.sql, auditId, { code: 'audit_failed', message })
   await finish(deps, auditId, 'failed')
 }
 

@@ -3,9 +3,8 @@
 // default) are dispatched again. Ones nobody will wait for any more are failed with a reason.
 // Shared by the crawler's own periodic recovery (crawler/recovery.ts) and /api/cron/recover (api/cron/).
 import type { Config } from './config.ts'
-import { failAudit, unheldAudits } from './db/audits.ts'
+import { failAuditAndRefund, unheldAudits } from './db/audits.ts'
 import type { Sql } from './db/index.ts'
-import { refundAudit } from './db/ledger.ts'
 import { failScan, unfinishedScans } from './db/scans.ts'
 import type { Infra, JobQueue } from './infra/types.ts'
 import type { Logger } from './log.ts'
@@ -55,7 +54,7 @@ export async function recoverScans(sql: Sql, queue: JobQueue, log: Logger, opts:
 export async function recoverAudits(sql: Sql, infra: Pick<Infra, 'queue' | 'pubsub' | 'kv'>, log: Logger, opts: RecoveryOptions) {
   const abandoned = await unheldAudits(sql, opts.abandonSeconds)
   for (const id of abandoned) {
-    if (await failAudit(sql, id, { code: 'audit_failed', message: 'Interrupted and not resumed in time' })) await refundAudit(sql, id)
+    await failAuditAndRefund(sql, id, { code: 'audit_failed', message: 'Interrupted and not resumed in time' })
     await endViewer(infra.pubsub, infra.kv, id).catch(() => {})
   }
   const held = await infra.queue.heldRefs('audit')

@@ -3,9 +3,8 @@
 // The api never opens a browser; a crawler worker runs the audit and get_audit reads what it stored.
 import type { Config } from '../../shared/config.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
-import { cancelAudit, createAudit, failAudit, getAudit, type AuditOptions, type AuditRow } from '../../shared/db/audits.ts'
+import { cancelAudit, createAudit, failAuditAndRefund, getAudit, type AuditOptions, type AuditRow } from '../../shared/db/audits.ts'
 import type { Database } from '../../shared/db/index.ts'
-import { refundAudit } from '../../shared/db/ledger.ts'
 
 import { auditChannel, type AuditEvent } from '../../shared/audit-events.ts'
 import { AppError } from '../../shared/errors.ts'
@@ -57,8 +56,7 @@ export class AuditService {
     } catch (e) {
       // Not started, so not charged: an audit that waits for a queue that is down would start by surprise later.
       log.error('job queue unreachable; audit not started', { error: (e as Error).message })
-      await failAudit(db.sql, audit.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
-      await refundAudit(db.sql, audit.id).catch(() => {})
+      await failAuditAndRefund(db.sql, audit.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
       await endViewer(infra.pubsub, infra.kv, audit.id).catch(() => {})
       throw new AppError(
         'scanner_unavailable',

@@ -4,7 +4,7 @@
 import { AppError } from '../errors.ts'
 import { newId } from '../ids.ts'
 import type { Sql } from './index.ts'
-import { debitAudit, reserveAudit, type ChargeSource, type Tx } from './ledger.ts'
+import { debitAudit, refundAuditIn, reserveAudit, type ChargeSource, type Tx } from './ledger.ts'
 import type { CrawledPage } from '../audit-page.ts'
 import type { CheckResult } from '../report-schema.ts'
 
@@ -258,11 +258,23 @@ export async function cancelAudit(sql: Sql, accountId: string, auditId: string):
 }
 
 /** Fails an unfinished audit. The caller refunds it when the failure was ours. */
-export async function failAudit(sql: Sql, auditId: string, error: { code: string; message: string }): Promise<boolean> {
+export async function failAudit(sql: Sql | Tx, auditId: string, error: { code: string; message: string }): Promise<boolean> {
   const r = await sql`
     UPDATE audits SET status = 'failed', error = ${sql.json(error)}, finished_at = now(), lease_until = NULL, current_url = NULL
     WHERE id = ${auditId} AND status IN ('queued', 'running')`
   return r.count > 0
+}
+
+/**
+ * Fails an unfinished audit for a fault of ours and gives its charge back, in one transaction, so nobody
+ * reading the audit ever sees it failed but not yet refunded. False when it had already finished.
+ */
+export async function failAuditAndRefund(sql: Sql, auditId: string, error: { code: string; message: string }): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    if (!(await failAudit(tx, auditId, error))) return false
+    await refundAuditIn(tx, auditId)
+    return true
+  }) as Promise<boolean>
 }
 
 /**

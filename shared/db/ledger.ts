@@ -91,7 +91,12 @@ export async function debitAudit(tx: Tx, accountId: string, auditId: string, sou
  * retried worker, two workers racing) changes nothing. Returns whether this call refunded.
  */
 export async function refundAudit(sql: Sql, auditId: string): Promise<boolean> {
-  return sql.begin(async (tx) => {
+  return sql.begin((tx) => refundAuditIn(tx, auditId))
+}
+
+/** refundAudit inside a caller's transaction (failing an audit and refunding it are one change). */
+export async function refundAuditIn(tx: Tx, auditId: string): Promise<boolean> {
+  {
     const [debit] = await tx<{ account_id: string; source: ChargeSource; week_start: string }[]>`
       SELECT account_id, source, week_start::text AS week_start FROM ledger WHERE idempotency_key = ${`audit:${auditId}:debit`}`
     if (!debit) return false
@@ -105,7 +110,7 @@ export async function refundAudit(sql: Sql, auditId: string): Promise<boolean> {
     if (debit.source === 'credits') await tx`UPDATE accounts SET credits = credits + 1 WHERE id = ${debit.account_id}`
     await tx`UPDATE audits SET refunded = true WHERE id = ${auditId}`
     return true
-  })
+  }
 }
 
 /** Adds credits (a purchase or a grant), once per idempotency key (e.g. the payment provider's event id). */

@@ -67,7 +67,8 @@ describe('read tools over real scans (production mode)', () => {
 
   beforeAll(async () => {
     svc = await startService('production', { WORKER_CONCURRENCY: '4' })
-    client = await connectClient(svc.mcpUrl, await svc.key())
+    // Four scans at once: the scale plan allows 8 in progress per account (free: 2).
+    client = await connectClient(svc.mcpUrl, await svc.key('scale'))
     other = await connectClient(svc.mcpUrl, await svc.key())
     sites.push(
       (weak = await weakSite()),
