@@ -61,23 +61,27 @@ async function readEvents(res: Response, stop: (events: SseEvent[]) => boolean, 
 
 const isAnswer = (e: SseEvent) => typeof e.data === 'object' && e.data !== null && 'result' in (e.data as object)
 
+/** A tools/call with a progress token, so its answer is an SSE stream whose events carry ids. */
+const callStreaming = (id: number, name: string, args: Record<string, unknown>, signal: AbortSignal) =>
+  fetch(first.mcpUrl, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: args, _meta: { progressToken: `p${id}` } },
+    }),
+    signal,
+  })
+
 const resumeOn = (url: string, lastEventId: string, credential = key) =>
   fetch(url, { headers: { authorization: `Bearer ${credential}`, accept: 'text/event-stream', 'last-event-id': lastEventId } })
 
 describe('GET with Last-Event-ID', () => {
   test('a scan_app whose connection dropped after its first progress event is finished on another api process', async () => {
     const ctrl = new AbortController()
-    const res = await fetch(first.mcpUrl, {
-      method: 'POST',
-      headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 41,
-        method: 'tools/call',
-        params: { name: 'scan_app', arguments: { url: site.url }, _meta: { progressToken: 'p1' } },
-      }),
-      signal: ctrl.signal,
-    })
+    const res = await callStreaming(41, 'scan_app', { url: site.url }, ctrl.signal)
     expect(res.headers.get('content-type')).toContain('text/event-stream')
     const before = await readEvents(res, (ev) => ev.some((e) => e.id !== null))
     ctrl.abort()
@@ -102,18 +106,7 @@ describe('GET with Last-Event-ID', () => {
   }, 90_000)
 
   test("another account's key, an unknown id and a malformed id get 404; Accept without text/event-stream gets 406", async () => {
-    const ctrl = new AbortController()
-    const res = await fetch(first.mcpUrl, {
-      method: 'POST',
-      headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 5,
-        method: 'tools/call',
-        params: { name: 'get_account', arguments: {}, _meta: { progressToken: 1 } },
-      }),
-      signal: ctrl.signal,
-    })
+    const res = await callStreaming(5, 'get_account', {}, new AbortController().signal)
     const events = await readEvents(res, (ev) => ev.some(isAnswer))
     const id = events.find((e) => e.id !== null)!.id!
     expect((await resumeOn(secondUrl, id, await first.key())).status).toBe(404)
