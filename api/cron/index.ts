@@ -1,4 +1,4 @@
-// Internal routes (SPEC 4.7): POST /api/cron/{expire,recover,monitors}, called by a scheduler (Kubernetes
+// Internal routes: POST /api/cron/{expire,recover,monitors}, called by a scheduler (Kubernetes
 // CronJobs in production). Rules enforced, in this order:
 //   - with CRON_SECRET empty the routes do not exist for anyone: 404, whatever the request (a deployment
 //     that set no secret must not expose jobs an anonymous caller could trigger);

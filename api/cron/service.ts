@@ -1,4 +1,4 @@
-// The periodic jobs behind /api/cron/* (SPEC 4.7), on plain values: a scheduler calls the routes in
+// The periodic jobs behind /api/cron/*, on plain values: a scheduler calls the routes in
 // production; the embedded default, which has none, runs them on a timer (startCronSchedule).
 //
 // Every job is idempotent: its statements change only rows still in the state they look for, and a refund

@@ -178,7 +178,7 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     if (bad) return rpcErrorResponse(400, -32602, bad.error, {}, idOf(bad.message))
     const initializing = req.method === 'POST' && messages.some(isInitialize)
     const sessionId = req.headers.get('mcp-session-id')
-    // SPEC.md asks for Mcp-Session-Id "only to continue a session": a POST without one is served on its own,
+    // Mcp-Session-Id is needed "only to continue a session": a POST without one is served on its own,
     // whatever its method. GET (a session's stream) and DELETE (ending one) name a session by nature.
     // A GET with Last-Event-ID resumes a POST's stream, which may have had no session either.
     const lastEventId = req.method === 'GET' ? req.headers.get('last-event-id') : null

@@ -1,8 +1,8 @@
-// The public documents (SPEC.md 4.5), the /docs pages and the front page. Rules enforced:
+// The public documents, the /docs pages and the front page. Rules enforced:
 //   - no authentication anywhere here;
 //   - the text documents (/llms.txt, /llms-full.txt, /api/skills.md, /agent-prompt, /docs/{page}.md) send
 //     access-control-allow-origin: * so they can be fetched cross-origin, and a public cache of an hour
-//     (SPEC.md's for skills.md; the others change only with a deployment too);
+//     (what skills.md promises; the others change only with a deployment too);
 //   - the HTML pages carry the headers of every server-rendered page (api/http/pages.ts): no CORS, never
 //     framed, never cached, styles by nonce and no script;
 //   - `/` answers a browser (Accept names text/html) with a page and anything else with plain text.

@@ -1,4 +1,4 @@
-// The public documents (SPEC.md 4.5: /llms.txt, /api/skills.md, /agent-prompt, /llms-full.txt) and the
+// The public documents (/llms.txt, /api/skills.md, /agent-prompt, /llms-full.txt) and the
 // /docs pages, built once at start on plain values from the markdown under docs/, the same pages a person
 // reads: {base} becomes this deployment's base URL, reference markers expand from the registries
 // (reference.ts), and each page is rendered to HTML once (markdown.ts). Nothing here runs per request.

@@ -1,6 +1,6 @@
-// Public endpoints (SPEC 4.5), no authentication, readable from any origin (CORS *):
+// Public endpoints, no authentication, readable from any origin (CORS *):
 //   GET /api/status/active  {incidents: [{id, title, severity, message, startedAt}]}, unresolved, newest
-//                           first; never an error (SPEC 7): a failure reads as {incidents: []} with 200.
+//                           first; never an error: a failure reads as {incidents: []} with 200.
 //   GET /api/benchmark      {avg, count}: the mean score of every completed scan (one decimal; null when
 //                           there is none) and how many; 503 JSON only when it was never computed here.
 // Each process reuses its answers briefly (service.ts); Cache-Control lets browsers and CDNs do the same.

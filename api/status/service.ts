@@ -74,7 +74,7 @@ export class StatusService {
   }
 
   /**
-   * Unresolved incidents, newest first. Never fails (SPEC 7): a database that errs or does not answer in
+   * Unresolved incidents, newest first. Never fails: a database that errs or does not answer in
    * time reads as no incident, and that answer is kept like any other, so an outage is not hammered.
    */
   async active(): Promise<{ incidents: PublicIncident[] }> {

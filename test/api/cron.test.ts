@@ -1,4 +1,4 @@
-// The internal cron routes (SPEC 4.7) on the real service, production and embedded: the shared secret, and
+// The internal cron routes on the real service, production and embedded: the shared secret, and
 // jobs that do what one run does however many calls arrive at once (no double refund, no double dispatch).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'

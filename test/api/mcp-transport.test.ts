@@ -196,7 +196,7 @@ describe('sessions', () => {
     expect(body.result.capabilities.tools).toBeDefined()
   })
 
-  test('a POST without Mcp-Session-Id is served on its own, whatever its method (SPEC.md 4.1)', async () => {
+  test('a POST without Mcp-Session-Id is served on its own, whatever its method (README "Using it")', async () => {
     const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
     expect(list.status).toBe(200)
     expect(list.headers.get('mcp-session-id')).toBeNull()

@@ -1,4 +1,4 @@
-// The public documents (SPEC.md 4.5), the /docs pages and the front page, against the real service.
+// The public documents, the /docs pages and the front page, against the real service.
 //
 // The docs' runnable examples, by convention (docs/getting-started.md, "About the examples"):
 //   - a fenced block with the info string `sh` that calls curl is run with bash (-e, pipefail; bounded by

@@ -1,4 +1,4 @@
-// The public status and benchmark endpoints (SPEC 4.5, 7) on the real service, production and embedded:
+// The public status and benchmark endpoints on the real service, production and embedded:
 // open incidents newest first, never an error (a cut database reads as no incident), and a benchmark that
 // is one exact aggregate, kept 30 s per process.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
