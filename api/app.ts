@@ -6,6 +6,7 @@ import { Revocations } from './auth/revocation.ts'
 import { billingRoutes, checkoutCatalogFor } from './billing/index.ts'
 import { cronRoutes } from './cron/index.ts'
 import { dashboardRoutes } from './dashboard/index.ts'
+import { exportRoutes } from './exports/index.ts'
 import { RateLimiter } from './http/rate-limit.ts'
 import { oauthRoutes } from './oauth/index.ts'
 import { OAuthService } from './oauth/service.ts'
@@ -73,6 +74,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(viewerRoutes(services.config))
     .use(statusRoutes(services))
     .use(cronRoutes(services))
+    .use(exportRoutes(infra))
     .get('/healthz', async () => {
       await services.db.sql`SELECT 1`
       return { ok: true, version: pkg.version, database: services.db.kind, queue: services.infra.kind }

@@ -9,6 +9,8 @@ import { AuditService } from './audits/service.ts'
 import { CheckCatalog } from './checks/service.ts'
 import { ExposureService } from './data-exposure/service.ts'
 import { FindingsService } from './findings/service.ts'
+import { MonitorService } from './monitors/service.ts'
+import { ReportsService } from './reports/service.ts'
 import { ScanService } from './scans/service.ts'
 import { dnsServersFromConfig, VerificationService } from './verification/service.ts'
 
@@ -24,10 +26,13 @@ export interface Services {
   accounts: AccountService
   verification: VerificationService
   exposure: ExposureService
+  monitors: MonitorService
+  reports: ReportsService
 }
 
 export function createServices(config: Config, db: Database, infra: Infra, log: Logger): Services {
   const checks = new CheckCatalog()
+  const findings = new FindingsService({ db, checks })
   return {
     config,
     db,
@@ -35,10 +40,12 @@ export function createServices(config: Config, db: Database, infra: Infra, log: 
     log,
     scans: new ScanService({ config, db, infra, log }),
     audits: new AuditService({ config, db, infra, log }),
-    findings: new FindingsService({ db, checks }),
+    findings,
     checks,
     accounts: new AccountService({ db }),
     verification: new VerificationService({ sql: db.sql, config, dnsServers: dnsServersFromConfig(config) }),
     exposure: new ExposureService({ sql: db.sql, config }),
+    monitors: new MonitorService({ config, db, infra, log }),
+    reports: new ReportsService({ config, db, kv: infra.kv, findings }),
   }
 }

@@ -24,7 +24,7 @@ export function hasCronSecret(req: Request, expected: Buffer): boolean {
   return m !== null && timingSafeEqual(digest(m[1]!), expected)
 }
 
-export function cronRoutes(services: Pick<Services, 'config' | 'db' | 'infra' | 'log'>) {
+export function cronRoutes(services: Pick<Services, 'config' | 'db' | 'infra' | 'log' | 'monitors'>) {
   const secret = services.config.CRON_SECRET
   const expected = secret ? digest(secret) : null
   const service = new CronService(services)

@@ -14,6 +14,7 @@ import { expireRows } from '../../shared/db/expiry.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/log.ts'
 import { recoverAudits, recoverScans, recoveryOptions } from '../../shared/recovery.ts'
+import type { MonitorService } from '../monitors/service.ts'
 
 export const CRON_JOBS = ['expire', 'recover', 'monitors'] as const
 export type CronJobName = (typeof CRON_JOBS)[number]
@@ -40,6 +41,8 @@ export interface CronDeps {
   db: Pick<Database, 'sql'>
   infra: Pick<Infra, 'queue' | 'pubsub' | 'kv'>
   log: Logger
+  /** Runs the due monitors (api/monitors/runner.ts): bounded in monitors and well within JOB_DEADLINE_MS. */
+  monitors: Pick<MonitorService, 'runDue'>
 }
 
 /** Why a job did not finish: the route answers each with its own status. */
@@ -101,7 +104,8 @@ export class CronService {
         }
       }
       case 'monitors':
-        return { job, ran: 0, note: 'Monitors do not exist yet (monitor_app answers not_implemented): there is nothing to run.' }
+        // Regressions are recorded in monitor_runs, never sent anywhere (docs/monitors.md).
+        return { job, ...(await this.deps.monitors.runDue()) }
     }
   }
 }

@@ -1,6 +1,7 @@
 // The dashboard's only script, served inline with a CSP nonce. It polls the dashboard routes for scans
 // still running and calls the settings actions with the session's anti-CSRF token (same origin only); a
-// checkout button sends the browser on to the Stripe Checkout page its action created.
+// checkout button sends the browser on to the Stripe Checkout page its action created. A monitor's buttons
+// pause, resume or remove it (a paused or resumed monitor is shown again as the server renders it).
 export const DASHBOARD_SCRIPT = `(() => {
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const post = (path) => fetch(path, { method: 'POST', headers: { 'x-csrf-token': csrf }, credentials: 'same-origin' })
@@ -17,6 +18,10 @@ on('.revoke-key', (el) => { if (confirm('Revoke this key? It stops working at on
   post('/dashboard/api/keys/' + el.dataset.key + '/revoke').then(() => el.closest('tr').remove()).catch((e) => alert(e.message)); });
 on('.revoke-agent', (el) => { if (confirm('Revoke this agent? Its token stops working at once.'))
   post('/dashboard/api/agents/' + el.dataset.agent + '/revoke').then(() => el.closest('tr').remove()).catch((e) => alert(e.message)); });
+on('.monitor-toggle', (el) => { el.disabled = true;
+  post('/dashboard/api/monitors/' + el.dataset.monitor + '/' + el.dataset.verb).then(() => location.reload()).catch((e) => { el.disabled = false; alert(e.message); }); });
+on('.monitor-remove', (el) => { if (confirm('Remove this monitor? Its run history is deleted; the scans stay.'))
+  post('/dashboard/api/monitors/' + el.dataset.monitor + '/remove').then(() => el.closest('.monitor').remove()).catch((e) => alert(e.message)); });
 on('.checkout', (el) => { el.disabled = true;
   post('/dashboard/api/billing/checkout/' + el.dataset.kind).then((c) => { location.assign(c.url); }).catch((e) => { el.disabled = false; alert(e.message); }); });
 on('#copy-key', () => navigator.clipboard.writeText(document.getElementById('new-key-value').textContent)

@@ -120,6 +120,22 @@ export function dashboardRoutes(d: DashboardDeps) {
         }),
       { parse: 'none' },
     )
+    .post(
+      '/dashboard/api/monitors/:id/:verb',
+      ({ request, params }) =>
+        action(request, async (s) => {
+          // A monitor (monitor_app) paused, resumed or removed from its app's card.
+          if (params.verb === 'remove') {
+            const removed = await service.removeMonitor(s.user.accountId, params.id)
+            if (removed) d.log.info('monitor removed', { accountId: s.user.accountId, monitorId: params.id })
+            return removed ? json(200, { removed: true }) : notFound()
+          }
+          if (params.verb !== 'pause' && params.verb !== 'resume') return notFound()
+          const monitor = await service.setMonitorEnabled(s.user.accountId, params.id, params.verb === 'resume')
+          return monitor ? json(200, monitor) : notFound()
+        }),
+      { parse: 'none' },
+    )
     .get('/api/scans/:id', async ({ request, params }) => {
       const s = await authenticate(request)
       if (s instanceof Response) return s

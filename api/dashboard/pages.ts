@@ -3,11 +3,14 @@
 import type { Plan } from '../../shared/db/accounts.ts'
 import type { ApiKeyListItem } from '../../shared/db/credentials.ts'
 import type { AuditListItem } from '../../shared/db/dashboard.ts'
+import type { MonitorRunItem } from '../../shared/db/monitors.ts'
 import type { Agent } from '../../shared/db/oauth.ts'
 import type { AppListItem, ScanListItem } from '../../shared/db/scans.ts'
 import type { BillingView, CheckoutKind } from '../billing/service.ts'
+import type { ChangeItem } from '../../shared/monitor-diff.ts'
 import { esc, layout, newNonce, pageHeaders } from '../http/pages.ts'
 import { DASHBOARD_SCRIPT } from './client.ts'
+import type { MonitorPanel } from './service.ts'
 
 const when = (d: Date | null) => (d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never')
 
@@ -28,8 +31,50 @@ function page(title: string, body: string, csrf: string, user: string): Response
   return new Response(html, { status: 200, headers: pageHeaders(nonce) })
 }
 
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+const atHour = (h: number) => `${String(h).padStart(2, '0')}:00 UTC`
+
+function changeText(c: ChangeItem): string {
+  switch (c.kind) {
+    case 'score':
+      return `score ${c.from} → ${c.to}`
+    case 'check':
+      return `${c.checkId}: ${c.from} → ${c.to}`
+    case 'finding':
+      return `${c.change} ${c.status} ${c.checkId}: ${c.summary}`
+  }
+}
+
+function runRow(r: MonitorRunItem): string {
+  const score = r.score === null ? '' : r.previousScore === null ? `${r.score}` : `${r.previousScore} → ${r.score}`
+  const what = r.error ? r.error.message : [...r.regressions, ...r.improvements].map(changeText).join('; ')
+  return `<tr data-run="${esc(r.id)}" data-status="${esc(r.status)}"><td>${when(r.createdAt)}</td><td>${r.scanId ? `<code>${esc(r.scanId)}</code>` : ''}</td>
+<td class="status">${esc(r.status)}${r.alert ? ' (alert)' : ''}</td><td class="score">${esc(score)}</td><td>${esc(what)}</td></tr>`
+}
+
+/** An app's monitor: schedule and state, pause/resume and remove, regressions still open, and its latest runs. */
+function monitorSection(m: MonitorPanel | null): string {
+  if (!m) return ''
+  const schedule = m.schedule === 'daily' ? `daily at ${atHour(m.hour)}` : `weekly on ${WEEKDAYS[m.weekday ?? 0]} at ${atHour(m.hour)}`
+  const state = m.enabled ? `next run ${when(m.nextRunAt)}` : 'paused'
+  const open = m.openRuns.flatMap((r) => r.regressions.filter((x) => x.resolvedAt === null).map((x) => ({ x, at: r.createdAt })))
+  return `<div class="monitor" data-monitor="${esc(m.id)}" data-enabled="${m.enabled}"><h3>Monitor</h3>
+<p><code>${esc(m.url)}</code> ${esc(schedule)}, alerts on ${m.notifyOn === 'any' ? 'any change' : 'regressions'};
+<span class="monitor-state">${state}</span>. Last score ${m.lastScore === null ? 'not yet' : `${esc(m.lastScore)} (${esc(m.lastGrade)})`};
+<span class="open-regressions">${esc(m.openRegressions)}</span> open regressions.</p>
+<p><button class="monitor-toggle" data-monitor="${esc(m.id)}" data-verb="${m.enabled ? 'pause' : 'resume'}">${m.enabled ? 'Pause' : 'Resume'}</button>
+<button class="danger monitor-remove" data-monitor="${esc(m.id)}">Remove</button></p>
+${open.length ? `<h4>Open regressions</h4><ul class="regressions">${open.map(({ x, at }) => `<li>${esc(changeText(x))} <span class="muted">since ${when(at)}</span></li>`).join('')}</ul>` : ''}
+${
+  m.runs.length
+    ? `<table class="monitor-runs"><thead><tr><th>Run</th><th>Scan</th><th>Status</th><th>Score</th><th>Changes</th></tr></thead><tbody>
+${m.runs.map(runRow).join('')}</tbody></table>`
+    : '<p class="muted">No runs yet.</p>'
+}</div>`
+}
+
 export function appsPage(
-  apps: Array<AppListItem & { recentScans: ScanListItem[]; recentAudits: AuditListItem[] }>,
+  apps: Array<AppListItem & { recentScans: ScanListItem[]; recentAudits: AuditListItem[]; monitor?: MonitorPanel | null }>,
   csrf: string,
   user: string,
 ): Response {
@@ -56,7 +101,7 @@ ${app.recentAudits
   .join('')}
 </tbody></table>`
     : ''
-}</section>`,
+}${monitorSection(app.monitor ?? null)}</section>`,
     )
     .join('')
   const empty = `<div class="card"><h2>No apps yet</h2><p>Connect an MCP client (Settings, Agents and MCP) and ask it to run <code>scan_app</code>

@@ -5,11 +5,28 @@ import { getAudit } from '../../shared/db/audits.ts'
 import { listApiKeys } from '../../shared/db/credentials.ts'
 import { listRecentAudits } from '../../shared/db/dashboard.ts'
 import type { Sql } from '../../shared/db/index.ts'
+import {
+  deleteMonitor,
+  listMonitors,
+  listOpenRegressionRuns,
+  listRecentRuns,
+  type MonitorRunItem,
+  type MonitorSummary,
+  setMonitorEnabled,
+} from '../../shared/db/monitors.ts'
 import { listAgents, revokeAgent } from '../../shared/db/oauth.ts'
 import { getScan, listApps, listScans } from '../../shared/db/scans.ts'
 import { auditView } from '../audits/service.ts'
 import type { Revocations } from '../auth/revocation.ts'
 import { billingView, type CheckoutCatalog } from '../billing/service.ts'
+import { monitorView } from '../monitors/service.ts'
+
+/** An app's monitor on the apps page: its latest runs with scores, and its regressions still open. */
+export type MonitorPanel = MonitorSummary & { runs: MonitorRunItem[]; openRuns: MonitorRunItem[] }
+
+/** Runs shown per monitor, and runs with open regressions per account. */
+const MONITOR_RUNS_SHOWN = 10
+const OPEN_RUNS_SHOWN = 50
 
 export class DashboardService {
   constructor(
@@ -22,11 +39,38 @@ export class DashboardService {
     const apps = await listApps(this.sql, accountId, { limit: 50 })
     const scans = await listScans(this.sql, accountId, { limit: 100 })
     const audits = await listRecentAudits(this.sql, accountId, 50)
+    const monitors = await this.monitorPanels(accountId)
     return apps.items.map((app) => ({
       ...app,
       recentScans: scans.items.filter((s) => s.appId === app.id).slice(0, 10),
       recentAudits: audits.filter((a) => a.appId === app.id).slice(0, 5),
+      monitor: monitors.get(app.id) ?? null,
     }))
+  }
+
+  /** Each monitored app's panel, by app id. */
+  private async monitorPanels(accountId: string): Promise<Map<string, MonitorPanel>> {
+    const { items } = await listMonitors(this.sql, accountId, 200)
+    if (items.length === 0) return new Map()
+    const runs = await listRecentRuns(this.sql, accountId, MONITOR_RUNS_SHOWN)
+    const open = await listOpenRegressionRuns(this.sql, accountId, OPEN_RUNS_SHOWN)
+    return new Map(
+      items.map((m) => [
+        m.appId,
+        { ...m, runs: runs.filter((r) => r.monitorId === m.id), openRuns: open.filter((r) => r.monitorId === m.id) },
+      ]),
+    )
+  }
+
+  /** Pauses or resumes a monitor; the monitor_app shape, or null when it is not this account's. */
+  async setMonitorEnabled(accountId: string, monitorId: string, enabled: boolean) {
+    const m = await setMonitorEnabled(this.sql, accountId, monitorId, enabled)
+    return m ? monitorView(m) : null
+  }
+
+  /** Deletes a monitor and its run history; false when it is not this account's. */
+  removeMonitor(accountId: string, monitorId: string) {
+    return deleteMonitor(this.sql, accountId, monitorId)
   }
 
   async settings(accountId: string) {

@@ -796,6 +796,8 @@ export const PUBLIC_ROUTES: Route[] = [
   { path: '/api/benchmark', methods: ['GET'] },
   { path: '/api/cron/{id}', methods: ['POST', 'GET'] },
   { path: '/api/webhooks/stripe', methods: ['POST'], bodies: [rpcBody] },
+  { path: '/api/exports/{id}', methods: ['GET'] },
+  { path: '/dashboard/api/monitors/{id}/{id}', methods: ['POST'] },
   { path: '/dashboard/api/billing/checkout/{id}', methods: ['POST'] },
   { path: '/llms.txt', methods: ['GET'] },
   { path: '/llms-full.txt', methods: ['GET'] },

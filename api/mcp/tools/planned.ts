@@ -1,48 +1,8 @@
 // Tools that are listed with their final input schemas but not built yet. Each answers not_implemented
 // until it moves into a file of its own with a run function.
 import { Type } from '@sinclair/typebox'
-import { creates, defineTool, readOnly } from './types.ts'
+import { creates, defineTool } from './types.ts'
 import { Id, strict, Url } from './schemas.ts'
-
-export const compareScans = defineTool({
-  name: 'compare_scans',
-  description: 'Diff two scans or audits: new, fixed and unchanged findings and the score delta.',
-  plan: 'launch',
-  annotations: readOnly('Compare scans'),
-  input: Type.Object(
-    { baseId: Type.String({ minLength: 4, maxLength: 64 }), headId: Type.String({ minLength: 4, maxLength: 64 }) },
-    strict,
-  ),
-})
-
-export const exportReport = defineTool({
-  name: 'export_report',
-  description: 'Export a scan or audit as SARIF 2.1.0 (GitHub code scanning), JUnit XML, Markdown or HTML.',
-  plan: 'launch',
-  annotations: readOnly('Export a report'),
-  input: Type.Object(
-    {
-      id: Type.String({ minLength: 4, maxLength: 64, description: 'A scan or audit id.' }),
-      format: Type.Union([Type.Literal('sarif'), Type.Literal('junit'), Type.Literal('markdown'), Type.Literal('html')]),
-    },
-    strict,
-  ),
-})
-
-export const monitorApp = defineTool({
-  name: 'monitor_app',
-  description: 'Scan an app on a schedule and record regressions.',
-  plan: 'launch',
-  annotations: { ...creates('Monitor an app'), idempotentHint: true },
-  input: Type.Object(
-    {
-      url: Url,
-      interval: Type.Optional(Type.Union([Type.Literal('daily'), Type.Literal('weekly')])),
-      enabled: Type.Optional(Type.Boolean({ description: 'false stops monitoring.' })),
-    },
-    strict,
-  ),
-})
 
 export const createPatch = defineTool({
   name: 'create_patch',

@@ -12,7 +12,10 @@ import { checkDataExposure } from './check_data_exposure.ts'
 import { verifySite } from './verify_site.ts'
 import { auditApp } from './audit_app.ts'
 import { getAudit } from './get_audit.ts'
-import { compareScans, exportReport, monitorApp, createPatch, startDirectoryRun, auditAuthenticated } from './planned.ts'
+import { monitorApp } from './monitor_app.ts'
+import { compareScans } from './compare_scans.ts'
+import { exportReport } from './export_report.ts'
+import { createPatch, startDirectoryRun, auditAuthenticated } from './planned.ts'
 
 export const TOOLS: readonly Tool[] = [
   scanApp,

@@ -1,0 +1,27 @@
+import { Type } from '@sinclair/typebox'
+import { EXPORT_FORMATS } from '../../reports/types.ts'
+import { defineTool, readOnly } from './types.ts'
+import { Id, strict } from './schemas.ts'
+
+export const exportReport = defineTool({
+  name: 'export_report',
+  description:
+    'Export a completed scan or audit (exactly one of scanId and auditId) as SARIF 2.1.0 (GitHub code scanning), JUnit XML (CI test ' +
+    'reports), Markdown (a pull-request comment) or HTML (a standalone page). Returns {format, mediaType, filename, bytes} with the ' +
+    'export in content when it is at most 12 KB; a larger one is at url for an hour (until expiresAt), a plain GET that needs no ' +
+    'credential, so keep the link private.',
+  plan: 'launch',
+  annotations: readOnly('Export a report'),
+  input: Type.Object(
+    {
+      scanId: Type.Optional(Id('scan', 'scn')),
+      auditId: Type.Optional(Id('audit', 'aud')),
+      format: Type.Union(
+        EXPORT_FORMATS.map((f) => Type.Literal(f)),
+        { description: 'sarif, junit, markdown or html.' },
+      ),
+    },
+    strict,
+  ),
+  run: (input, ctx) => ctx.services.reports.export(ctx.principal, input),
+})

@@ -1,0 +1,11 @@
+// What the export writers share: the formats, and what a writer needs besides the report.
+
+export const EXPORT_FORMATS = ['sarif', 'junit', 'markdown', 'html'] as const
+export type ExportFormat = (typeof EXPORT_FORMATS)[number]
+
+export interface ExportContext {
+  /** The service's base URL, for links to the check documentation. */
+  baseUrl: string
+  /** The service's version, named as the SARIF tool's version. */
+  version: string
+}

@@ -1,0 +1,128 @@
+// The export writers and the comparison on hand-made report models: hostile text in every field a target
+// controls (URLs, summaries, evidence keys and values, control characters) must come out as text in every
+// format, and the documents must stay valid against the SARIF and JUnit schemas. No service needed.
+import { describe, expect, test } from 'bun:test'
+import { compareReports } from '../../../api/reports/compare.ts'
+import { toHtml } from '../../../api/reports/html.ts'
+import { toJunit } from '../../../api/reports/junit.ts'
+import { toMarkdown } from '../../../api/reports/markdown.ts'
+import type { ModelFinding, ReportModel } from '../../../api/reports/model.ts'
+import { fixFile, toSarif } from '../../../api/reports/sarif.ts'
+import { junitSchemaErrors, sarifSchemaErrors } from '../../harness/report-formats.ts'
+
+const EVIL = '</pre><script>alert(1)</script><img src=x onerror=alert(2)> | @octocat [x](javascript:alert(3)) ]]> \u0000\u0007\uFFFE'
+const CTX = { baseUrl: 'https://www.appaudit.test', version: '9.9.9' }
+
+function finding(checkId: string, i: number, over: Partial<ModelFinding> = {}): ModelFinding {
+  return {
+    fingerprint: `${checkId}:${i.toString(16).padStart(16, '0')}`,
+    checkId,
+    title: `Title of ${checkId}`,
+    category: 'security',
+    severity: 'high',
+    status: 'fail',
+    summary: `Found ${EVIL}`,
+    evidence: { header: EVIL, [EVIL]: [EVIL, 42], nested: { deeper: EVIL } },
+    impact: 25,
+    pageCount: 1,
+    pages: [`http://shop.test/${encodeURIComponent(EVIL)}`],
+    ...over,
+  }
+}
+
+function model(over: Partial<ReportModel> = {}): ReportModel {
+  const findings = over.findings ?? [
+    finding('csp', 1),
+    finding('x-content-type-options', 2, { severity: 'low', status: 'warn', impact: 2 }),
+  ]
+  return {
+    kind: 'scan',
+    id: 'scn_test1',
+    url: `http://shop.test/?q=${EVIL}`,
+    finalUrl: 'http://shop.test/',
+    score: 73,
+    grade: 'B',
+    checksVersion: '2026.11.3',
+    createdAt: '2026-11-23T15:40:02.118Z',
+    summary: { pass: 1, fail: 1, warn: 1, info: 0, skipped: 1, error: 1 },
+    checks: [
+      { id: 'csp', title: 'CSP', category: 'security', severity: 'high', status: 'fail', summary: EVIL },
+      { id: 'x-content-type-options', title: 'XCTO', category: 'security', severity: 'low', status: 'warn', summary: EVIL },
+      { id: 'hsts', title: 'HSTS', category: 'https', severity: 'high', status: 'skipped', summary: EVIL },
+      { id: 'tls-certificate', title: 'TLS', category: 'https', severity: 'critical', status: 'error', summary: EVIL },
+      { id: 'seo-title', title: 'Title', category: 'seo', severity: 'low', status: 'pass', summary: EVIL },
+    ],
+    findings,
+    platform: 'vercel',
+    ...over,
+  }
+}
+
+describe('export writers on hostile input', () => {
+  test('the schema validators refuse what their schemas forbid (so a pass means something)', async () => {
+    const log = JSON.parse(toSarif(model(), CTX))
+    log.runs[0].results[0].level = 'fatal'
+    delete log.runs[0].tool
+    expect(sarifSchemaErrors(log).length).toBeGreaterThan(0)
+    expect(await junitSchemaErrors('<testsuite name="x"><testcase/></testsuite>')).not.toEqual([])
+    expect(await junitSchemaErrors('<testsuite name="x" tests="1"><testcase name="a"><skipped message="m"/></testcase>')).not.toEqual([])
+  })
+
+  test('SARIF stays schema-valid and points a header fix at the platform file', () => {
+    const log = JSON.parse(toSarif(model(), CTX))
+    expect(sarifSchemaErrors(log)).toEqual([])
+    const [csp] = log.runs[0].results
+    expect(csp.locations.map((l: any) => l.physicalLocation.artifactLocation.uri)).toEqual([model().findings[0]!.pages[0], 'vercel.json'])
+    expect(log.runs[0].results[1].level).toBe('note')
+    expect(fixFile('csp', 'generic')).toBeNull()
+    expect(fixFile('csp', 'nextjs')).toBe('next.config.js')
+    // A served .env on Netlify is fixed in netlify.toml; on Next.js it is the public/ directory, no one file.
+    expect(fixFile('exposed-env-file', 'netlify')).toBe('netlify.toml')
+    expect(fixFile('exposed-env-file', 'nextjs')).toBeNull()
+  })
+
+  test('JUnit stays schema-valid, with the evidence and control characters escaped', async () => {
+    const xml = toJunit(model())
+    expect(await junitSchemaErrors(xml)).toEqual([])
+    expect(xml).not.toMatch(/<script|<img|<\/pre>/)
+    expect(xml.includes(String.fromCharCode(0)) || xml.includes(String.fromCharCode(7))).toBe(false)
+    expect(xml).toContain('<error type="error"')
+    expect(xml).toContain('<skipped/>')
+  })
+
+  test('Markdown renders target text as text: no tags, links, cell breaks or mentions', () => {
+    const md = toMarkdown(model())
+    expect(md).not.toMatch(/<script|<img|<\/pre><|@octocat/)
+    // Outside <pre> (whose content GitHub never reads as Markdown) no link can form either.
+    expect(md.replace(/<pre>[\s\S]*?<\/pre>/g, '')).not.toMatch(/\[x\]|javascript:alert/)
+    const rows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Impact'))
+    expect(rows).toHaveLength(2)
+    // Every row keeps its five cells: a pipe from the target never splits one.
+    for (const row of rows) expect(row.split(' | ')).toHaveLength(5)
+    expect(md.indexOf('<pre>')).toBeGreaterThan(md.indexOf('<details>'))
+  })
+
+  test('HTML is one standalone page with no script, handler or remote resource', () => {
+    const html = toHtml(model({ kind: 'audit', findings: [finding('csp', 1, { pageCount: 3 })] }))
+    expect(html).not.toMatch(/<(script|img|link|iframe|object)\b|<[^>]*\son[a-z]+=|<[^>]*\ssrc=/i)
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;')
+    expect(html).toContain('<meta http-equiv="Content-Security-Policy" content="default-src \'none\';')
+  })
+})
+
+describe('compareReports', () => {
+  test('caps each list at 50 in impact order and gives the totals in counts', () => {
+    const many = (from: number, n: number, impact: (i: number) => number) =>
+      Array.from({ length: n }, (_, i) => finding(`check-${from + i}`, from + i, { impact: impact(i) }))
+    const base = model({ findings: many(0, 70, (i) => i % 7) })
+    const head = model({ id: 'scn_test2', score: 40, grade: 'D+', findings: [...many(0, 10, () => 1), ...many(1000, 60, (i) => i % 5)] })
+    const r = compareReports(base, head)
+    expect(r.counts).toEqual({ new: 60, fixed: 60, unchanged: 10 })
+    expect(r.findings.new).toHaveLength(50)
+    expect(r.findings.fixed).toHaveLength(50)
+    const impacts = r.findings.new.map((f) => f.impact)
+    expect(impacts).toEqual([...impacts].sort((a, b) => b - a))
+    expect(r.summary).toStartWith('Score 73 -> 40 (-33, B -> D+): 60 fixed, 60 new (')
+    expect(r.summary).toContain(', and 57 more), 10 unchanged.')
+  })
+})
