@@ -21,6 +21,7 @@ const MEASURED_S: Record<string, number> = {
   'test/crawler/audit/crawl.test.ts': 163,
   'test/e2e/audit-faults.test.ts': 53,
   'test/e2e/faults.test.ts': 26,
+  'test/cli/appaudit.test.ts': 25,
   'test/api/viewer.test.ts': 25,
   'test/e2e/audit.test.ts': 24,
   'test/e2e/audit-viewer.test.ts': 22,
