@@ -7,10 +7,12 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import pkg from '../../package.json' with { type: 'json' }
 import { SARIF_LEVEL } from '../../api/reports/sarif.ts'
 import { spaSite, type Site } from '../fixtures/sites.ts'
-import { connectClient, payload } from '../harness/client.ts'
+import { call, connectClient, errorOf, ok } from '../harness/client.ts'
 import { junitSchemaErrors, sarifSchemaErrors } from '../harness/report-formats.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { until, within } from '../harness/wait.ts'
+
+type Args = Record<string, unknown>
 
 const HOSTILE = '<script>alert("pwned")</script>'
 const INLINE_LIMIT = 12 * 1024
@@ -34,22 +36,6 @@ function headerSite(initial: Record<string, string>): Site & { set(h: Record<str
 const LAX_CSP = { 'content-security-policy': `default-src 'self' 'unsafe-inline' ${HOSTILE}` }
 const V1 = { ...LAX_CSP, 'x-frame-options': 'DENY' }
 const V2 = { ...LAX_CSP, 'x-content-type-options': 'nosniff' }
-
-type Args = Record<string, unknown>
-const call = async (client: Client, name: string, args: Args) => {
-  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })
-  return { isError: r.isError === true, body: payload(r) }
-}
-const ok = async (client: Client, name: string, args: Args) => {
-  const r = await call(client, name, args)
-  if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.body)}`)
-  return r.body
-}
-const errorOf = async (client: Client, name: string, args: Args) => {
-  const r = await call(client, name, args)
-  expect(r.isError).toBe(true)
-  return r.body.error
-}
 
 let svc: TestService
 let launch: Client

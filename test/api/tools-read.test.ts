@@ -7,11 +7,13 @@ import { CHECKS } from '../../shared/checks/registry.ts'
 import { completeScan, createScan, failScan, markScanRunning, upsertApp } from '../../shared/db/scans.ts'
 import { platformSignals } from '../../shared/platform.ts'
 import { penaltyRow, SCORING } from '../../shared/scoring.ts'
-import { connectClient, payload } from '../harness/client.ts'
+import { connectClient, errorOf, ok } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { spaSite, weakSite, type Site } from '../fixtures/sites.ts'
 import { SEVERITY_RANK } from '../../shared/checks/ranking.ts'
 import type { Severity } from '../../shared/checks/types.ts'
+
+type Args = Record<string, unknown>
 
 /** A one-page site answering with the headers a hosting platform adds. */
 function platformSite(headers: Record<string, string>, body = '<p>hi</p>'): Site {
@@ -24,22 +26,6 @@ function platformSite(headers: Record<string, string>, body = '<p>hi</p>'): Site
       }),
   })
   return { url: `http://127.0.0.1:${server.port}/`, stop: async () => void server.stop(true) }
-}
-
-type Args = Record<string, unknown>
-const call = async (client: Client, name: string, args: Args) => {
-  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })
-  return { isError: r.isError === true, body: payload(r) }
-}
-const ok = async (client: Client, name: string, args: Args) => {
-  const r = await call(client, name, args)
-  if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.body)}`)
-  return r.body
-}
-const errorOf = async (client: Client, name: string, args: Args) => {
-  const r = await call(client, name, args)
-  expect(r.isError).toBe(true)
-  return r.body.error
 }
 
 /** Follows nextCursor to the end; returns every item in order and the number of pages. */

@@ -1,4 +1,5 @@
 // The official MCP SDK client, authenticated with a bearer key.
+import { expect } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 
@@ -30,3 +31,25 @@ export const initializeBody = (id: number | string = 1) => ({
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-fetch', version: '1' } },
 })
+
+type ToolArgs = Record<string, unknown>
+
+/** A tool call through the SDK client: whether it was an error, and its parsed JSON payload. */
+export async function call(client: Client, name: string, args: ToolArgs) {
+  const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })
+  return { isError: r.isError === true, body: payload(r) }
+}
+
+/** The payload of a call that must succeed. */
+export async function ok(client: Client, name: string, args: ToolArgs) {
+  const r = await call(client, name, args)
+  if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.body)}`)
+  return r.body
+}
+
+/** The `error` of a call that must fail. */
+export async function errorOf(client: Client, name: string, args: ToolArgs) {
+  const r = await call(client, name, args)
+  expect(r.isError).toBe(true)
+  return r.body.error
+}
