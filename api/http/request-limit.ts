@@ -3,7 +3,7 @@
 // Each replica keeps a token bucket per key in memory (a burst, refilled at the sustained rate) and answers
 // from it at once. Every second it adds what each key spent to a shared counter of the current minute in the
 // key-value store (Redis in production: one INCRBY per active key, not per request); a key whose shared
-// count has passed the per-minute rate is refused on every replica until that minute ends. So one replica
+// count has passed the per-minute rate plus one burst is refused on every replica until that minute ends. So one replica
 // enforces its bucket exactly, and all replicas together let through at most one second of extra traffic.
 import type { KeyValue } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/log.ts'
@@ -42,8 +42,11 @@ export class RequestLimiter {
     private now: () => number = Date.now,
   ) {}
 
-  /** Spends one request of the credential and of its account, or says which limit refused it. */
-  take(credentialId: string, accountId: string): LimitDecision {
+  /**
+   * Spends `cost` requests (a JSON-RPC batch costs one per message) of the credential and of its account,
+   * or says which limit refused them; nothing is spent when either refuses.
+   */
+  take(credentialId: string, accountId: string, cost = 1): LimitDecision {
     if (this.scale <= 0) return { ok: true }
     this.timer ??= setInterval(() => void this.flush(), FLUSH_MS)
     this.timer.unref?.()
@@ -56,11 +59,13 @@ export class RequestLimiter {
     ] as const) {
       if (b.blockedUntil > t) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((b.blockedUntil - t) / 1000)), scope }
       this.refill(b, t)
-      if (b.tokens < 1) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / this.perMs(b.rate) / 1000)), scope }
+      if (b.tokens < cost) {
+        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((cost - b.tokens) / this.perMs(b.rate) / 1000)), scope }
+      }
     }
     for (const b of [credential, account]) {
-      b.tokens -= 1
-      b.unflushed += 1
+      b.tokens -= cost
+      b.unflushed += cost
       b.lastUsed = t
     }
     return { ok: true }

@@ -7,8 +7,8 @@ import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStr
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { EventLog, KeyValue } from '../../shared/infra/types.ts'
 
-/** How long a stream's events can be resumed after its last one. */
-export const EVENTS_TTL_S = 3_600
+/** How long a stream's events can be resumed after its last one: long enough to reconnect, no longer. */
+export const EVENTS_TTL_S = 900
 /** A resumed stream that sees no event for this long ends (a keep-alive comment goes out meanwhile). */
 const RESUME_IDLE_MS = 120_000
 /** The longest a resumed stream stays open at all. */
@@ -21,7 +21,8 @@ const ownerKey = (streamId: string) => `mcp:events-owner:${streamId}`
 
 /** Event ids are `<stream id>.<log entry id>`: SDK stream ids are UUIDs, entry ids have no dot either. */
 export function parseEventId(eventId: string): { streamId: string; entryId: string } | null {
-  const m = /^([0-9a-f-]{36})\.([0-9-]{1,40})$/.exec(eventId)
+  // Entry ids are Redis stream ids (ms-seq) or the embedded log's sequence numbers.
+  const m = /^([0-9a-f-]{36})\.(\d{1,20}(?:-\d{1,20})?)$/.exec(eventId)
   return m ? { streamId: m[1]!, entryId: m[2]! } : null
 }
 
@@ -58,15 +59,33 @@ export class McpEventStore implements EventStore {
   }
 }
 
-/** The stream's owner when the stream is known and belongs to this account, else null (answered 404). */
+/**
+ * The stream to resume when it is known, belongs to this account and holds the entry named, else null
+ * (answered 404): a made-up entry id never opens a stream that waits on nothing.
+ */
 export async function resumableStream(
   kv: KeyValue,
+  events: EventLog,
   eventId: string,
   accountId: string,
 ): Promise<{ streamId: string; entryId: string } | null> {
   const parsed = parseEventId(eventId)
   if (!parsed) return null
-  return (await kv.get(ownerKey(parsed.streamId))) === accountId ? parsed : null
+  if ((await kv.get(ownerKey(parsed.streamId))) !== accountId) return null
+  const seen = await events.read(logName(parsed.streamId), '', { waitMs: 0, max: 1_000 })
+  return seen.some((e) => e.id === parsed.entryId) ? parsed : null
+}
+
+/** One resumed reader per stream at a time, on any replica; the returned function gives the claim back. */
+export async function claimResume(kv: KeyValue, streamId: string): Promise<(() => void) | null> {
+  const key = `mcp:events-reader:${streamId}`
+  if (!(await kv.claim(key, '1', EVENTS_TTL_S))) return null
+  let held = true
+  return () => {
+    if (!held) return
+    held = false
+    kv.del(key).catch(() => {})
+  }
 }
 
 const isAnswer = (m: unknown) => typeof m === 'object' && m !== null && 'id' in m && ('result' in m || 'error' in m)
@@ -75,33 +94,45 @@ const isAnswer = (m: unknown) => typeof m === 'object' && m !== null && 'id' in 
  * The rest of a stream after `entryId`, as SSE: what the log holds, then what is appended, until a
  * JSON-RPC answer has been sent (the stream's request is done), or the stream idles or runs too long.
  */
-export function followStream(events: EventLog, streamId: string, entryId: string, signal?: AbortSignal): ReadableStream<Uint8Array> {
+export function followStream(
+  events: EventLog,
+  streamId: string,
+  entryId: string,
+  onEnd: () => void,
+  signal?: AbortSignal,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
   let cursor = entryId
   const started = Date.now()
   let lastSent = Date.now()
   let lastEvent = Date.now()
   let closed = false
+  /** Ends the stream once, however it ends, and gives back the reader's claim. */
+  const end = (c?: ReadableStreamDefaultController<Uint8Array>) => {
+    if (closed) return
+    closed = true
+    onEnd()
+    c?.close()
+  }
   return new ReadableStream<Uint8Array>({
     async start(c) {
       c.enqueue(encoder.encode(': resumed\n\n'))
       // Resumed at or after the answer: the request is done and nothing more will come.
-      const seen = await events.read(logName(streamId), '', { waitMs: 0, max: 1_000 })
+      const seen = await events.read(logName(streamId), '', { waitMs: 0, max: 1_000 }).catch((e) => {
+        end()
+        throw e
+      })
       const at = seen.findIndex((e) => e.id === entryId)
-      if (at >= 0 && seen.slice(0, at + 1).some((e) => isAnswer(JSON.parse(e.data)))) {
-        closed = true
-        c.close()
-      }
+      if (at >= 0 && seen.slice(0, at + 1).some((e) => isAnswer(JSON.parse(e.data)))) end(c)
     },
     async pull(c) {
       while (!closed) {
         const now = Date.now()
-        if (signal?.aborted || now - started > RESUME_MAX_MS || now - lastEvent > RESUME_IDLE_MS) {
-          closed = true
-          c.close()
-          return
-        }
-        const batch = await events.read(logName(streamId), cursor, { waitMs: WAIT_MS, max: 100 })
+        if (signal?.aborted || now - started > RESUME_MAX_MS || now - lastEvent > RESUME_IDLE_MS) return end(c)
+        const batch = await events.read(logName(streamId), cursor, { waitMs: WAIT_MS, max: 100 }).catch((e) => {
+          end()
+          throw e
+        })
         if (batch.length === 0) {
           if (Date.now() - lastSent > KEEP_ALIVE_MS) {
             lastSent = Date.now()
@@ -120,15 +151,12 @@ export function followStream(events: EventLog, streamId: string, entryId: string
           answered ||= isAnswer(message)
         }
         lastSent = lastEvent = Date.now()
-        if (answered) {
-          closed = true
-          c.close()
-        }
+        if (answered) end(c)
         return
       }
     },
     cancel() {
-      closed = true
+      end()
     },
   })
 }

@@ -18,10 +18,10 @@ import type { BearerAuth } from '../auth/bearer.ts'
 import { CallToolRequestSchema, isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
 import type { RateLimiter } from '../http/rate-limit.ts'
-import { RequestLimiter } from '../http/request-limit.ts'
+import { type LimitDecision, RequestLimiter } from '../http/request-limit.ts'
 import { readRequestText } from '../../shared/http-body.ts'
 import type { Services } from '../services.ts'
-import { followStream, McpEventStore, resumableStream } from './events.ts'
+import { claimResume, followStream, McpEventStore, resumableStream } from './events.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
 import { McpSessionStore } from './sessions.ts'
 
@@ -39,6 +39,14 @@ export function rpcErrorResponse(
     }),
   )
 }
+
+const tooManyRequests = (rate: Extract<LimitDecision, { ok: false }>) =>
+  rpcErrorResponse(
+    429,
+    -32000,
+    `Too many requests from this ${rate.scope === 'credential' ? 'key or token' : 'account'}; retry in ${rate.retryAfterSeconds} s`,
+    { 'retry-after': String(rate.retryAfterSeconds) },
+  )
 
 /** A store we depend on is down: say so, and when to come back. Nothing was changed. */
 const unavailable = (what: string) =>
@@ -62,11 +70,17 @@ function primed(body: ReadableStream<Uint8Array>, onEnd: () => void): ReadableSt
       c.enqueue(new TextEncoder().encode(': stream open\n\n'))
     },
     async pull(c) {
-      const { done, value } = await reader.read()
-      if (done) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>
+      try {
+        chunk = await reader.read()
+      } catch (e) {
+        onEnd()
+        throw e
+      }
+      if (chunk.done) {
         onEnd()
         c.close()
-      } else c.enqueue(value)
+      } else c.enqueue(chunk.value)
     },
     cancel(reason) {
       onEnd()
@@ -74,6 +88,16 @@ function primed(body: ReadableStream<Uint8Array>, onEnd: () => void): ReadableSt
     },
   })
 }
+
+/**
+ * Tools whose calls last long enough that a lost connection is worth resuming: only their streams are kept
+ * in the event log (a few progress events and one report), not every tool's answer.
+ */
+const RESUMABLE_TOOLS = new Set(['scan_app', 'check_data_exposure'])
+const isResumable = (body: unknown) =>
+  !Array.isArray(body) &&
+  hasMethod(body, 'tools/call') &&
+  RESUMABLE_TOOLS.has(String((body as { params?: { name?: unknown } }).params?.name))
 
 type Message = { method?: unknown; id?: unknown; params?: { _meta?: { progressToken?: unknown }; protocolVersion?: unknown } }
 
@@ -152,14 +176,7 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     }
     const principal = authResult.principal
     const rate = requests.take(principal.credentialId, principal.account.id)
-    if (!rate.ok) {
-      return rpcErrorResponse(
-        429,
-        -32000,
-        `Too many requests from this ${rate.scope === 'credential' ? 'key or token' : 'account'}; retry in ${rate.retryAfterSeconds} s`,
-        { 'retry-after': String(rate.retryAfterSeconds) },
-      )
-    }
+    if (!rate.ok) return tooManyRequests(rate)
 
     let parsedBody: unknown
     if (req.method === 'POST') {
@@ -174,6 +191,11 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
 
     if (Array.isArray(parsedBody) && parsedBody.length === 0) return rpcErrorResponse(400, -32600, 'Invalid Request: the batch is empty')
     const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody]
+    // A batch costs one request per message (the first was spent before the body was read).
+    if (messages.length > 1) {
+      const more = requests.take(principal.credentialId, principal.account.id, messages.length - 1)
+      if (!more.ok) return tooManyRequests(more)
+    }
     const bad = req.method === 'POST' ? malformed(messages) : null
     if (bad) return rpcErrorResponse(400, -32602, bad.error, {}, idOf(bad.message))
     const initializing = req.method === 'POST' && messages.some(isInitialize)
@@ -189,7 +211,13 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
       if (session === undefined) return unavailable('the session store')
       if (!session || session.accountId !== principal.account.id) return rpcErrorResponse(404, -32001, 'Session not found')
       if (req.method === 'DELETE') {
-        await sessions.end(sessionId)
+        if (
+          !(await sessions.end(sessionId).then(
+            () => true,
+            () => false,
+          ))
+        )
+          return unavailable('the session store')
         return withCors(new Response(null, { status: 204 }))
       }
     }
@@ -263,10 +291,15 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     if (!(req.headers.get('accept') ?? '').includes('text/event-stream')) {
       return rpcErrorResponse(406, -32000, 'Not Acceptable: a resumed stream is text/event-stream')
     }
-    const stream = await resumableStream(services.infra.kv, lastEventId, principal.account.id).catch(() => undefined)
+    const { kv, events } = services.infra
+    const stream = await resumableStream(kv, events, lastEventId, principal.account.id).catch(() => undefined)
     if (stream === undefined) return unavailable('the event store')
-    if (!stream)
+    if (!stream) {
       return rpcErrorResponse(404, -32001, 'Nothing to resume: the Last-Event-ID names no stream of this account (or it expired)')
+    }
+    const release = await claimResume(kv, stream.streamId).catch(() => undefined)
+    if (release === undefined) return unavailable('the event store')
+    if (!release) return rpcErrorResponse(409, -32000, 'Conflict: this stream is already being resumed (one reader at a time)')
     const headers: Record<string, string> = {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache, no-transform',
@@ -274,7 +307,7 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
       'access-control-expose-headers': CORS_EXPOSE,
     }
     if (sessionId) headers['mcp-session-id'] = sessionId
-    return new Response(followStream(services.infra.events, stream.streamId, stream.entryId, req.signal), { headers })
+    return new Response(followStream(events, stream.streamId, stream.entryId, release, req.signal), { headers })
   }
 
   async function serve(req: Request, parsedBody: unknown, principal: Principal, sse: boolean): Promise<Response> {
@@ -286,7 +319,9 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
       // An SSE answer (progress, then the result) is kept in the shared event log, so a client that loses
       // the connection resumes it with Last-Event-ID on any replica.
       eventStore:
-        sse && req.method === 'POST' ? new McpEventStore(services.infra.events, services.infra.kv, principal.account.id) : undefined,
+        sse && req.method === 'POST' && isResumable(parsedBody)
+          ? new McpEventStore(services.infra.events, services.infra.kv, principal.account.id)
+          : undefined,
     })
     await server.connect(transport)
     const res = await transport.handleRequest(req, {

@@ -91,6 +91,8 @@ describe('GET with Last-Event-ID', () => {
     const resumed = await resumeOn(secondUrl, last.id!)
     expect(resumed.status).toBe(200)
     expect(resumed.headers.get('content-type')).toContain('text/event-stream')
+    // One reader per stream at a time, on any replica: the scan is still running, so the first one is open.
+    expect((await resumeOn(first.mcpUrl, last.id!)).status).toBe(409)
     const after = await readEvents(resumed, (ev) => ev.some(isAnswer), 60_000)
     const answer = after.find(isAnswer)!.data as { id: number; result: { content: Array<{ text: string }> } }
     expect(answer.id).toBe(41)
@@ -105,13 +107,22 @@ describe('GET with Last-Event-ID', () => {
     expect(progress).toEqual([...progress].sort((a, b) => a - b))
   }, 90_000)
 
-  test("another account's key, an unknown id and a malformed id get 404; Accept without text/event-stream gets 406", async () => {
-    const res = await callStreaming(5, 'get_account', {}, new AbortController().signal)
+  test('only long tools are kept for resuming: a quick tool streams without event ids', async () => {
+    const res = await callStreaming(6, 'get_account', {}, new AbortController().signal)
     const events = await readEvents(res, (ev) => ev.some(isAnswer))
+    expect(events.some(isAnswer)).toBe(true)
+    expect(events.every((e) => e.id === null)).toBe(true)
+  })
+
+  test("another account's key, an unknown, made-up or malformed id get 404; a wrong Accept 406", async () => {
+    const res = await callStreaming(5, 'scan_app', { url: site.url }, new AbortController().signal)
+    const events = await readEvents(res, (ev) => ev.some(isAnswer), 60_000)
     const id = events.find((e) => e.id !== null)!.id!
     expect((await resumeOn(secondUrl, id, await first.key())).status).toBe(404)
     expect((await resumeOn(secondUrl, '00000000-0000-0000-0000-000000000000.1-0')).status).toBe(404)
     expect((await resumeOn(secondUrl, 'not-an-event-id')).status).toBe(404)
+    // An entry id that is not in this stream's log opens nothing that would wait on nothing.
+    expect((await resumeOn(secondUrl, `${id.split('.')[0]}.99999999999999-0`)).status).toBe(404)
     const wrongAccept = await fetch(secondUrl, {
       headers: { authorization: `Bearer ${key}`, accept: 'application/json', 'last-event-id': id },
     })
