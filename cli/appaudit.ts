@@ -1,10 +1,12 @@
 #!/usr/bin/env bun
 // appaudit: gates a build on an App Audit scan or whole-site audit, over MCP. It is a client of the
-// service and nothing more: it imports only shared/ types, never api/ or crawler/. The gate needs only the
-// free tools (scan_app, audit_app, get_audit, get_account); reports (export_report) and baselines by id
-// (compare_scans) need the Launch plan, and a baseline file works on any plan.
+// service and nothing more: it imports only shared/ types and the capped body reader, never api/ or
+// crawler/. The gate needs only the free tools (scan_app, audit_app, get_audit, get_account); reports
+// (export_report) and baselines by id (compare_scans) need the Launch plan, and a baseline file works on
+// any plan.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { basename, dirname } from 'node:path'
+import { readCappedBytes } from '../shared/http-body.ts'
 import type { Report } from '../shared/report-schema.ts'
 import type { AuditResult } from '../shared/audit-report.ts'
 import pkg from '../package.json' with { type: 'json' }
@@ -247,7 +249,9 @@ async function exportReport(service: Service, o: Options, id: string, progress: 
   progress.update(`export_report ${o.format}`)
   const which = id.startsWith('aud_') ? { auditId: id } : { scanId: id }
   const answer = await service.call<ExportAnswer>('export_report', { ...which, format: o.format }, { timeoutMs: EXPORT_TIMEOUT_MS })
-  const path = o.output ?? answer.filename ?? `appaudit-${id}.${o.format}`
+  // The file name the service suggests is used only as a bare name in the working directory: a service
+  // (or anyone on an http link) must not choose where on the runner a file is written.
+  const path = o.output ?? safeFileName(answer.filename, `appaudit-${id}.${o.format}`)
   let body: string | Uint8Array
   if (typeof answer.content === 'string') body = answer.content
   else if (answer.url) {
@@ -256,7 +260,9 @@ async function exportReport(service: Service, o: Options, id: string, progress: 
       throw new Failure(EXIT.serviceFailed, 'export_download', `could not download the report: ${e.message}`)
     })
     if (!res.ok) throw new Failure(EXIT.serviceFailed, 'export_download', `the report link answered ${res.status}`)
-    body = new Uint8Array(await res.arrayBuffer())
+    const { body: bytes, truncated } = await readCappedBytes(res.body, MAX_EXPORT_BYTES)
+    if (truncated) throw new Failure(EXIT.serviceFailed, 'export_download', `the report is larger than ${MAX_EXPORT_BYTES} bytes`)
+    body = bytes
   } else throw new Failure(EXIT.serviceFailed, 'bad_answer', 'export_report answered with neither content nor url')
   writeFile(path, body)
   return { format: answer.format ?? o.format!, path, bytes: typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength }
@@ -272,6 +278,15 @@ function readBaseline(path: string) {
   const parsed = parseBaseline(text)
   if (typeof parsed === 'string') throw usage(`--baseline ${path}: ${parsed}`)
   return parsed
+}
+
+/** The largest report the command downloads. */
+const MAX_EXPORT_BYTES = 50 * 1024 * 1024
+
+/** A bare file name of safe characters, or the fallback. */
+export function safeFileName(suggested: string | undefined, fallback: string): string {
+  const name = basename(suggested ?? '')
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$/.test(name) ? name : fallback
 }
 
 function writeFile(path: string, body: string | Uint8Array) {

@@ -69,9 +69,19 @@ export interface ConnectOptions {
 
 export async function connect(mcpUrl: URL, key: string, opts: ConnectOptions): Promise<Service> {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)))
-  const client = new Client({ name: 'appaudit-cli', version: opts.version })
-  const transport = new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { authorization: `Bearer ${key}` } } })
-  await withRetries(() => client.connect(transport, { timeout: opts.timeoutMs }), mcpUrl, 'initialize', opts.onRetry, sleep)
+  // A transport starts once: each try of initialize gets a new client and transport.
+  let client = new Client({ name: 'appaudit-cli', version: opts.version })
+  await withRetries(
+    async () => {
+      client = new Client({ name: 'appaudit-cli', version: opts.version })
+      const transport = new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { authorization: `Bearer ${key}` } } })
+      return client.connect(transport, { timeout: opts.timeoutMs })
+    },
+    mcpUrl,
+    'initialize',
+    opts.onRetry,
+    sleep,
+  )
 
   return {
     async call<T>(name: string, args: Record<string, unknown>, call: CallOptions): Promise<T> {
