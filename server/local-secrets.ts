@@ -18,9 +18,10 @@ function readSecret(path: string): string | null {
 }
 
 function writeSecret(path: string, value: string): void {
+  // A file left readable by others (by hand, or an older copy) is made owner-only before the secret goes in;
+  // the mode below applies to a new file.
+  if (existsSync(path)) chmodSync(path, 0o600)
   writeFileSync(path, `${value}\n`, { mode: 0o600 })
-  // The mode above applies only when the file is new: an older file gets it too.
-  chmodSync(path, 0o600)
 }
 
 /** The local key from DATA_DIR while it still works; otherwise a new one (earlier local keys revoked), saved there. */

@@ -12,8 +12,8 @@ export const RATE_LIMITS = {
   /** Starting a sign-in, per client IP. */
   signIn: { limit: 30, windowSeconds: 60 },
   /**
-   * MCP sessions opened (initialize), per credential. Sessions live MCP_SESSION_TTL_S (a day by default),
-   * so this also bounds the live sessions of one credential: at most 24 x 100 = 2,400.
+   * MCP sessions opened (initialize), per credential. A session lives MCP_SESSION_TTL_S (a day by default)
+   * after its last use, so the sessions a credential keeps alive are bounded by this and by its request rate.
    */
   mcpSessions: { limit: 100, windowSeconds: 3_600 },
 } as const satisfies Record<string, RateLimit>

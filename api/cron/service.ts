@@ -70,13 +70,21 @@ export class CronService {
     }
     if (!claimed) return { job, skipped: true, reason: 'Another run of this job is in progress; it does the work.' }
     const started = Date.now()
+    const running = this.execute(job)
     try {
-      const result = await withDeadline(this.execute(job), JOB_DEADLINE_MS, `cron job ${job}`)
+      const result = await withDeadline(running, JOB_DEADLINE_MS, `cron job ${job}`)
       await within(kv.del(lease), STORE_DEADLINE_MS, false)
       this.deps.log.info('cron job done', { ...result, ms: Date.now() - started })
       return result
     } catch (e) {
-      if (e instanceof DeadlineExceeded) throw new CronJobError('timeout', e.message)
+      if (e instanceof DeadlineExceeded) {
+        // The run goes on in the background and keeps the lease until it ends, then frees it for the next.
+        running.then(
+          () => kv.del(lease).catch(() => false),
+          () => kv.del(lease).catch(() => false),
+        )
+        throw new CronJobError('timeout', e.message)
+      }
       await within(kv.del(lease), STORE_DEADLINE_MS, false)
       throw new CronJobError('failed', (e as Error).message)
     }

@@ -1,7 +1,8 @@
 // Exports too large to answer inline: kept in the key-value store for an hour under an unguessable token
 // (32 random bytes), which is the only credential of GET /api/exports/<token>. The store holds the token's
 // SHA-256, never the token, so a look at the store does not hand out working links.
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { sha256Hex } from '../../shared/ids.ts'
 import type { KeyValue } from '../../shared/infra/types.ts'
 
 export const EXPORT_TTL_S = 3_600
@@ -15,7 +16,7 @@ export interface StoredExport {
   content: string
 }
 
-const key = (token: string) => `export:${createHash('sha256').update(token).digest('hex')}`
+const key = (token: string) => `export:${sha256Hex(token)}`
 
 export class ExportStore {
   constructor(

@@ -366,11 +366,12 @@ export async function settleRun(sql: Sql, runId: string): Promise<SettledRun | n
     const previous = prev ? asComparable(prev.report) : null
     const diff = previous ? diffReports(previous, current) : { regressions: [], improvements: [] }
     const at = new Date().toISOString()
+    // Only a scan of the same page resolves a regression (a monitor moved to another URL starts afresh).
     const open = await tx<Array<{ id: string; regressions: Regression[] }>>`
-      SELECT id, regressions FROM monitor_runs
-      WHERE monitor_id = ${r.monitor_id} AND open_regressions > 0 AND created_at < ${before()}
-      ORDER BY created_at, id
-      FOR UPDATE`
+      SELECT p.id, p.regressions FROM monitor_runs p JOIN scans s ON s.id = p.scan_id
+      WHERE p.monitor_id = ${r.monitor_id} AND p.open_regressions > 0 AND p.created_at < ${before()} AND s.url = ${r.scan_url}
+      ORDER BY p.created_at, p.id
+      FOR UPDATE OF p`
     for (const o of open) {
       const resolved = resolveRegressions(o.regressions, current, { scanId: r.scan_id, at })
       if (!resolved.changed) continue
