@@ -171,7 +171,10 @@ export function billingRoutes(d: BillingDeps) {
       d.baseUrl,
     )
     try {
-      const session = await stripe.checkout.sessions.create(params)
+      // Two clicks, or two tabs, within ten minutes get the same Checkout Session (Stripe's idempotency
+      // keys), so one person cannot start two subscriptions by accident.
+      const window = Math.floor(Date.now() / 600_000)
+      const session = await stripe.checkout.sessions.create(params, { idempotencyKey: `checkout:${accountId}:${kind}:${window}` })
       if (!session.url) throw new Error('the checkout session has no url')
       d.log.info('checkout session created', { accountId, kind, sessionId: session.id })
       return json(201, { id: session.id, url: session.url })

@@ -15,7 +15,15 @@ const notFound = () =>
 export function exportRoutes(deps: { kv: KeyValue }) {
   const store = new ExportStore(deps.kv)
   return new Elysia({ name: 'exports' }).get('/api/exports/:token', async ({ params }) => {
-    const found = typeof params.token === 'string' ? await store.get(params.token) : null
+    let found: Awaited<ReturnType<ExportStore['get']>>
+    try {
+      found = typeof params.token === 'string' ? await store.get(params.token) : null
+    } catch {
+      return new Response('The export store cannot be reached right now; retry shortly.\n', {
+        status: 503,
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '5' },
+      })
+    }
     if (!found) return notFound()
     return new Response(found.content, {
       headers: {

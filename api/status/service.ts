@@ -66,8 +66,16 @@ export class StatusService {
   constructor(private readonly deps: StatusDeps) {
     const now = deps.now ?? Date.now
     this.incidents = new Cached(() => this.loadIncidents(), deps.incidentsTtlMs ?? INCIDENTS_TTL_MS, now)
+    // A deadline does not stop the query itself: while one is still running, later loads wait on that one
+    // (each within its own deadline) instead of starting another full aggregate beside it.
+    let running: Promise<Benchmark> | null = null
     this.benchmarks = new Cached(
-      () => withDeadline(scoreBenchmark(deps.sql), QUERY_DEADLINE_MS, 'benchmark query'),
+      () => {
+        running ??= scoreBenchmark(deps.sql).finally(() => {
+          running = null
+        })
+        return withDeadline(running, QUERY_DEADLINE_MS, 'benchmark query')
+      },
       deps.benchmarkTtlMs ?? BENCHMARK_TTL_MS,
       now,
     )
