@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
-import { startService, type TestService } from '../harness/service.ts'
-import { freePort } from '../harness/signin.ts'
+import type { TestService } from '../harness/service.ts'
+import { startServiceAtItsUrl } from '../harness/signin.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -39,16 +39,7 @@ let spa: Site
 const scratch = mkdtempSync(join(tmpdir(), 'appaudit-action-'))
 
 beforeAll(async () => {
-  // A known port, so BASE_URL (which names the export links and the viewer) is the address the service
-  // listens on; with port 0 it would say http://localhost:0.
-  const port = await freePort()
-  svc = await startService('production', {
-    ROLE: 'all',
-    ALLOW_PRIVATE_TARGETS: 'false',
-    TRUSTED_TARGET_HOSTS: '127.0.0.1',
-    PORT: String(port),
-    BASE_URL: `http://127.0.0.1:${port}`,
-  })
+  svc = await startServiceAtItsUrl('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
   ;[weak, spa] = await Promise.all([weakSite(), spaSite()])
 }, 60_000)
 afterAll(async () => {

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { connectClient, payload } from '../harness/client.ts'
-import { startService, type TestService } from '../harness/service.ts'
-import { freePort } from '../harness/signin.ts'
+import type { TestService } from '../harness/service.ts'
+import { startServiceAtItsUrl } from '../harness/signin.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -21,16 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'appaudit-cli-'))
 
 beforeAll(async () => {
   // Private targets stay refused, as in production; the fixture sites' address is trusted.
-  // A known port, so BASE_URL (which names the export links and the viewer) is the address the service
-  // listens on; with port 0 it would say http://localhost:0.
-  const port = await freePort()
-  svc = await startService('production', {
-    ROLE: 'all',
-    ALLOW_PRIVATE_TARGETS: 'false',
-    TRUSTED_TARGET_HOSTS: '127.0.0.1',
-    PORT: String(port),
-    BASE_URL: `http://127.0.0.1:${port}`,
-  })
+  svc = await startServiceAtItsUrl('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
   freeKey = await svc.key('free')
   ;[weak, spa] = await Promise.all([weakSite(), spaSite()])
   toggle = toggleSite()

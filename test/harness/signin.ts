@@ -17,6 +17,15 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/**
+ * The service on a known free port with BASE_URL set to it, so the links it writes (export links, the live
+ * viewer) name the address it listens on; on port 0 BASE_URL would say http://localhost:0.
+ */
+export async function startServiceAtItsUrl(mode: Mode, env: Record<string, string> = {}): Promise<TestService> {
+  const port = await freePort()
+  return startService(mode, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env })
+}
+
 export interface SignInService extends TestService {
   idp: LocalIdp
   /** BASE_URL of the service: http://127.0.0.1:PORT. */
