@@ -26,6 +26,8 @@ import { checkTarget } from '../http/target.ts'
 export interface ScanWaitOptions {
   progress(progress: number, total: number, message: string): Promise<void>
   signal?: AbortSignal
+  /** Called once the scan is recorded and queued, with its id (the dashboard answers then, without waiting). */
+  onQueued?(scanId: string): void
 }
 
 /** How often the waiter reads Postgres too, in case a pub/sub message was lost. */
@@ -92,6 +94,7 @@ export class ScanService {
       await infra.queue.enqueue({ kind: 'scan', ref: scan.id }).catch(queueDown)
       log.info('scan queued', { url: url.origin })
       await opts.progress(1, 100, 'queued').catch(() => {})
+      opts.onQueued?.(scan.id)
       const deadline = Date.now() + config.SCAN_TIMEOUT_MS
       let row: ScanRow | null = null
       while (Date.now() < deadline && !opts.signal?.aborted) {

@@ -17,7 +17,8 @@ export interface Principal {
   account: Account
   /** Which credential authenticated the call (an api_keys id), for auditing; never the secret. */
   credentialId: string
-  kind: 'api_key' | 'oauth'
+  /** session: a signed-in person acting from the dashboard. */
+  kind: 'api_key' | 'oauth' | 'session'
 }
 
 type AccountRow = { id: string; name: string; plan: Plan; created_at: Date }
