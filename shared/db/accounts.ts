@@ -85,3 +85,9 @@ export async function getAccountSummary(sql: Sql, accountId: string) {
       (SELECT count(*)::int FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL) AS keys`
   return row!
 }
+
+/** An account by id (the dashboard acts for the signed-in user's account), or null. */
+export async function getAccount(sql: Sql, accountId: string): Promise<Account | null> {
+  const [row] = await sql<AccountRow[]>`SELECT id, name, plan, created_at FROM accounts WHERE id = ${accountId}`
+  return row ? toAccount(row) : null
+}
