@@ -57,6 +57,7 @@ export function explanation(check: AnyCheck) {
   return {
     id: check.id,
     title: check.title,
+    failTitle: check.failTitle ?? check.title,
     category: check.category,
     severity: check.severity,
     description: check.description,

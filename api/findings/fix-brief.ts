@@ -3,6 +3,7 @@
 // its places come from each check's metadata (fixTarget) and the per-kind table.
 import { FIX_PLACES } from '../../shared/checks/fix-places.ts'
 import { getCheck } from '../../shared/checks/registry.ts'
+import { titleFor } from '../../shared/checks/runner.ts'
 import type { FixTarget } from '../../shared/checks/types.ts'
 import type { Platform } from '../../shared/platform.ts'
 import type { Report, ReportCheck } from '../../shared/report-schema.ts'
@@ -59,7 +60,8 @@ export function brief(check: ReportCheck, platform: Platform, report: Report, sc
   const platformFix = meta?.fix[platform]
   return {
     checkId: check.id,
-    title: check.title,
+    // What the problem is: reports stored before checks had failing titles get it here too.
+    title: meta ? titleFor(meta, check.status) : check.title,
     severity: check.severity,
     status: check.status,
     impact: penaltyOf(check),

@@ -4,6 +4,7 @@
 import type { AuditResult } from '../../shared/audit-report.ts'
 import { fingerprintOf } from '../../shared/audit-report.ts'
 import { byImpact } from '../../shared/checks/ranking.ts'
+import { shownTitle } from '../../shared/checks/runner.ts'
 import type { Category, CheckStatus, Severity } from '../../shared/checks/types.ts'
 import { detectFromSignals, signalsFromReport, type Platform, type PlatformSignals } from '../../shared/platform.ts'
 import type { Report } from '../../shared/report-schema.ts'
@@ -76,7 +77,7 @@ export function modelOfScan(
     findings.push({
       fingerprint: fingerprintOf(c, page),
       checkId: c.id,
-      title: c.title,
+      title: shownTitle(c.id, c.status, c.title),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -99,7 +100,7 @@ export function modelOfScan(
     summary: { ...report.summary },
     checks: report.checks.map((c) => ({
       id: c.id,
-      title: c.title,
+      title: shownTitle(c.id, c.status, c.title),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -132,7 +133,7 @@ export function modelOfAudit(audit: { id: string; url: string; createdAt: Date }
     summary: { ...result.summary },
     checks: result.checks.map((c) => ({
       id: c.id,
-      title: c.title,
+      title: shownTitle(c.id, c.status, c.title),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -142,7 +143,7 @@ export function modelOfAudit(audit: { id: string; url: string; createdAt: Date }
       .map((f) => ({
         fingerprint: f.fingerprint,
         checkId: f.checkId,
-        title: f.title,
+        title: shownTitle(f.checkId, f.status, f.title),
         category: f.category,
         severity: f.severity,
         status: f.status,

@@ -1,8 +1,19 @@
 // Runs the registered checks over one page's artifacts. Each check sees only the artifacts it declares, and
 // a crash in one check becomes its own 'error' result, never the whole report's.
 import type { CheckResult } from '../report-schema.ts'
-import { CHECKS, type AnyCheck } from './registry.ts'
-import type { ArtifactName, Artifacts, CheckInput } from './types.ts'
+import { CHECKS, getCheck, type AnyCheck } from './registry.ts'
+import type { ArtifactName, Artifacts, CheckInput, CheckMeta, CheckStatus } from './types.ts'
+
+/** The check's title for an outcome: the problem when it fails or warns, else what it checks. */
+export function titleFor(check: Pick<CheckMeta, 'title' | 'failTitle'>, status: CheckStatus): string {
+  return (status === 'fail' || status === 'warn') && check.failTitle ? check.failTitle : check.title
+}
+
+/** The title to show for a stored result: its check's title for that status, or the stored one for a check no longer registered. */
+export function shownTitle(id: string, status: CheckStatus, stored: string): string {
+  const check = getCheck(id)
+  return check ? titleFor(check, status) : stored
+}
 
 /** Runs one check on only the artifacts it declares. Never throws: a crash becomes status 'error'. */
 export function runCheck(check: AnyCheck, artifacts: Artifacts): CheckResult {
@@ -24,6 +35,7 @@ export function runCheck(check: AnyCheck, artifacts: Artifacts): CheckResult {
     const outcome = check.run(input)
     return {
       ...base,
+      title: titleFor(check, outcome.status),
       severity: outcome.severity ?? check.severity,
       status: outcome.status,
       summary: outcome.summary,

@@ -231,7 +231,10 @@ export interface CheckMeta {
   /** Stable kebab-case id; never reused for another meaning. */
   id: string
   category: Category
+  /** What a passing check shows, e.g. "Session cookies are HttpOnly". */
   title: string
+  /** What a failing or warning check shows: the problem, e.g. "Session cookies are not HttpOnly". */
+  failTitle?: string
   /** What the check looks at. */
   description: string
   /** Why it matters. */

@@ -11,6 +11,7 @@ export const accessibility = defineCheck({
   id: 'accessibility',
   category: 'accessibility',
   title: 'No serious accessibility violations',
+  failTitle: 'Serious accessibility violations on the page',
   description: "Runs axe-core's default rules (WCAG 2.x A and AA and best practices) on the rendered page and reports the violations.",
   why:
     'Missing labels, unreadable contrast and keyboard traps lock out screen-reader, keyboard and low-vision users, and expose the site ' +

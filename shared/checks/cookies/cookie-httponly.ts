@@ -7,6 +7,7 @@ export const cookieHttpOnly = defineCheck({
   id: 'cookie-httponly',
   category: 'cookies',
   title: 'Session cookies are HttpOnly',
+  failTitle: 'Session cookies are not HttpOnly',
   description: 'Reads first-party cookies and flags session-like ones that JavaScript can read.',
   why: 'Any cross-site scripting bug can read a session cookie without HttpOnly and send it to an attacker, who then holds the session.',
   confirmation:

@@ -7,6 +7,7 @@ export const cookieSameSite = defineCheck({
   id: 'cookie-samesite',
   category: 'cookies',
   title: 'Cookies declare SameSite',
+  failTitle: 'Cookies do not declare SameSite',
   description: 'Reads the SameSite attribute of first-party cookies.',
   why:
     'SameSite=Lax or Strict stops browsers from sending the cookie on cross-site requests, a strong defence against cross-site request ' +

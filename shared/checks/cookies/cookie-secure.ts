@@ -8,6 +8,7 @@ export const cookieSecure = defineCheck({
   id: 'cookie-secure',
   category: 'cookies',
   title: 'Cookies are marked Secure',
+  failTitle: 'Cookies are not marked Secure',
   description:
     'Reads first-party cookies (Set-Cookie on the main response, and cookies the browser stored for the site or a parent domain) and ' +
     'their Secure attribute.',

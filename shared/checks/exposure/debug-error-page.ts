@@ -186,6 +186,7 @@ export const debugErrorPage = defineCheck({
   id: 'debug-error-page',
   category: 'exposure',
   title: 'No debug pages or stack traces are shown',
+  failTitle: 'A debug page or stack trace is shown',
   description:
     'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, and in every probed path.',
   why:

@@ -87,6 +87,7 @@ export const directoryListing = defineCheck({
   id: 'directory-listing',
   category: 'exposure',
   title: 'Directories are not listed',
+  failTitle: 'Directories are listed',
   description:
     'Looks for server-generated directory indexes (autoindex) in the main response and in every probed path, including common static ' +
     'directories such as /assets/, /static/ and /uploads/.',

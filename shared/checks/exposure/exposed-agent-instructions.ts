@@ -79,6 +79,7 @@ export const exposedAgentInstructions = defineCheck({
   id: 'exposed-agent-instructions',
   category: 'exposure',
   title: 'No coding-agent instruction files are served',
+  failTitle: 'Coding-agent instruction files are served',
   description: `Reads what the site returns for ${AGENT_INSTRUCTION_PROBES.join(', ')} and judges whether each is an agent instruction file.`,
   why:
     'Instruction files for coding agents describe the code base, its internal services, commands and conventions, and sometimes paste ' +

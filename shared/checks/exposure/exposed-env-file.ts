@@ -47,6 +47,7 @@ export const exposedEnvFile = defineCheck({
   id: 'exposed-env-file',
   category: 'exposure',
   title: 'No .env file is served',
+  failTitle: 'A .env file is served',
   description: `Reads what the site returns for ${ENV_PROBES.join(', ')} and judges whether each is a dotenv file.`,
   why:
     '.env files (and the .local, .production, .bak and .save copies next to them) hold database URLs, API keys and signing secrets; one' +

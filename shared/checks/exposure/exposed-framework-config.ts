@@ -144,6 +144,7 @@ export const exposedFrameworkConfig = defineCheck({
   id: 'exposed-framework-config',
   category: 'exposure',
   title: 'No build, deployment or WordPress config files are served',
+  failTitle: 'Build, deployment or WordPress config files are served',
   description: `Reads what the site returns for ${FRAMEWORK_CONFIG_PROBES.join(', ')} and judges whether each is that config file.`,
   why:
     'Build configs reveal internal hosts, rewrites to private services and environment values baked into the build; a docker-compose ' +

@@ -58,6 +58,7 @@ export const exposedGitConfig = defineCheck({
   id: 'exposed-git-config',
   category: 'exposure',
   title: 'No .git directory is served',
+  failTitle: 'The .git directory is served',
   description: `Reads what the site returns for ${GIT_PROBES.join(' and ')} and judges whether they are Git repository files.`,
   why: 'A served .git directory lets anyone rebuild the source code and its history, including secrets committed at any time.',
   confirmation:

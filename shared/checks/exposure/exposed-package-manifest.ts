@@ -126,6 +126,7 @@ export const exposedPackageManifest = defineCheck({
   id: 'exposed-package-manifest',
   category: 'exposure',
   title: 'No package manifests or npm config are served',
+  failTitle: 'Package manifests or npm config are served',
   description: `Reads what the site returns for ${MANIFEST_PROBES.join(', ')} and judges whether each is a package manifest or npm config.`,
   why:
     'A package manifest lists every dependency and version, so known vulnerabilities can be matched without probing; it also reveals ' +

@@ -123,6 +123,7 @@ export const exposedSourceMaps = defineCheck({
   id: 'exposed-source-maps',
   category: 'exposure',
   title: 'No source maps are served for the site\u2019s scripts',
+  failTitle: 'Source maps are served for the site\u2019s scripts',
   description:
     'Fetches the same-origin source maps that the page\u2019s scripts name (sourceMappingURL comment or SourceMap header) and judges ' +
     'whether each is a real source map.',

@@ -47,6 +47,7 @@ export const hsts = defineCheck({
   id: 'hsts',
   category: 'https',
   title: 'Strict-Transport-Security is set',
+  failTitle: 'Strict-Transport-Security is missing or weak',
   description: 'Reads the Strict-Transport-Security header of the final https response and its max-age.',
   why:
     'HSTS makes browsers use https for the site without first trying http, so an attacker on the network cannot downgrade the first ' +

@@ -17,6 +17,7 @@ export const httpsRedirect = defineCheck({
   id: 'https-redirect',
   category: 'https',
   title: 'http redirects to https',
+  failTitle: 'http does not redirect to https',
   description: 'Follows the http:// form of the site hop by hop and reads where it ends.',
   why:
     'Users and links still reach sites over http; without a redirect they stay on an unencrypted page that anyone on the network can ' +

@@ -11,6 +11,7 @@ export const mixedContent = defineCheck({
   id: 'mixed-content',
   category: 'https',
   title: 'No mixed content on the https page',
+  failTitle: 'Mixed content on the https page',
   description: 'Lists requests the browser made while loading the https page that went to http:// or ws:// URLs.',
   why:
     'A script, stylesheet, frame or API call over http lets anyone on the network take over the https page; images and media over http ' +

@@ -70,6 +70,7 @@ export const tlsCertificate = defineCheck({
   id: 'tls-certificate',
   category: 'https',
   title: 'The TLS certificate is valid and not about to expire',
+  failTitle: 'The TLS certificate is invalid or about to expire',
   description:
     'Reads the certificate the server presents for the final https URL: whether its chain verifies against the trust store for this ' +
     'host name, who issued it, and how many days it has left.',

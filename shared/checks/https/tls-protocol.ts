@@ -14,6 +14,7 @@ export const tlsProtocol = defineCheck({
   id: 'tls-protocol',
   category: 'https',
   title: 'TLS 1.2 or newer is negotiated',
+  failTitle: 'An outdated TLS version is negotiated',
   description: 'Reads the TLS protocol version negotiated with the server of the final https URL.',
   why:
     'SSL 3.0, TLS 1.0 and TLS 1.1 have known weaknesses (POODLE, BEAST, weak MACs) and are deprecated (RFC 8996); current browsers ' +

@@ -12,6 +12,7 @@ export const perfCaching = defineCheck({
   id: 'perf-caching',
   category: 'performance',
   title: 'Static assets carry caching headers',
+  failTitle: 'Static assets lack caching headers',
   description: 'Looks at Cache-Control and Expires on the scripts, stylesheets, fonts and images the site served while the page loaded.',
   why:
     'Without caching headers, browsers and CDNs fall back to guesses and revalidate or re-download assets on every visit; explicit ' +

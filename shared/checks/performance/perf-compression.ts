@@ -21,6 +21,7 @@ export const perfCompression = defineCheck({
   id: 'perf-compression',
   category: 'performance',
   title: 'Text responses are compressed',
+  failTitle: 'Text responses are not compressed',
   description:
     'Looks at the Content-Encoding of every text response (HTML, JavaScript, CSS, JSON, SVG, XML) the browser received from the site ' +
     'while loading the page.',

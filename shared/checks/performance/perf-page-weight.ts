@@ -12,6 +12,7 @@ export const perfPageWeight = defineCheck({
   id: 'perf-page-weight',
   category: 'performance',
   title: 'The page is not too heavy',
+  failTitle: 'The page is too heavy',
   description: 'Adds up the bytes transferred for the document and every resource the browser loaded (navigation and resource timings).',
   why:
     'Every megabyte costs seconds on a mobile connection and money on metered plans; heavy pages load slowly, drain batteries and rank ' +

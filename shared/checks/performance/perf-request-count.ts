@@ -12,6 +12,7 @@ export const perfRequestCount = defineCheck({
   id: 'perf-request-count',
   category: 'performance',
   title: 'The page makes a reasonable number of requests',
+  failTitle: 'The page makes too many requests',
   description: 'Counts the network requests the browser made while loading the page, by resource type.',
   why:
     "Each request costs a round trip, header bytes and a slot in the browser's queue; pages with hundreds of requests load slowly on " +

@@ -9,6 +9,7 @@ export const perfTiming = defineCheck({
   id: 'perf-timing',
   category: 'performance',
   title: 'The server answers and the page loads quickly',
+  failTitle: 'The server answers or the page loads slowly',
   description: 'Reads time to first byte, DOMContentLoaded and the load event from the navigation timing of the page.',
   why:
     'A slow first byte delays everything else on the page; a slow load event means images, scripts and styles keep users waiting and ' +

@@ -45,6 +45,7 @@ export const thirdPartyCookies = defineCheck({
   id: 'third-party-cookies',
   category: 'privacy',
   title: 'No third-party cookies before consent',
+  failTitle: 'Third-party cookies are set before consent',
   description:
     'Lists the cookies the browser stored while loading the page, before any interaction, whose domain belongs to another site, and ' +
     "analytics cookies set on the site's own domain.",

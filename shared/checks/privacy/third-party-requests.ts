@@ -10,6 +10,7 @@ export const thirdPartyRequests = defineCheck({
   id: 'third-party-requests',
   category: 'privacy',
   title: 'Third parties contacted before any interaction',
+  failTitle: 'Third parties are contacted before any interaction',
   description:
     "Groups the requests the browser made while loading the page by registrable domain and lists those that are not the site's own.",
   why:

@@ -11,6 +11,7 @@ export const jsSecrets = defineCheck({
   id: 'js-secrets',
   category: 'secrets',
   title: 'No secret keys in JavaScript',
+  failTitle: 'Secret keys in JavaScript',
   description:
     'Scans the external and inline scripts the page loaded for provider-specific secret formats: Stripe, AWS, GitHub, Slack, OpenAI, ' +
     'Anthropic and Supabase keys.',

@@ -9,6 +9,7 @@ export const corsCredentialedReflection = defineCheck({
   id: 'cors-credentialed-reflection',
   category: 'security',
   title: 'CORS does not let other sites read responses with credentials',
+  failTitle: 'CORS lets other sites read responses with credentials',
   description:
     'Sends a GET of the final URL with "Origin: https://appaudit-cors-probe.example", a site the target has never heard of, and reads' +
     ' Access-Control-Allow-Origin and Access-Control-Allow-Credentials in the answer.',

@@ -19,6 +19,7 @@ export const crossOriginIsolation = defineCheck({
   id: 'cross-origin-isolation',
   category: 'security',
   title: 'Cross-origin isolation headers (COOP, COEP, CORP)',
+  failTitle: 'Cross-origin isolation headers (COOP, COEP, CORP) are missing',
   description:
     'Reads Cross-Origin-Opener-Policy, Cross-Origin-Embedder-Policy and Cross-Origin-Resource-Policy (and their report-only forms) on' +
     ' the main response.',

@@ -22,6 +22,7 @@ export const csp = defineCheck({
   id: 'csp',
   category: 'security',
   title: 'Content-Security-Policy restricts scripts',
+  failTitle: 'Content-Security-Policy does not restrict scripts',
   description:
     'Reads the Content-Security-Policy response header and any <meta http-equiv="Content-Security-Policy"> in the page, and judges ' +
     'script-src (or default-src), object-src and base-uri.',

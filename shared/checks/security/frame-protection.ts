@@ -9,6 +9,7 @@ export const frameProtection = defineCheck({
   id: 'frame-protection',
   category: 'security',
   title: 'Framing by other sites is restricted',
+  failTitle: 'Other sites may frame the page',
   description: 'Reads Content-Security-Policy frame-ancestors and X-Frame-Options on the main response.',
   why: 'A page that any site can frame can be overlaid with decoys so users click buttons they cannot see (clickjacking).',
   confirmation:

@@ -156,6 +156,7 @@ export const permissionsPolicy = defineCheck({
   id: 'permissions-policy',
   category: 'security',
   title: 'Permissions-Policy limits powerful browser features',
+  failTitle: 'Permissions-Policy does not limit powerful browser features',
   description:
     'Reads the Permissions-Policy header of the main response (and the deprecated Feature-Policy), parsed as a Structured Fields ' +
     'dictionary the way browsers do.',

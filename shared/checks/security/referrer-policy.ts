@@ -37,6 +37,7 @@ export const referrerPolicy = defineCheck({
   id: 'referrer-policy',
   category: 'security',
   title: 'Referrer-Policy keeps URLs private',
+  failTitle: 'Referrer-Policy may leak URLs to other sites',
   description: 'Reads the Referrer-Policy header of the main response and <meta name="referrer"> in the page.',
   why: 'Full URLs sent as Referer to other sites can leak paths, search terms, reset tokens and other data in query strings.',
   confirmation:

@@ -86,6 +86,7 @@ export const subresourceIntegrity = defineCheck({
   id: 'subresource-integrity',
   category: 'security',
   title: 'Third-party scripts are pinned with Subresource Integrity',
+  failTitle: 'Third-party scripts are not pinned with Subresource Integrity',
   description:
     'Reads the <script src> elements of the rendered page and, for scripts served by another site, whether they carry an integrity ' +
     'attribute with a sha256, sha384 or sha512 hash.',

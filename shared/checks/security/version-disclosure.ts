@@ -27,6 +27,7 @@ export const versionDisclosure = defineCheck({
   id: 'version-disclosure',
   category: 'security',
   title: 'Server software versions are not announced',
+  failTitle: 'Server software versions are announced',
   description:
     'Reads Server, X-Powered-By, X-AspNet-Version, X-AspNetMvc-Version and X-Generator on the main response, and <meta ' +
     'name="generator"> in the page.',

@@ -364,6 +364,7 @@ export const vulnerableJsLibrary = defineCheck({
   id: 'vulnerable-js-library',
   category: 'security',
   title: 'No JavaScript libraries with known vulnerabilities',
+  failTitle: 'JavaScript libraries with known vulnerabilities',
   description:
     'Reads library names and versions from the license banners and version constants inside the scripts the page loaded (jQuery, ' +
     'jQuery UI, Lodash, Underscore, AngularJS, Bootstrap, Moment, Handlebars, DOMPurify, Vue 2) and matches them against a curated ' +

@@ -8,6 +8,7 @@ export const xContentTypeOptions = defineCheck({
   id: 'x-content-type-options',
   category: 'security',
   title: 'X-Content-Type-Options is nosniff',
+  failTitle: 'X-Content-Type-Options is not nosniff',
   description: 'Reads the X-Content-Type-Options header of the main response.',
   why:
     'Without nosniff, browsers may guess a response type from its content and run an uploaded or user-influenced file as a script or ' +

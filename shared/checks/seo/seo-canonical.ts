@@ -27,6 +27,7 @@ export const seoCanonical = defineCheck({
   id: 'seo-canonical',
   category: 'seo',
   title: 'The canonical URL is valid and on this site',
+  failTitle: 'The canonical URL is invalid or on another site',
   description: 'Reads <link rel="canonical"> in the rendered <head> and rel="canonical" in the Link header of the page\'s response.',
   why:
     'The canonical URL tells search engines which address to index. A broken one is ignored; one pointing at another origin (a staging ' +

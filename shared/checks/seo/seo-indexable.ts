@@ -39,6 +39,7 @@ export const seoIndexable = defineCheck({
   id: 'seo-indexable',
   category: 'seo',
   title: 'Search engines may index the page',
+  failTitle: 'Search engines may not index the page',
   description:
     'Reads <meta name="robots"> (and crawler-specific tags such as googlebot) in the rendered page, and the X-Robots-Tag header of the ' +
     "page's response.",

@@ -10,6 +10,7 @@ export const seoLang = defineCheck({
   id: 'seo-lang',
   category: 'seo',
   title: 'The page declares its language',
+  failTitle: 'The page does not declare its language',
   description: 'Reads the lang attribute of the <html> element of the rendered page.',
   why:
     'Search engines use the declared language to serve the page to the right audience; screen readers use it to pick the pronunciation,' +

@@ -8,6 +8,7 @@ export const seoMetaDescription = defineCheck({
   id: 'seo-meta-description',
   category: 'seo',
   title: 'The page has a meta description',
+  failTitle: 'The page has no meta description',
   description: 'Looks for <meta name="description" content="..."> in the rendered page.',
   why:
     'Search engines and link previews use the description as the snippet under the title; without one they pick arbitrary text from the' +

@@ -10,6 +10,7 @@ export const seoTitle = defineCheck({
   id: 'seo-title',
   category: 'seo',
   title: 'The page has a title',
+  failTitle: 'The page has no title',
   description: 'Reads the <title> of the rendered page (after JavaScript ran), as browsers and search engines see it.',
   why:
     'The title is the headline of the page in search results, browser tabs, bookmarks and link previews; a missing one leaves search ' +

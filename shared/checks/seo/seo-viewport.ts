@@ -8,6 +8,7 @@ export const seoViewport = defineCheck({
   id: 'seo-viewport',
   category: 'seo',
   title: 'The page sets a mobile viewport',
+  failTitle: 'The page sets no mobile viewport',
   description: 'Looks for <meta name="viewport"> with a width or initial-scale in the rendered page.',
   why:
     'Without a viewport, phones render the page at desktop width and zoom out, so text is tiny; search engines index the mobile version' +
