@@ -108,6 +108,14 @@ export const ConfigSchema = Type.Object({
     '',
     'Secret a scheduler sends as Authorization: Bearer ... to POST /api/cron/* (use 32+ random bytes). Empty: those routes answer 404; the embedded default runs the jobs on its own timer.',
   ),
+  SECRETS_KEY: Str(
+    '',
+    'Key that encrypts stored secrets (a connected repository\'s token) with AES-256-GCM: 32 random bytes in base64 (openssl rand -base64 32). Empty: connecting a repository is refused. See docs/repositories.md for rotation.',
+  ),
+  SECRETS_KEY_PREVIOUS: Str(
+    '',
+    'During a key rotation only: the previous SECRETS_KEY (or several, comma-separated), still accepted for decryption until `bun api/patches/rotate-secrets.ts` has re-encrypted every secret.',
+  ),
   LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
     default: 'info',
     description: 'Least severe log level printed.',
