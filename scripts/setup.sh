@@ -32,7 +32,8 @@ if [ ! -d "$ROOT/node_modules/@modelcontextprotocol/sdk" ] || [ "$ROOT/bun.lock"
   touch "$ROOT/node_modules"
 fi
 
-if [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
+# scripts/admin needs no browser (SETUP_WITHOUT_CHROMIUM=1).
+if [ -z "${SETUP_WITHOUT_CHROMIUM:-}" ] && [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing Debian's chromium" >&2
     apt-get update -qq </dev/null >&2

@@ -1,8 +1,7 @@
-// `bun run admin incident ...`: the incidents /api/status/active shows (api/status/). Dispatched from
-// server/admin.ts, with the same exit codes: 0 done, 1 it could not be done (no such incident, no
-// database), 2 a usage error, found before the database is opened.
+// `bun run admin incident ...`: the incidents /api/status/active shows (api/status/). Parsed and run for
+// server/admin.ts, with its exit codes: 0 done, 1 it could not be done (no such incident, no database),
+// 2 a usage error, found before the database is opened.
 import { parseArgs } from 'node:util'
-import { loadConfigOrExit } from '../shared/config.ts'
 import {
   type Incident,
   listIncidents,
@@ -13,7 +12,7 @@ import {
   type Severity,
   TITLE_MAX,
 } from '../shared/db/incidents.ts'
-import { type Database, openDatabase } from '../shared/db/index.ts'
+import type { Sql } from '../shared/db/index.ts'
 
 export const INCIDENT_USAGE = [
   `bun run admin incident open --title TITLE [--severity ${SEVERITIES.join('|')}] [--message TEXT]`,
@@ -69,50 +68,47 @@ function parse(argv: string[]): Parsed | string {
 const line = (i: Incident) =>
   [i.id, i.severity, i.startedAt.toISOString(), i.resolvedAt ? `resolved ${i.resolvedAt.toISOString()}` : 'open', i.title].join('\t')
 
-export async function incidentCommand(argv: string[], usage: string): Promise<number> {
+/** Where a command's lines go: the terminal, or the answer of the running service's admin channel. */
+export interface AdminIO {
+  out(line: string): void
+  err(line: string): void
+}
+
+export type IncidentCommand = Parsed
+
+/** The incident command line, or why it is not one (with the usage appended). */
+export function parseIncident(argv: string[], usage: string): IncidentCommand | { usage: string } {
   const parsed = parse(argv)
-  if (typeof parsed === 'string') {
-    console.error(`${parsed}\n${usage}`)
-    return 2
-  }
-  const config = loadConfigOrExit()
-  let db: Database
-  try {
-    db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR })
-  } catch (e) {
-    console.error(`cannot open the database: ${(e as Error).message}`)
-    return 1
-  }
-  try {
-    switch (parsed.kind) {
-      case 'open': {
-        const incident = await openIncident(db.sql, parsed)
-        console.error(`incident opened (${incident.severity}); /api/status/active shows it until it is resolved:`)
-        console.log(incident.id)
-        return 0
-      }
-      case 'resolve': {
-        const r = await resolveIncident(db.sql, parsed.id)
-        if (r.kind === 'unknown') {
-          console.error(`no incident ${parsed.id}`)
-          return 1
-        }
-        // Resolving twice is not an error: a script that retries gets the state it asked for.
-        console.error(
-          r.kind === 'resolved'
-            ? `incident ${parsed.id} resolved`
-            : `incident ${parsed.id} was already resolved at ${r.incident.resolvedAt?.toISOString()}`,
-        )
-        return 0
-      }
-      case 'list': {
-        const rows = await listIncidents(db.sql, { all: parsed.all, limit: LIST_LIMIT })
-        for (const i of rows) console.log(line(i))
-        if (!rows.length) console.error(parsed.all ? 'no incidents' : 'no unresolved incidents')
-        return 0
-      }
+  return typeof parsed === 'string' ? { usage: `${parsed}\n${usage}` } : parsed
+}
+
+export async function runIncident(parsed: IncidentCommand, sql: Sql, io: AdminIO): Promise<number> {
+  switch (parsed.kind) {
+    case 'open': {
+      const incident = await openIncident(sql, parsed)
+      io.err(`incident opened (${incident.severity}); /api/status/active shows it until it is resolved:`)
+      io.out(incident.id)
+      return 0
     }
-  } finally {
-    await db.close()
+    case 'resolve': {
+      const r = await resolveIncident(sql, parsed.id)
+      if (r.kind === 'unknown') {
+        io.err(`no incident ${parsed.id}`)
+        return 1
+      }
+      // Resolving twice is not an error: a script that retries gets the state it asked for.
+      io.err(
+        r.kind === 'resolved'
+          ? `incident ${parsed.id} resolved`
+          : `incident ${parsed.id} was already resolved at ${r.incident.resolvedAt?.toISOString()}`,
+      )
+      return 0
+    }
+    case 'list': {
+      const rows = await listIncidents(sql, { all: parsed.all, limit: LIST_LIMIT })
+      for (const i of rows) io.out(line(i))
+      if (!rows.length) io.err(parsed.all ? 'no incidents' : 'no unresolved incidents')
+      return 0
+    }
   }
 }

@@ -10,7 +10,10 @@ import { rememberPeer } from '../api/http/client-ip.ts'
 import { unroutable } from '../api/http/host.ts'
 import { createViewerSockets, type ViewerSocketData } from '../api/viewer/service.ts'
 import { createServices, type Services } from '../api/services.ts'
-import { localSignInPassword } from './local-secrets.ts'
+import { answerArgv } from './admin.ts'
+import { type AdminChannel, serveAdminChannel } from './admin-channel.ts'
+import { holdDataDir } from './data-dir-lock.ts'
+import { keepLocalKey, linkLocalUser, localApiKey, localSignInPassword } from './local-secrets.ts'
 
 export interface Running {
   services: Services
@@ -19,16 +22,39 @@ export interface Running {
   port: number | null
   /** The embedded default's local identity provider and its development user, when one was started. */
   localSignIn: { issuer: string; user: string; password: string; passwordFile: string | null } | null
+  /** The embedded default's local API key (kept in DATA_DIR/local-api-key), which the local sign-in user's account owns. */
+  localKey: { plaintext: string; path: string; isNew: boolean } | null
+  /** The embedded default's admin channel (DATA_DIR/admin.sock), when it listens. */
+  adminSocket: string | null
   stop(): Promise<void>
 }
 
+/** DATA_DIR is held by another process (an admin command, or another service): start-up stops, and says so. */
+export class DataDirInUse extends Error {}
+
 export async function boot(config: Config, log: Logger): Promise<Running> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log })
+  const embeddedDb = !config.DATABASE_URL
+  // The embedded database has one user: hold DATA_DIR before opening it, so an admin command or a second
+  // service never writes a database this one does not see.
+  let releaseDataDir = () => {}
+  if (embeddedDb) {
+    const held = holdDataDir(config.DATA_DIR, 'service')
+    if (!held.ok) throw new DataDirInUse(held.message)
+    releaseDataDir = held.release
+  }
+  let db: Awaited<ReturnType<typeof openDatabase>>
   let infra: Infra
+  try {
+    db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, log })
+  } catch (e) {
+    releaseDataDir()
+    throw e
+  }
   try {
     infra = await openInfra(config, log)
   } catch (e) {
     await db.close()
+    releaseDataDir()
     throw e
   }
   const services = createServices(config, db, infra, log)
@@ -36,52 +62,90 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
 
   let server: Bun.Server<ViewerSocketData> | null = null
   let localSignIn: Running['localSignIn'] = null
-  if (config.ROLE !== 'crawler') {
-    const appOptions: AppOptions = {}
-    // The embedded default signs people in at a real local OpenID provider; deployments with a
-    // database of their own name their provider in OIDC_ISSUER (or have no sign-in).
-    if (!config.OIDC_ISSUER && !config.DATABASE_URL) {
-      const { startEmbeddedSignIn } = await import('../api/signin/local-idp.ts')
-      // The development user's password stays the same across restarts (saved under DATA_DIR).
-      const saved = localSignInPassword(config.DATA_DIR, config.LOCAL_IDP_PASSWORD)
-      const embedded = await startEmbeddedSignIn({ ...config, LOCAL_IDP_PASSWORD: saved.password })
-      stops.push(() => embedded.idp.stop())
-      appOptions.oidc = embedded.oidc
-      localSignIn = { issuer: embedded.idp.issuer, user: embedded.user, password: embedded.password, passwordFile: saved.path }
-    }
-    const app = createApp(services, appOptions)
-    // No scheduler calls /api/cron/* in the embedded default: it runs those jobs itself, every 5 minutes.
-    if (!config.DATABASE_URL) {
-      const { startCronSchedule } = await import('../api/cron/service.ts')
-      const cron = startCronSchedule(services)
-      stops.push(() => cron.stop())
-    }
-    // Live-viewer sockets are upgraded here: Elysia's .ws() works only with app.listen.
-    const viewer = createViewerSockets({ config, pubsub: infra.pubsub, kv: infra.kv, log })
-    server = Bun.serve({
-      hostname: config.HOST,
-      port: config.PORT,
-      fetch: (req, srv) => {
-        if (!URL.canParse(req.url)) return unroutable()
-        rememberPeer(req, srv.requestIP(req)?.address)
-        const ws = viewer.upgrade(req, srv)
-        return ws === 'upgraded' ? undefined : (ws ?? app.handle(req))
-      },
-      websocket: viewer.websocket,
-      idleTimeout: 120,
-      // Never Bun's development error page (paths, stack, source lines): an error that escapes the app and
-      // the viewer is logged and answered with a bare 500.
-      development: false,
-      error: (e) => deliberateError('UNKNOWN', e, null, log),
-    })
-    stops.push(async () => server?.stop(true))
+  let localKey: Running['localKey'] = null
+  let admin: AdminChannel | null = null
+  // Stop taking work first (admin channel, api, then workers hand back jobs), then close the stores and
+  // let go of DATA_DIR. Also run when a step of start-up fails, so nothing is left half started.
+  async function stop() {
+    for (const s of stops) await s().catch((e) => log.warn('stop step failed', { error: (e as Error).message }))
+    await infra.close().catch(() => {})
+    await db.close().catch(() => {})
+    releaseDataDir()
   }
+  try {
+    if (embeddedDb) {
+      // The local key, the same at every start until it is revoked or regenerated (then the new one is kept).
+      localKey = await localApiKey(db.sql, config.DATA_DIR)
+      // Admin commands are run here, on the database this process holds (server/admin-channel.ts).
+      try {
+        admin = await serveAdminChannel(config.DATA_DIR, (argv) => answerArgv(argv, db.sql), log)
+        stops.push(() => admin!.stop())
+      } catch (e) {
+        log.warn('admin channel not started; admin commands are refused while this service runs', { error: (e as Error).message })
+      }
+    }
+    if (config.ROLE !== 'crawler') {
+      const appOptions: AppOptions = {}
+      // A local key regenerated in settings replaces the one kept in DATA_DIR, so the next start uses it.
+      if (embeddedDb) appOptions.keepLocalKey = (key) => keepLocalKey(config.DATA_DIR, key)
+      // The embedded default signs people in at a real local OpenID provider; deployments with a
+      // database of their own name their provider in OIDC_ISSUER (or have no sign-in).
+      if (!config.OIDC_ISSUER && !config.DATABASE_URL) {
+        const { startEmbeddedSignIn, LOCAL_IDENTITY_ISSUER, localSubject } = await import('../api/signin/local-idp.ts')
+        // The development user's password stays the same across restarts (saved under DATA_DIR).
+        const saved = localSignInPassword(config.DATA_DIR, config.LOCAL_IDP_PASSWORD)
+        const embedded = await startEmbeddedSignIn({ ...config, LOCAL_IDP_PASSWORD: saved.password })
+        stops.push(() => embedded.idp.stop())
+        appOptions.oidc = embedded.oidc
+        localSignIn = { issuer: embedded.idp.issuer, user: embedded.user, password: embedded.password, passwordFile: saved.path }
+        // One local identity: the sign-in user belongs to the local account, the one the local key is of, so
+        // what an MCP client scans with the key shows on the dashboard.
+        const linked = await linkLocalUser(db.sql, {
+          issuer: LOCAL_IDENTITY_ISSUER,
+          subject: localSubject(embedded.user),
+          email: embedded.user,
+        })
+        if (linked.previousAccountId) {
+          log.info('local sign-in user moved to the local account', { from: linked.previousAccountId, to: linked.accountId })
+        }
+      }
+      const app = createApp(services, appOptions)
+      // No scheduler calls /api/cron/* in the embedded default: it runs those jobs itself, every 5 minutes.
+      if (!config.DATABASE_URL) {
+        const { startCronSchedule } = await import('../api/cron/service.ts')
+        const cron = startCronSchedule(services)
+        stops.push(() => cron.stop())
+      }
+      // Live-viewer sockets are upgraded here: Elysia's .ws() works only with app.listen.
+      const viewer = createViewerSockets({ config, pubsub: infra.pubsub, kv: infra.kv, log })
+      server = Bun.serve({
+        hostname: config.HOST,
+        port: config.PORT,
+        fetch: (req, srv) => {
+          if (!URL.canParse(req.url)) return unroutable()
+          rememberPeer(req, srv.requestIP(req)?.address)
+          const ws = viewer.upgrade(req, srv)
+          return ws === 'upgraded' ? undefined : (ws ?? app.handle(req))
+        },
+        websocket: viewer.websocket,
+        idleTimeout: 120,
+        // Never Bun's development error page (paths, stack, source lines): an error that escapes the app and
+        // the viewer is logged and answered with a bare 500.
+        development: false,
+        error: (e) => deliberateError('UNKNOWN', e, null, log),
+      })
+      stops.push(async () => server?.stop(true))
+    }
 
-  if (config.ROLE !== 'api') {
-    // Browsers live only in the crawler: loaded here, never by the api role.
-    const { startCrawler } = await import('../crawler/start.ts')
-    const crawler = await startCrawler({ config, db, infra, log })
-    stops.push(() => crawler.stop())
+    if (config.ROLE !== 'api') {
+      // Browsers live only in the crawler: loaded here, never by the api role.
+      const { startCrawler } = await import('../crawler/start.ts')
+      const crawler = await startCrawler({ config, db, infra, log })
+      stops.push(() => crawler.stop())
+    }
+  } catch (e) {
+    await stop()
+    throw e
   }
 
   return {
@@ -89,11 +153,8 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
     url: server ? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${server.port}` : null,
     port: server?.port ?? null,
     localSignIn,
-    async stop() {
-      // Stop taking work first (api, then workers hand back jobs), then close the stores.
-      for (const s of stops) await s().catch((e) => log.warn('stop step failed', { error: (e as Error).message }))
-      await infra.close().catch(() => {})
-      await db.close().catch(() => {})
-    },
+    localKey,
+    adminSocket: admin?.path ?? null,
+    stop,
   }
 }

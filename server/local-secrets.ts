@@ -1,12 +1,15 @@
-// The embedded default's local secrets, kept under DATA_DIR so that they survive restarts: the local API key
-// (the same key at every start until it is revoked or regenerated in settings, so MCP clients configured
-// with it keep working) and the local sign-in password (unless LOCAL_IDP_PASSWORD sets one). Each file is
-// readable by its owner only. Only a hash of the key is in the database; the file is the one plaintext copy.
+// The embedded default's local identity and secrets, kept under DATA_DIR so that they survive restarts: one
+// local account that both the local API key and the local sign-in user belong to (what an MCP client scans
+// with the key shows on the dashboard), the key itself (the same at every start until it is revoked; when it
+// is regenerated in settings the new one is kept in its place, so MCP clients configured with it keep
+// working) and the local sign-in password (unless LOCAL_IDP_PASSWORD sets one). Each file is readable by its
+// owner only. Only a hash of the key is in the database; the file is the one plaintext copy.
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { findPrincipalByApiKey, issueLocalStartKey } from '../shared/db/accounts.ts'
+import { findPrincipalByApiKey, issueLocalStartKey, LOCAL_KEY_LABEL, localAccountId } from '../shared/db/accounts.ts'
 import type { Sql } from '../shared/db/index.ts'
+import { linkUser } from '../shared/db/users.ts'
 
 export const LOCAL_KEY_FILE = 'local-api-key'
 export const LOCAL_PASSWORD_FILE = 'local-signin-password'
@@ -29,7 +32,9 @@ export async function localApiKey(sql: Sql, dataDir: string): Promise<{ plaintex
   mkdirSync(dataDir, { recursive: true })
   const path = join(dataDir, LOCAL_KEY_FILE)
   const saved = readSecret(path)
-  if (saved && (await findPrincipalByApiKey(sql, saved))) return { plaintext: saved, path, isNew: false }
+  const accountId = await localAccountId(sql)
+  // Only a live key of the local account counts: a file holding another account's key is replaced.
+  if (saved && (await findPrincipalByApiKey(sql, saved))?.account.id === accountId) return { plaintext: saved, path, isNew: false }
   const key = await issueLocalStartKey(sql)
   writeSecret(path, key.plaintext)
   return { plaintext: key.plaintext, path, isNew: true }
@@ -45,4 +50,26 @@ export function localSignInPassword(dataDir: string, configured: string): { pass
   const password = randomBytes(12).toString('base64url')
   writeSecret(path, password)
   return { password, path }
+}
+
+/** Keeps a regenerated local key in place of the old one (settings → Regenerate), so the next start uses it; returns where. */
+export function keepLocalKey(dataDir: string, key: { plaintext: string; label: string }): string | null {
+  if (key.label !== LOCAL_KEY_LABEL) return null
+  mkdirSync(dataDir, { recursive: true })
+  const path = join(dataDir, LOCAL_KEY_FILE)
+  writeSecret(path, key.plaintext)
+  return path
+}
+
+/**
+ * Makes the local sign-in user (issuer and subject as the local provider reports them) a user of the local
+ * account. A user that an earlier version gave an account of its own is moved; that account's id is returned.
+ */
+export async function linkLocalUser(
+  sql: Sql,
+  identity: { issuer: string; subject: string; email: string },
+): Promise<{ accountId: string; previousAccountId: string | null }> {
+  const accountId = await localAccountId(sql)
+  const { previousAccountId } = await linkUser(sql, { ...identity, name: 'Local developer' }, accountId)
+  return { accountId, previousAccountId }
 }

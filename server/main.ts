@@ -2,12 +2,19 @@
 // PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
 import { loadConfigOrExit } from '../shared/config.ts'
 import { createLogger } from '../shared/log.ts'
-import { boot } from './boot.ts'
-import { localApiKey } from './local-secrets.ts'
+import { boot, DataDirInUse, type Running } from './boot.ts'
 
 const config = loadConfigOrExit()
 const log = createLogger(config.LOG_LEVEL, { role: config.ROLE })
-const running = await boot(config, log)
+let running: Running
+try {
+  running = await boot(config, log)
+} catch (e) {
+  // Another process holds the embedded database: say which, and what to do, rather than a stack.
+  if (!(e instanceof DataDirInUse)) throw e
+  console.error(`App Audit cannot start: ${e.message}`)
+  process.exit(1)
+}
 
 if (running.url) {
   // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
@@ -17,9 +24,9 @@ if (running.url) {
   // supervisor) the banner says where they are instead.
   const show = process.stdout.isTTY === true
   const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
-  if (!config.DATABASE_URL) {
+  if (running.localKey) {
     // Embedded default: the local user's key, the same at every start until it is revoked or regenerated.
-    const key = await localApiKey(running.services.db.sql, config.DATA_DIR)
+    const key = running.localKey
     const shown = show ? key.plaintext : `$(cat ${key.path})`
     lines.push(
       show ? `  API key:      ${key.plaintext}` : `  API key:      in ${key.path} (readable by its owner only)`,

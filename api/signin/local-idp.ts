@@ -50,6 +50,9 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(truncated ? '' : text)
 }
 
+/** The subject the local provider gives its development user: derived from the sign-in name, the same at every start. */
+export const localSubject = (user: string) => `dev-${Buffer.from(user).toString('hex').slice(0, 24)}`
+
 export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end()
   const server = createServer((req, res) => handle(req, res))
@@ -59,7 +62,7 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   })
   const port = (server.address() as { port: number }).port
   const issuer = `http://127.0.0.1:${port}`
-  const subject = `dev-${Buffer.from(opts.user).toString('hex').slice(0, 24)}`
+  const subject = localSubject(opts.user)
 
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') }

@@ -45,15 +45,45 @@ export async function createApiKey(
   return { id, plaintext: secret.plaintext, displayPrefix: secret.displayPrefix }
 }
 
+/** The embedded default's one local account: the key printed at start and the local sign-in user share it. */
+export const LOCAL_ACCOUNT_NAME = 'local'
+/** The label of the local account's key kept under DATA_DIR. */
+export const LOCAL_KEY_LABEL = 'local-start'
+
+/** The local account (created on first start, scale plan). Concurrent first calls end with one account. */
+export async function localAccountId(sql: Sql): Promise<string> {
+  return (await sql.begin(async (tx) => {
+    // One start at a time decides, so two processes on one database never make two local accounts.
+    await tx`SELECT pg_advisory_xact_lock(hashtext('appaudit:local-account'))`
+    const [local] = await tx<{ id: string }[]>`SELECT id FROM accounts WHERE name = ${LOCAL_ACCOUNT_NAME} ORDER BY created_at LIMIT 1`
+    return local?.id ?? (await createAccount(tx as unknown as Sql, 'scale', LOCAL_ACCOUNT_NAME)).id
+  })) as string
+}
+
 /**
- * The embedded default's key for the local user: the 'local' account (created on first start, scale plan)
- * gets a new 'local-start' key and its earlier ones are revoked. The plaintext is returned once, never stored.
+ * A new key for the local account, its earlier local keys revoked. The plaintext is returned once, never stored.
  */
 export async function issueLocalStartKey(sql: Sql): Promise<{ id: string; plaintext: string; displayPrefix: string }> {
-  const [local] = await sql<{ id: string }[]>`SELECT id FROM accounts WHERE name = 'local' ORDER BY created_at LIMIT 1`
-  const accountId = local?.id ?? (await createAccount(sql, 'scale', 'local')).id
-  await sql`UPDATE api_keys SET revoked_at = now() WHERE account_id = ${accountId} AND label = 'local-start' AND revoked_at IS NULL`
-  return createApiKey(sql, accountId, 'local-start')
+  const accountId = await localAccountId(sql)
+  await sql`UPDATE api_keys SET revoked_at = now() WHERE account_id = ${accountId} AND label = ${LOCAL_KEY_LABEL} AND revoked_at IS NULL`
+  return createApiKey(sql, accountId, LOCAL_KEY_LABEL)
+}
+
+/**
+ * Replaces a key of the account by a new one with the same label (the old one stops working at once);
+ * null when the account has no such live key.
+ */
+export async function regenerateApiKey(
+  sql: Sql,
+  accountId: string,
+  keyId: string,
+): Promise<{ id: string; plaintext: string; displayPrefix: string; label: string } | null> {
+  return (await sql.begin(async (tx) => {
+    const [old] = await tx<{ label: string }[]>`
+      UPDATE api_keys SET revoked_at = now() WHERE id = ${keyId} AND account_id = ${accountId} AND revoked_at IS NULL RETURNING label`
+    if (!old) return null
+    return { ...(await createApiKey(tx as unknown as Sql, accountId, old.label)), label: old.label }
+  })) as { id: string; plaintext: string; displayPrefix: string; label: string } | null
 }
 
 export async function findPrincipalByApiKey(sql: Sql, plaintext: string): Promise<Principal | null> {

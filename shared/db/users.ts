@@ -45,6 +45,26 @@ export async function upsertUser(sql: Sql, claims: { issuer: string; subject: st
   }) as Promise<User>
 }
 
+/**
+ * Records a provider subject as a user of the given account, whatever account it had before: the embedded
+ * default's local user belongs to the local account, so what its key scans shows on its dashboard.
+ */
+export async function linkUser(
+  sql: Sql,
+  claims: { issuer: string; subject: string; email: string; name: string },
+  accountId: string,
+): Promise<{ user: User; previousAccountId: string | null }> {
+  const [before] = await sql<{ account_id: string }[]>`
+    SELECT account_id FROM users WHERE issuer = ${claims.issuer} AND subject = ${claims.subject}`
+  const [row] = await sql<UserRow[]>`
+    INSERT INTO users (id, account_id, issuer, subject, email, name)
+    VALUES (${newId('usr')}, ${accountId}, ${claims.issuer}, ${claims.subject}, ${claims.email}, ${claims.name})
+    ON CONFLICT (issuer, subject) DO UPDATE SET account_id = EXCLUDED.account_id
+    RETURNING *`
+  const previous = before && before.account_id !== accountId ? before.account_id : null
+  return { user: toUser(row!), previousAccountId: previous }
+}
+
 export interface SignInSession {
   id: string
   user: User

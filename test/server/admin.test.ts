@@ -1,18 +1,19 @@
 // The operator command and the start command, as real processes.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { findPrincipalByApiKey } from '../../shared/db/accounts.ts'
 import { openDatabase } from '../../shared/db/index.ts'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
 import { freshDatabase } from '../harness/service.ts'
+import { cleanup, seededDataDir } from '../harness/embedded-process.ts'
 import { within } from '../harness/wait.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const cleanups: Array<() => Promise<void> | void> = []
 afterAll(async () => {
   for (const c of cleanups) await c()
+  await cleanup()
 })
 
 async function run(args: string[], env: Record<string, string>) {
@@ -66,14 +67,15 @@ describe('bun run start (embedded default)', () => {
       env: { ...process.env, PORT: '0', DATA_DIR: dir, ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
       stdout: 'pipe',
       stderr: 'ignore',
-      timeout: 90_000,
+      timeout: 300_000,
     })
     cleanups.push(() => void p.kill('SIGKILL'))
     const reader = p.stdout.getReader()
     let text = ''
     const t0 = Date.now()
-    while (!/password:.*\n/.test(text) && Date.now() - t0 < 30_000) {
-      const { value, done } = await within(reader.read(), Math.max(1, 30_000 - (Date.now() - t0)), 'start-up output')
+    // A first PGlite start takes seconds, far more on a busy machine: a generous but finite wait.
+    while (!/password:.*\n/.test(text) && Date.now() - t0 < 150_000) {
+      const { value, done } = await within(reader.read(), Math.max(1, 150_000 - (Date.now() - t0)), 'start-up output')
       if (done) break
       text += new TextDecoder().decode(value)
     }
@@ -89,8 +91,8 @@ describe('bun run start (embedded default)', () => {
     })
 
   test('prints where the local key and password are (never the secrets themselves when stdout is not a terminal), and stops on SIGTERM', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'appaudit-start-'))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    // A copy of a new, migrated database (the harness makes one once), so start-up is quick.
+    const dir = await seededDataDir()
     const first = await start(dir)
     expect(first.base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     const keyFile = join(dir, 'local-api-key')
@@ -111,7 +113,7 @@ describe('bun run start (embedded default)', () => {
     expect((await initialize(second.base!, key)).status).toBe(200)
     second.p.kill('SIGTERM')
     expect(await within(second.p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
-  })
+  }, 300_000)
 
   test('a bad configuration stops start-up with every bad field listed', async () => {
     const p = Bun.spawn(['bun', 'run', 'start'], {

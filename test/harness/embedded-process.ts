@@ -1,0 +1,153 @@
+// The embedded default as a person runs it: a real `bun run start` process (PGlite under a DATA_DIR of the
+// test's, in-process queue, crawler workers) on a known free port with BASE_URL set to it, its local
+// sign-in user set to the harness's development user, its banner read from stdout (a pipe, so the banner
+// names files instead of printing secrets). Every wait is bounded; every child is killed when the file ends.
+import { createHash } from 'node:crypto'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../../shared/db/index.ts'
+import { DEV_PASSWORD, DEV_USER, freePort } from './signin.ts'
+import { within } from './wait.ts'
+
+export const ROOT = join(import.meta.dir, '..', '..')
+
+const children = new Set<Bun.Subprocess>()
+const START_MS = 150_000
+const dirs: string[] = []
+
+export interface EmbeddedProcess {
+  p: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
+  base: string
+  banner: string
+  dataDir: string
+  /** The key in DATA_DIR/local-api-key now. */
+  fileKey(): string
+  /** SIGTERM, and the exit code (bounded). */
+  stop(): Promise<number>
+}
+
+/** A temporary DATA_DIR, removed when the file's tests end (cleanup()). */
+export function tempDataDir(name = 'appaudit-embedded-'): string {
+  const dir = mkdtempSync(join(tmpdir(), name))
+  dirs.push(dir)
+  return dir
+}
+
+/**
+ * A PGlite database made once with every migration, in the temporary directory and named by the migrations'
+ * hash: a first PGlite start takes seconds (minutes on a busy machine), a copy's start a fraction of one.
+ */
+async function pgliteTemplate(): Promise<string> {
+  const migrations = join(ROOT, 'shared', 'db', 'migrations')
+  const hash = createHash('sha256')
+  for (const f of readdirSync(migrations).sort()) hash.update(f).update(readFileSync(join(migrations, f)))
+  const dir = join(tmpdir(), `appaudit-pglite-template-${hash.digest('hex').slice(0, 16)}`)
+  if (existsSync(join(dir, 'pglite'))) return dir
+  const building = mkdtempSync(join(tmpdir(), 'appaudit-pglite-building-'))
+  const db = await openDatabase({ databaseUrl: '', dataDir: building })
+  await db.close()
+  try {
+    renameSync(building, dir)
+  } catch {
+    // Another test file made it meanwhile.
+    rmSync(building, { recursive: true, force: true })
+  }
+  return dir
+}
+
+/** A temporary DATA_DIR holding a copy of a new, migrated database (and nothing else). */
+export async function seededDataDir(): Promise<string> {
+  const dir = tempDataDir()
+  cpSync(join(await pgliteTemplate(), 'pglite'), join(dir, 'pglite'), { recursive: true })
+  return dir
+}
+
+export const embeddedEnv = (dataDir: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  ...(process.env as Record<string, string>),
+  DATA_DIR: dataDir,
+  DATABASE_URL: '',
+  REDIS_URL: '',
+  ALLOW_PRIVATE_TARGETS: 'true',
+  LOG_LEVEL: 'warn',
+  LOCAL_IDP_USER: DEV_USER,
+  LOCAL_IDP_PASSWORD: DEV_PASSWORD,
+  ...extra,
+})
+
+/** Starts the service; resolves once its banner is complete (it listens by then). */
+export async function startEmbedded(dataDir: string, extra: Record<string, string> = {}): Promise<EmbeddedProcess> {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const p = Bun.spawn(['bun', 'server/main.ts'], {
+    cwd: ROOT,
+    env: embeddedEnv(dataDir, { PORT: String(port), BASE_URL: base, ...extra }),
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    timeout: 600_000,
+  })
+  children.add(p)
+  const errText = new Response(p.stderr).text()
+  const reader = p.stdout.getReader()
+  let banner = ''
+  const t0 = Date.now()
+  try {
+    // PGlite's first start takes seconds, far more on a busy machine: a generous but finite wait.
+    while (!/password:.*\n/.test(banner) && Date.now() - t0 < START_MS) {
+      const { value, done } = await within(reader.read(), Math.max(1, START_MS - (Date.now() - t0)), 'the start-up banner')
+      if (done) break
+      banner += new TextDecoder().decode(value)
+    }
+  } catch (e) {
+    p.kill('SIGKILL')
+    throw e
+  } finally {
+    reader.releaseLock()
+  }
+  if (!/password:.*\n/.test(banner)) {
+    p.kill('SIGKILL')
+    throw new Error(`the service did not start: ${banner}\n${await within(errText, 5_000, 'stderr').catch(() => '')}`)
+  }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  void (async () => {
+    const rest = p.stdout.getReader()
+    for (let chunk = await rest.read(); !chunk.done; chunk = await rest.read()) {}
+  })().catch(() => {})
+  return {
+    p,
+    base,
+    banner,
+    dataDir,
+    fileKey: () => readFileSync(join(dataDir, 'local-api-key'), 'utf8').trim(),
+    async stop() {
+      p.kill('SIGTERM')
+      const code = await within(p.exited, 90_000, 'exit after SIGTERM')
+      children.delete(p)
+      return code
+    },
+  }
+}
+
+/** A command of the project as a real process, with its output (bounded by Bun's timeout). */
+export async function runCommand(cmd: string[], env: Record<string, string>) {
+  const p = Bun.spawn(cmd, { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', timeout: 240_000 })
+  children.add(p)
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+  children.delete(p)
+  return { out, err, code }
+}
+
+/** `bun run admin ...` against an embedded DATA_DIR. */
+export const admin = (dataDir: string, args: string[], extra: Record<string, string> = {}) =>
+  runCommand(['bun', 'server/admin.ts', ...args], embeddedEnv(dataDir, extra))
+
+/** For afterAll: kills what is still running and removes the data directories. */
+export async function cleanup(): Promise<void> {
+  for (const p of children) {
+    p.kill('SIGKILL')
+    await within(p.exited, 10_000, 'exit after SIGKILL').catch(() => {})
+  }
+  children.clear()
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+}
