@@ -1,5 +1,7 @@
 // The MCP server: tools/list and tools/call over the tool registry. Tool errors become isError results
-// with a JSON payload; only an unknown tool is a JSON-RPC error (-32602), as the MCP spec asks.
+// with a JSON payload; only an unknown tool is a JSON-RPC error (-32602), as the MCP spec asks. A result is
+// the same JSON twice: structuredContent (checked by clients against the tool's outputSchema) and
+// content[0].text for clients older than MCP 2025-06-18.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
@@ -16,15 +18,19 @@ import pkg from '../../package.json' with { type: 'json' }
 import type { Principal } from '../../shared/db/accounts.ts'
 import { AppError, isAppError } from '../../shared/errors.ts'
 import type { Services } from '../services.ts'
+import { registerReportApp } from './app/index.ts'
 import { planIncludes } from './tools/plans.ts'
+import { unknownToolMessage } from './tools/names.ts'
 import { findTool, TOOLS } from './tools/registry.ts'
+import { findSchemelessUrl } from './tools/schemas.ts'
 import type { Tool } from './tools/types.ts'
 
 const SERVER_INFO = { name: 'appaudit', title: 'App Audit', version: pkg.version }
 
 const INSTRUCTIONS =
   'Audits web apps. scan_app scans one page and returns a report (score, checks with evidence, advice). ' +
-  'Every tool returns its JSON payload as a string in content[0].text. Errors are results with isError: true ' +
+  'Every tool returns its JSON payload as structuredContent (matching its outputSchema) and as a string in ' +
+  'content[0].text. Errors are results with isError: true ' +
   'and a payload {error: {code, message}}.'
 
 /** tools/list is the same for every caller: computed once, as plain JSON (TypeBox's symbols dropped). */
@@ -34,7 +40,9 @@ const TOOL_LIST = {
     title: t.annotations.title,
     description: t.plan === 'free' ? t.description : `${t.description} (${t.plan === 'launch' ? 'Launch and Scale' : 'Scale'} plans.)`,
     inputSchema: JSON.parse(JSON.stringify(t.input)),
+    outputSchema: JSON.parse(JSON.stringify(t.output)),
     annotations: t.annotations,
+    ...(t.meta ? { _meta: t.meta } : {}),
   })),
 }
 
@@ -42,16 +50,38 @@ const TOOL_LIST = {
 export const TOOL_LIST_JSON = JSON.stringify(TOOL_LIST)
 
 export const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] })
+/** An error carries no structuredContent: clients validate it against the outputSchema, which describes success. */
 const toolError = (e: AppError): CallToolResult => ({ ...json(e.toJSON()), isError: true })
+
+/** A successful result. structuredContent is parsed back from the text, so the two are the same JSON (dates as strings). */
+function structured(value: unknown): CallToolResult {
+  const text = JSON.stringify(value)
+  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
+}
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 /** A JSON-RPC error as the spec words it. (McpError prefixes its message with "MCP error <code>:".) */
 const protocolError = (code: ErrorCode, message: string) => Object.assign(new Error(message), { code })
 
-export function validationErrors(tool: Tool, args: unknown) {
-  return [...Value.Errors(tool.input, args)].slice(0, 20).map((e) => ({ path: e.path || '/', message: e.message }))
+/** The allowed values when `schema` is a union of literals (an enum), else null. */
+function literalValues(schema: unknown): unknown[] | null {
+  const anyOf = (schema as { anyOf?: unknown[] } | undefined)?.anyOf
+  if (!Array.isArray(anyOf) || anyOf.length === 0) return null
+  if (!anyOf.every((s) => typeof s === 'object' && s !== null && 'const' in s)) return null
+  return anyOf.map((s) => (s as { const: unknown }).const)
 }
+
+export function validationErrors(tool: Tool, args: unknown) {
+  return [...Value.Errors(tool.input, args)].slice(0, 20).map((e) => {
+    // TypeBox says "Expected union value" for an enum; a caller needs the values it may send.
+    const allowed = literalValues(e.schema)
+    const message = allowed ? `must be one of: ${allowed.map(String).join(', ')}` : e.message
+    return { path: e.path || '/', message }
+  })
+}
+
+const TOOL_NAMES = TOOLS.map((t) => t.name)
 
 /** One JSON Schema validator for every per-request Server: the SDK's default builds a new Ajv each time. */
 const VALIDATOR = new AjvJsonSchemaValidator()
@@ -63,9 +93,11 @@ export function createMcpServer(services: Services): Server {
     jsonSchemaValidator: VALIDATOR,
   })
   server.setRequestHandler(ListToolsRequestSchema, async () => TOOL_LIST)
+  // The report as an MCP App: the ui:// resource the report tools link to in their _meta.
+  registerReportApp(server)
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const tool = findTool(req.params.name)
-    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`)
+    if (!tool) throw protocolError(ErrorCode.InvalidParams, unknownToolMessage(req.params.name, TOOL_NAMES))
     const principal = extra.authInfo?.extra?.principal as Principal | undefined
     if (!principal) throw protocolError(ErrorCode.InternalError, 'Unauthenticated call reached a tool')
     return callTool(tool, req.params.arguments ?? {}, principal, services, extra, req.params._meta?.progressToken)
@@ -99,13 +131,33 @@ async function callTool(
       }),
     )
   }
+  // A URL without its scheme is refused with the URL to send: guessing https:// could scan the wrong site.
+  const schemeless = findSchemelessUrl(args)
+  if (schemeless) {
+    const { path, value, suggestion } = schemeless
+    const other = suggestion.startsWith('https:')
+      ? `or ${suggestion.replace(/^https:/, 'http:')} for a site without HTTPS`
+      : `or ${suggestion.replace(/^http:/, 'https:')} if it serves HTTPS`
+    return toolError(
+      new AppError('invalid_url', `${JSON.stringify(value)} has no scheme: send ${suggestion} (${other}). Nothing was started.`, {
+        details: [{ path, message: `must start with https:// or http://; did you mean ${suggestion}?` }],
+        suggestion,
+      }),
+    )
+  }
   const progress = async (value: number, total: number, message: string) => {
     if (progressToken === undefined) return
     await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } })
   }
   try {
     const result = await tool.run(args, { principal, services, progress, signal: extra.signal, tools: TOOLS })
-    return json(result)
+    const answer = structured(result)
+    // Clients reject a result that does not match the declared schema: make such drift visible on our side too.
+    if (!Value.Check(tool.output, answer.structuredContent)) {
+      const errors = [...Value.Errors(tool.output, answer.structuredContent)].slice(0, 5).map((x) => `${x.path} ${x.message}`)
+      services.log.error('tool result does not match its outputSchema', { tool: tool.name, errors })
+    }
+    return answer
   } catch (e) {
     if (isAppError(e)) return toolError(e)
     services.log.error('tool failed', { tool: tool.name, error: (e as Error).message, stack: (e as Error).stack })

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { creates, defineTool } from './types.ts'
-import { strict, Url } from './schemas.ts'
+import { AuditOptions, AuditStatus, strict, Url } from './schemas.ts'
 
 export const auditApp = defineTool({
   name: 'audit_app',
@@ -34,5 +34,12 @@ export const auditApp = defineTool({
     },
     strict,
   ),
+  output: Type.Object({
+    auditId: Type.String(),
+    browserViewer: Type.String({ description: 'Live view of the crawl for a human; stops working when the crawl ends.' }),
+    status: AuditStatus,
+    url: Type.String(),
+    options: AuditOptions,
+  }),
   run: (input, ctx) => ctx.services.audits.start(ctx.principal, input.url, input.options),
 })

@@ -23,5 +23,14 @@ export const exportReport = defineTool({
     },
     strict,
   ),
+  output: Type.Object({
+    format: Type.Union(EXPORT_FORMATS.map((f) => Type.Literal(f))),
+    mediaType: Type.String(),
+    filename: Type.String(),
+    bytes: Type.Integer({ description: 'Size of the export in UTF-8 bytes.' }),
+    content: Type.Optional(Type.String({ description: 'The export itself, when it is at most 12 KB.' })),
+    url: Type.Optional(Type.String({ description: 'A larger export: a plain GET that needs no credential, until expiresAt.' })),
+    expiresAt: Type.Optional(Type.String({ description: 'When url stops working (ISO 8601, UTC).' })),
+  }),
   run: (input, ctx) => ctx.services.reports.export(ctx.principal, input),
 })

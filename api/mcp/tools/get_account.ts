@@ -1,7 +1,26 @@
 import { Type } from '@sinclair/typebox'
+import { PLANS } from '../../../shared/db/accounts.ts'
 import { planIncludes } from './plans.ts'
 import { defineTool, readOnly } from './types.ts'
-import { strict } from './schemas.ts'
+import { Nullable, strict, When } from './schemas.ts'
+
+const Plan = Type.Union(PLANS.map((p) => Type.Literal(p)))
+
+const Monitor = Type.Object({
+  monitorId: Type.String(),
+  url: Type.String(),
+  origin: Type.String(),
+  schedule: Type.Union([Type.Literal('daily'), Type.Literal('weekly')]),
+  hour: Type.Integer(),
+  weekday: Nullable(Type.Integer()),
+  notifyOn: Type.Union([Type.Literal('regression'), Type.Literal('any')]),
+  enabled: Type.Boolean(),
+  lastRunAt: Nullable(When('The last run')),
+  nextRunAt: Nullable(When('The next run; null while paused')),
+  lastScore: Nullable(Type.Integer()),
+  lastGrade: Nullable(Type.String()),
+  openRegressions: Type.Integer(),
+})
 
 export const getAccount = defineTool({
   name: 'get_account',
@@ -11,6 +30,24 @@ export const getAccount = defineTool({
   plan: 'free',
   annotations: readOnly('Get account'),
   input: Type.Object({}, strict),
+  output: Type.Object({
+    id: Type.String(),
+    plan: Plan,
+    createdAt: When('When the account was created'),
+    authenticatedWith: Type.Union([Type.Literal('api_key'), Type.Literal('oauth'), Type.Literal('session')]),
+    usage: Type.Object({ scans: Type.Integer(), apps: Type.Integer(), activeApiKeys: Type.Integer(), monitors: Type.Integer() }),
+    audits: Type.Object({
+      weeklyAllowance: Type.Integer(),
+      usedThisWeek: Type.Integer(),
+      credits: Type.Integer(),
+      resetsAt: When('When the weekly allowance starts again'),
+    }),
+    tools: Type.Object({
+      included: Type.Array(Type.String()),
+      needsUpgrade: Type.Array(Type.Object({ name: Type.String(), requiredPlan: Plan })),
+    }),
+    monitors: Type.Array(Monitor, { description: 'The newest 50; usage.monitors counts them all.' }),
+  }),
   run: async (_input, ctx) => {
     const { account, kind } = ctx.principal
     const { usage, balance } = await ctx.services.accounts.summary(ctx.principal)

@@ -1,39 +1,55 @@
 import { Type } from '@sinclair/typebox'
+import { encodeOffset, fitting, offsetOf } from '../../pagination.ts'
 import { AppError } from '../../../shared/errors.ts'
 import { CategorySchema, CheckStatusSchema, SeveritySchema } from '../../../shared/report-schema.ts'
 import { penaltyOf } from '../../../shared/scoring.ts'
 import { defineTool, readOnly } from './types.ts'
-import { Cursor, Id, Limit, strict } from './schemas.ts'
+import { Cursor, Id, Limit, NextCursor, Nullable, OpenObject, strict } from './schemas.ts'
 
 const DEFAULT_STATUS = ['fail', 'warn'] as const
 const DEFAULT_LIMIT = 20
+/** An audit's merged findings can list 100 pages each: a page of them stops before this many bytes of items. */
+const AUDIT_ITEMS_BYTES = 12 * 1024
 
-const OFFSET_CURSOR = /^(scn_[0-9A-Za-z]+):(\d{1,6})$/
-
-export const encodeOffset = (scanId: string, offset: number) => Buffer.from(`${scanId}:${offset}`).toString('base64url')
-
-/** The offset in a get_findings cursor, or null when it is malformed or belongs to another scan. */
-export function decodeOffset(scanId: string, cursor: string): number | null {
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return null
-  const m = OFFSET_CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
-  if (!m || m[1] !== scanId) return null
-  return Number(m[2])
+/** Exactly one of scanId and auditId, or invalid_params saying so. */
+export function oneTarget(input: { scanId?: string; auditId?: string }): { scanId: string } | { auditId: string } {
+  if (input.scanId !== undefined && input.auditId === undefined) return { scanId: input.scanId }
+  if (input.auditId !== undefined && input.scanId === undefined) return { auditId: input.auditId }
+  throw new AppError('invalid_params', 'Pass exactly one of scanId (a scan, scn_...) and auditId (an audit, aud_...).', {
+    details: [{ path: '/', message: 'Exactly one of scanId and auditId is required' }],
+  })
 }
 
 const nonEmpty = <T>(list: readonly T[] | undefined): readonly T[] | null => (list && list.length > 0 ? list : null)
 
+/** A scan's answer names scanId, an audit's auditId; items are a scan's checks or an audit's merged findings. */
+const Output = Type.Object({
+  scanId: Type.Optional(Type.String()),
+  auditId: Type.Optional(Type.String()),
+  url: Type.String(),
+  score: Type.Optional(Nullable(Type.Number())),
+  grade: Type.Optional(Nullable(Type.String())),
+  filter: OpenObject('The filters applied: status, severity and category (null: not filtered).'),
+  total: Type.Integer({ description: 'Items matching the filters, on every page.' }),
+  items: Type.Array(OpenObject(), { description: 'This page, highest impact first.' }),
+  nextCursor: NextCursor,
+})
+
 export const getFindings = defineTool({
   name: 'get_findings',
   description:
-    'The checks of a completed scan of this account, highest impact first, filtered and one page at a time. ' +
-    'Filters take lists (a check matches any value in a list). Without a status filter only findings are returned: status fail and warn; ' +
-    'pass status ["pass","fail","warn","info","skipped","error"] for every check. Returns {scanId, url, total, items, nextCursor}; ' +
-    'pass nextCursor back as cursor for the next page (null on the last).',
+    'The checks of a completed scan (scanId), or the findings of a completed audit merged across its pages (auditId; each with ' +
+    'pageCount and the pages it was found on), of this account: exactly one of the two. Highest impact first, filtered and one page ' +
+    'at a time. Filters take lists (a check matches any value in a list). Without a status filter only findings are returned: status ' +
+    'fail and warn; for a scan, pass status ["pass","fail","warn","info","skipped","error"] for every check. Returns ' +
+    '{scanId or auditId, url, total, items, nextCursor}; pass nextCursor back as cursor, with the same arguments, for the next page ' +
+    '(null on the last). A page of audit findings holds fewer than limit items when they would pass 12 KB.',
   plan: 'free',
   annotations: readOnly('Get findings'),
   input: Type.Object(
     {
-      scanId: Id('scan', 'scn'),
+      scanId: Type.Optional(Id('scan', 'scn')),
+      auditId: Type.Optional(Id('audit', 'aud')),
       severity: Type.Optional(Type.Array(SeveritySchema, { maxItems: 5, description: 'Only these severities.' })),
       category: Type.Optional(Type.Array(CategorySchema, { maxItems: 20, description: 'Only these categories.' })),
       status: Type.Optional(Type.Array(CheckStatusSchema, { maxItems: 6, description: 'Only these statuses (default: fail and warn).' })),
@@ -42,21 +58,39 @@ export const getFindings = defineTool({
     },
     strict,
   ),
+  output: Output,
   run: async (input, ctx) => {
-    const offset = input.cursor === undefined ? 0 : decodeOffset(input.scanId, input.cursor)
-    if (offset === null) {
-      throw new AppError(
-        'invalid_params',
-        'cursor is not a get_findings cursor of this scan: pass nextCursor from the previous page unchanged, with the same scanId.',
-        {
-          details: [{ path: '/cursor', message: 'Invalid cursor' }],
-        },
-      )
-    }
-    const { scan, report } = await ctx.services.findings.completedScan(ctx.principal, input.scanId)
+    const target = oneTarget(input)
     const status = nonEmpty(input.status) ?? DEFAULT_STATUS
     const severity = nonEmpty(input.severity)
     const category = nonEmpty(input.category)
+    const limit = input.limit ?? DEFAULT_LIMIT
+    if ('auditId' in target) {
+      const { auditId } = target
+      // The scope is not the scan's bare id: an audit's cursor never reads a scan's list, nor get_audit's.
+      const offset = offsetOf(`get_findings:${auditId}`, input.cursor, `get_findings for audit ${auditId}`)
+      const { audit, head, findings } = await ctx.services.findings.auditFindings(ctx.principal, auditId)
+      const matching = findings.filter(
+        (f) =>
+          (status as readonly unknown[]).includes(f.status) &&
+          (!severity || (severity as readonly unknown[]).includes(f.severity)) &&
+          (!category || (category as readonly unknown[]).includes(f.category)),
+      )
+      const items = fitting(matching.slice(offset, offset + limit), AUDIT_ITEMS_BYTES)
+      const end = offset + items.length
+      return {
+        auditId: audit.id,
+        url: audit.url,
+        score: head.score,
+        grade: head.grade,
+        filter: { status, severity: severity ?? null, category: category ?? null },
+        total: matching.length,
+        items,
+        nextCursor: end < matching.length && items.length > 0 ? encodeOffset(`get_findings:${auditId}`, end) : null,
+      }
+    }
+    const offset = offsetOf(target.scanId, input.cursor, `get_findings for scan ${target.scanId}`)
+    const { scan, report } = await ctx.services.findings.completedScan(ctx.principal, target.scanId)
     const matching = ctx.services.findings
       .byImpact(report)
       .filter(
@@ -65,7 +99,6 @@ export const getFindings = defineTool({
           (!severity || severity.includes(c.severity)) &&
           (!category || category.includes(c.category)),
       )
-    const limit = input.limit ?? DEFAULT_LIMIT
     const end = offset + limit
     return {
       scanId: scan.id,

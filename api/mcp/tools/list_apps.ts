@@ -1,6 +1,31 @@
 import { Type } from '@sinclair/typebox'
 import { defineTool, readOnly } from './types.ts'
-import { Cursor, Limit, strict } from './schemas.ts'
+import { Cursor, Limit, NextCursor, Nullable, ScanStatus, strict, When } from './schemas.ts'
+
+const App = Type.Object({
+  id: Type.String(),
+  origin: Type.String(),
+  scans: Type.Integer(),
+  createdAt: When('When the app was added'),
+  lastActivityAt: When('Its latest scan, or when it was added'),
+  latestScan: Nullable(
+    Type.Object({
+      id: Type.String(),
+      status: ScanStatus,
+      score: Nullable(Type.Integer()),
+      grade: Nullable(Type.String()),
+      createdAt: When('When the scan was requested'),
+    }),
+  ),
+  latestCompletedScan: Nullable(
+    Type.Object({
+      id: Type.String(),
+      score: Nullable(Type.Integer()),
+      grade: Nullable(Type.String()),
+      createdAt: When('When the scan was requested'),
+    }),
+  ),
+})
 
 const DEFAULT_LIMIT = 20
 
@@ -14,6 +39,7 @@ export const listApps = defineTool({
   plan: 'free',
   annotations: readOnly('List apps'),
   input: Type.Object({ limit: Limit, cursor: Cursor }, strict),
+  output: Type.Object({ items: Type.Array(App), nextCursor: NextCursor }),
   run: async (input, ctx) => {
     const page = await ctx.services.scans.apps(ctx.principal, { cursor: input.cursor, limit: input.limit ?? DEFAULT_LIMIT })
     return {

@@ -1,6 +1,30 @@
 import { Type } from '@sinclair/typebox'
 import { defineTool } from './types.ts'
-import { strict, Url } from './schemas.ts'
+import { Nullable, OneOfObjects, strict, Url, When } from './schemas.ts'
+
+const Saved = Type.Object({
+  monitorId: Type.String(),
+  url: Type.String(),
+  origin: Type.String(),
+  appId: Type.String(),
+  schedule: Type.Union([Type.Literal('daily'), Type.Literal('weekly')]),
+  hour: Type.Integer(),
+  weekday: Nullable(Type.Integer(), 'Weekly only: 0 (Sunday) to 6 (Saturday); null for daily.'),
+  notifyOn: Type.Union([Type.Literal('regression'), Type.Literal('any')]),
+  enabled: Type.Boolean(),
+  nextRunAt: Nullable(When('The next run; null while paused')),
+  lastRunAt: Nullable(When('The last run')),
+  lastScanId: Nullable(Type.String()),
+  createdAt: When('When the monitor was created'),
+  updatedAt: When('When it last changed'),
+  created: Type.Boolean({ description: 'This call created the monitor.' }),
+  changed: Type.Boolean({ description: 'This call changed what was stored.' }),
+})
+
+const Removed = Type.Object({
+  origin: Type.String(),
+  removed: Type.Boolean({ description: 'false when the app had no monitor.' }),
+})
 
 export const monitorApp = defineTool({
   name: 'monitor_app',
@@ -46,6 +70,7 @@ export const monitorApp = defineTool({
     },
     strict,
   ),
+  output: OneOfObjects([Saved, Removed], 'The monitor as saved; with remove: true, {origin, removed}.'),
   run: (input, ctx) =>
     input.remove ? ctx.services.monitors.remove(ctx.principal, input) : ctx.services.monitors.save(ctx.principal, input),
 })

@@ -1,23 +1,24 @@
-// Tools that are listed with their final input schemas but not built yet. Each answers not_implemented
+// Tools that are listed with their final input and output schemas but not built yet. Each answers not_implemented
 // until it moves into a file of its own with a run function.
 import { Type } from '@sinclair/typebox'
 import { creates, defineTool } from './types.ts'
-import { Id, strict, Url } from './schemas.ts'
+import { AuditOptions, AuditStatus, strict, Url } from './schemas.ts'
 
-export const createPatch = defineTool({
-  name: 'create_patch',
-  description:
-    "Write a fix for the app's hosting config (vercel.json, netlify.toml/_headers, next.config, nginx) and open a pull request when a " +
-    'repository is connected.',
-  plan: 'scale',
-  annotations: creates('Create a patch'),
-  input: Type.Object(
-    {
-      scanId: Id('scan', 'scn'),
-      platform: Type.Optional(Type.Union(['vercel', 'netlify', 'nextjs', 'nginx'].map((s) => Type.Literal(s)))),
-    },
-    strict,
-  ),
+// What they will return, declared now (tools/list shows it): the run or audit once queued, as audit_app
+// answers. Fields may be added, so the objects stay open.
+const DirectoryRun = Type.Object({
+  runId: Type.String(),
+  status: Type.Union(['queued', 'running', 'completed', 'failed'].map((s) => Type.Literal(s))),
+  watch: Type.String({ description: 'GET it to follow the run (/api/directory-runs/{id}).' }),
+  audits: Type.Optional(Type.Array(Type.Object({ url: Type.String(), auditId: Type.Union([Type.String(), Type.Null()]) }))),
+})
+
+const StartedAudit = Type.Object({
+  auditId: Type.String(),
+  browserViewer: Type.String(),
+  status: AuditStatus,
+  url: Type.String(),
+  options: Type.Optional(AuditOptions),
 })
 
 export const startDirectoryRun = defineTool({
@@ -26,6 +27,7 @@ export const startDirectoryRun = defineTool({
   plan: 'scale',
   annotations: creates('Audit a list of apps'),
   input: Type.Object({ urls: Type.Array(Url, { minItems: 1, maxItems: 500 }) }, strict),
+  output: DirectoryRun,
 })
 
 export const auditAuthenticated = defineTool({
@@ -53,4 +55,5 @@ export const auditAuthenticated = defineTool({
     },
     strict,
   ),
+  output: StartedAudit,
 })

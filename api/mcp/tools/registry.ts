@@ -15,7 +15,8 @@ import { getAudit } from './get_audit.ts'
 import { monitorApp } from './monitor_app.ts'
 import { compareScans } from './compare_scans.ts'
 import { exportReport } from './export_report.ts'
-import { createPatch, startDirectoryRun, auditAuthenticated } from './planned.ts'
+import { createPatch } from './create_patch.ts'
+import { startDirectoryRun, auditAuthenticated } from './planned.ts'
 
 export const TOOLS: readonly Tool[] = [
   scanApp,

@@ -1,10 +1,13 @@
-// Argument pieces shared by several tools.
-import { Type } from '@sinclair/typebox'
+// Argument pieces shared by several tools, the pieces their output schemas share, and the help a caller gets
+// for a target URL written without its scheme.
+import { type TSchema, Type } from '@sinclair/typebox'
 
 export const Url = Type.String({
   minLength: 1,
   maxLength: 2048,
-  description: 'Absolute http or https URL of the app, e.g. https://www.example.com/',
+  description:
+    'Absolute http or https URL of the app, e.g. https://www.example.com/. A URL without a scheme (example.com) is refused ' +
+    'with the full URL to send instead; nothing is assumed.',
 })
 
 export const Id = (what: string, prefix: string) =>
@@ -14,3 +17,85 @@ export const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, defa
 export const Cursor = Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from the previous page.' }))
 
 export const strict = { additionalProperties: false } as const
+
+// ---- Output schemas (tools/list outputSchema; the SDK client validates structuredContent against them) ----
+
+export const Nullable = <T extends TSchema>(t: T, description?: string) => Type.Union([t, Type.Null()], description ? { description } : {})
+
+/** A time as the JSON of a result carries it: an ISO 8601 string in UTC. */
+export const When = (what: string) => Type.String({ description: `${what} (ISO 8601, UTC).` })
+
+/** What a failed scan, audit or patch records about its failure. */
+export const ErrorInfo = Type.Object({ code: Type.String(), message: Type.String() })
+
+export const ScanStatus = Type.Union(['queued', 'running', 'completed', 'failed'].map((s) => Type.Literal(s)))
+export const AuditStatus = Type.Union(['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s)))
+
+/** The options an audit runs with, defaults applied. */
+export const AuditOptions = Type.Object({ maxPages: Type.Integer(), maxDepth: Type.Integer(), maxDurationSeconds: Type.Integer() })
+
+/** An object whose fields are open: only the ones named are described, and more may appear. */
+export const OpenObject = (description?: string) => Type.Object({}, description ? { description } : {})
+
+export const NextCursor = Nullable(Type.String(), 'Pass it back as cursor for the next page; null on the last page.')
+
+/**
+ * A result that is one of several object shapes. MCP requires an outputSchema of type "object" at the top,
+ * which a bare anyOf lacks, so the union says it too.
+ */
+export const OneOfObjects = (members: TSchema[], description: string) => Type.Union(members, { type: 'object', description })
+
+// ---- Target URLs without a scheme ----
+
+/** Tool arguments that name a target to scan: a string, or a list of them. */
+const TARGET_ARGS = ['url', 'urls'] as const
+
+const HAS_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/
+/** `localhost:3000/x`: the WHATWG parser reads "localhost" as the scheme; a port number right after it says otherwise. */
+const HOST_AND_PORT = /^[A-Za-z0-9.-]+:\d{1,5}(?:[/?#]|$)/
+const LOCAL = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
+
+/**
+ * The absolute URL a caller probably meant when `raw` has no scheme (example.com/path, localhost:3000,
+ * //example.com): https://, or http:// for a loopback host, where local development servers rarely speak TLS.
+ * Null when `raw` has a scheme or would not be a URL even with one. Nothing is scanned on a guess: the caller
+ * gets this back as a suggestion and sends it.
+ */
+export function suggestScheme(raw: string): string | null {
+  const s = raw.trim()
+  if (s === '' || (HAS_SCHEME.test(s) && !HOST_AND_PORT.test(s))) return null
+  const rest = s.replace(/^\/\//, '')
+  let url: URL
+  try {
+    url = new URL(`https://${rest}`)
+  } catch {
+    return null
+  }
+  if (url.username !== '' || url.password !== '') return null
+  // A host without a dot is only a guess worth making for localhost: "not a url" is not a site name.
+  if (!url.hostname.includes('.') && !LOCAL.test(url.hostname)) return null
+  if (LOCAL.test(url.hostname)) url = new URL(`http://${rest}`)
+  return url.href
+}
+
+export interface SchemelessUrl {
+  /** JSON Pointer of the argument, e.g. /url or /urls/2. */
+  path: string
+  value: string
+  suggestion: string
+}
+
+/** The first target-URL argument written without a scheme, with what to send instead; null when there is none. */
+export function findSchemelessUrl(args: unknown): SchemelessUrl | null {
+  if (typeof args !== 'object' || args === null) return null
+  for (const key of TARGET_ARGS) {
+    const v = (args as Record<string, unknown>)[key]
+    const list = Array.isArray(v) ? v.map((x, i) => [x, `/${key}/${i}`] as const) : [[v, `/${key}`] as const]
+    for (const [value, path] of list) {
+      if (typeof value !== 'string') continue
+      const suggestion = suggestScheme(value)
+      if (suggestion) return { path, value, suggestion }
+    }
+  }
+  return null
+}

@@ -1,4 +1,4 @@
-// The shape of one MCP tool: metadata, a TypeBox input schema and a run function on plain values.
+// The shape of one MCP tool: metadata, TypeBox input and output schemas and a run function on plain values.
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { Plan, Principal } from '../../../shared/db/accounts.ts'
 import type { Services } from '../../services.ts'
@@ -28,6 +28,14 @@ export interface Tool<S extends TSchema = TSchema> {
   plan: Plan
   annotations: ToolAnnotations
   input: S
+  /**
+   * What a successful call returns (tools/list's outputSchema; the JSON of structuredContent and content[0].text).
+   * Must be a JSON Schema of type object, and accurate: the SDK client rejects a result that does not match.
+   * A tool that is not built yet declares what it will return.
+   */
+  output: TSchema
+  /** The tool's `_meta` in tools/list, e.g. the MCP App (ui:// resource) that shows its result. */
+  meta?: Record<string, unknown>
   /** Absent while the tool is not built: calls answer not_implemented, never a made-up result. */
   run?(input: Static<S>, ctx: ToolContext): Promise<unknown>
 }
