@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { AuditAnswerResult } from './audit-answer-size.ts'
 import type { CrawlThroughputResult } from './crawl-throughput.ts'
 import type { ThroughputResult } from './mcp-throughput.ts'
 import type { LatencyResult } from './scan-latency.ts'
@@ -39,6 +40,7 @@ const isError = (r: unknown): r is { error: string } => typeof r === 'object' &&
 try {
   const throughput = await runBench<ThroughputResult>('mcp-throughput', quick ? 120_000 : 300_000)
   const latency = await runBench<LatencyResult>('scan-latency', quick ? 300_000 : 900_000)
+  const answers = await runBench<AuditAnswerResult>('audit-answer-size', quick ? 300_000 : 600_000)
   const crawl = await runBench<CrawlThroughputResult>('crawl-throughput', quick ? 1_800_000 : 5_400_000)
 
   const rows = [['benchmark', 'ours', 'reference', 'ratio', 'target', 'status']]
@@ -66,6 +68,27 @@ try {
       ])
     }
   }
+  if (isError(answers)) rows.push(['get_audit answer', 'failed', '', '', '', answers.error])
+  else {
+    for (const s of answers.sizes) {
+      rows.push([
+        `get_audit default answer (${s.pages} pages)`,
+        `${fmtInt(s.defaultBytes)} B`,
+        `${fmtInt(s.fullBytes)} B (full result)`,
+        fmtRatio(s.defaultBytes / s.fullBytes),
+        `< ${fmtInt(answers.targetBytes)} B`,
+        s.defaultBytes < answers.targetBytes ? 'met' : 'NOT met',
+      ])
+    }
+    rows.push([
+      `get_audit median (${answers.timing.pages} pages)`,
+      fmtMs(answers.timing.mcp.median),
+      `${fmtMs(answers.timing.service.median)} (service only)`,
+      '',
+      `< ${fmtMs(answers.targetMedianMs)}`,
+      answers.timing.mcp.median < answers.targetMedianMs ? 'met' : 'NOT met',
+    ])
+  }
   if (isError(crawl)) rows.push(['crawl pages/min', 'failed', '', '', '', crawl.error])
   else {
     for (const b of crawl.byConcurrency) {
@@ -81,7 +104,7 @@ try {
   }
   console.log(`\n## summary${quick ? ' (quick)' : ''}\n`)
   console.log(table(rows))
-  let failed = isError(throughput) || isError(latency) || isError(crawl)
+  let failed = isError(throughput) || isError(latency) || isError(answers) || isError(crawl)
   if (flag('skip-compare') !== true) {
     // The comparisons print their own tables: agreement per Observatory test, and Lighthouse vs scan_app.
     for (const name of ['observatory-compare', 'lighthouse-compare']) {

@@ -223,12 +223,13 @@ async function audit(service: Service, o: Options, outcome: Outcome, progress: P
     outcome.status = a.status
     if (a.status === 'completed' && a.result) {
       const r = a.result
+      const findings = await auditFindings(service, started.auditId, deadline)
       return {
         id: started.auditId,
-        url: r.url ?? a.url,
+        url: a.url,
         score: r.score,
         grade: r.grade,
-        findings: findingsOfAudit({ ...r, url: r.url ?? a.url }),
+        findings: findingsOfAudit({ url: a.url, findings }),
       }
     }
     if (a.status === 'failed' || a.status === 'cancelled') {
@@ -243,6 +244,28 @@ async function audit(service: Service, o: Options, outcome: Outcome, progress: P
     progress.update(`audit ${a.status} ${bar(fraction)} ${pages}${p?.currentUrl ? ` · ${p.currentUrl}` : ''}`.trimEnd())
     await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())))
   }
+}
+
+/** The most pages of findings read from one audit: 100 a page, far beyond any real audit. */
+const MAX_FINDING_PAGES_READ = 500
+
+/** get_audit answers with a summary: the gate reads every finding, a section page at a time. */
+async function auditFindings(service: Service, auditId: string, deadline: number): Promise<AuditResult['findings']> {
+  const findings: AuditResult['findings'] = []
+  let cursor: string | null = null
+  for (let page = 0; page < MAX_FINDING_PAGES_READ; page++) {
+    const left = deadline - Date.now()
+    if (left <= 0) throw new Failure(EXIT.serviceFailed, 'timeout', `reading the findings of audit ${auditId} did not finish in time`)
+    const answer: { items: AuditResult['findings']; nextCursor: string | null } = await service.call(
+      'get_audit',
+      { auditId, section: 'findings', limit: 100, ...(cursor ? { cursor } : {}) },
+      { timeoutMs: Math.min(CALL_TIMEOUT_MS, left) },
+    )
+    findings.push(...answer.items)
+    cursor = answer.nextCursor
+    if (!cursor) return findings
+  }
+  throw new Failure(EXIT.serviceFailed, 'bad_answer', `audit ${auditId} has more than ${MAX_FINDING_PAGES_READ} pages of findings`)
 }
 
 async function exportReport(service: Service, o: Options, id: string, progress: Progress): Promise<NonNullable<Outcome['report']>> {
@@ -317,7 +340,8 @@ interface AuditState {
   url: string
   progress?: { pagesDiscovered: number; pagesScanned: number; pagesFailed: number; currentUrl: string | null }
   error?: { code: string; message: string }
-  result?: AuditResult
+  /** Once completed: the summary of the result (its findings are read by section). */
+  result?: Pick<AuditResult, 'score' | 'grade'>
 }
 
 /** compare_scans' answer, as far as the gate reads it. */

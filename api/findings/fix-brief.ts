@@ -57,7 +57,9 @@ function verification(check: ReportCheck, target: FixTarget, report: Report, sca
 export function brief(check: ReportCheck, platform: Platform, report: Report, scanUrl: string) {
   const meta = getCheck(check.id)
   const target: FixTarget = meta?.fixTarget ?? { kind: 'other' }
-  const platformFix = meta?.fix[platform]
+  // Advice computed from this result's evidence (the csp check's policy from the page) comes first.
+  const computed = meta?.advise?.(check, platform) ?? null
+  const platformFix = computed ?? (platform === 'generic' ? undefined : meta?.fix[platform])
   return {
     checkId: check.id,
     // What the problem is: reports stored before checks had failing titles get it here too.

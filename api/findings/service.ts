@@ -1,5 +1,6 @@
 // Findings of a completed scan, as the tools read them: the scan and its report (any other state is an
-// error that names it), and the report's checks in impact order.
+// error that names it), and the report's checks in impact order; and the merged findings of a completed
+// audit, with a fix brief for them.
 import { ATTENTION_RANK, bySeverity } from '../../shared/checks/ranking.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
 import type { Database } from '../../shared/db/index.ts'
@@ -8,6 +9,7 @@ import { AppError } from '../../shared/errors.ts'
 import { detectFromSignals, signalsFromReport, type Platform, type PlatformDetection } from '../../shared/platform.ts'
 import type { Report, ReportCheck } from '../../shared/report-schema.ts'
 import type { CheckCatalog } from '../checks/service.ts'
+import { completedAuditFindings } from '../audits/service.ts'
 import { brief } from './fix-brief.ts'
 
 /** A completed scan of this account and its report; any other state is an error that names the state. */
@@ -59,6 +61,28 @@ export interface FixBriefInput {
   platform?: Platform
 }
 
+export interface AuditFixBriefInput {
+  auditId: string
+  checkId?: string
+  platform?: Platform
+}
+
+/** How many pages of a check's findings an audit's brief names as examples. */
+const EXAMPLE_PAGES = 3
+
+/** A merged audit finding in the shape of a report's check, for the brief writer. */
+const asCheck = (f: Record<string, unknown>): ReportCheck =>
+  ({
+    id: f.checkId,
+    title: f.title,
+    category: f.category,
+    severity: f.severity,
+    status: f.status,
+    summary: f.summary,
+    evidence: (f.evidence ?? {}) as Record<string, unknown>,
+    advice: f.advice,
+  }) as ReportCheck
+
 export class FindingsService {
   constructor(private deps: { db: Database; checks: CheckCatalog }) {}
 
@@ -70,6 +94,68 @@ export class FindingsService {
   /** The report's checks, highest impact first. */
   byImpact(report: Report): ReportCheck[] {
     return byImpact(report)
+  }
+
+  /** A completed audit of this account with its merged findings (highest impact first) and site checks. */
+  auditFindings(principal: Principal, auditId: string) {
+    return completedAuditFindings(this.deps.db, principal, auditId)
+  }
+
+  /**
+   * The brief for a completed audit: one item per check with findings, written from its highest-impact
+   * finding, with how many pages and findings it covers and a few of those pages. The platform is detected
+   * from the evidence of the findings and the site checks (Server, X-Powered-By, script URLs), as exports do.
+   */
+  async auditFixBrief(principal: Principal, input: AuditFixBriefInput) {
+    const { audit, head, findings, siteChecks } = await this.auditFindings(principal, input.auditId)
+    const evidence = [
+      ...findings.map((f) => ({ id: String(f.checkId), evidence: (f.evidence ?? {}) as Record<string, unknown> })),
+      ...siteChecks.map((c) => ({ id: String(c.id), evidence: (c.evidence ?? {}) as Record<string, unknown> })),
+    ]
+    const detection: PlatformDetection & { source: string } = {
+      ...detectFromSignals(signalsFromReport({ checks: evidence })),
+      source: "the audit's evidence (Server, X-Powered-By, script URLs)",
+    }
+    const platform = input.platform ?? detection.platform
+    const ran = (id: string) => findings.some((f) => f.checkId === id) || siteChecks.some((c) => c.id === id)
+    if (input.checkId !== undefined && !ran(input.checkId) && !this.deps.checks.isKnown(input.checkId)) {
+      throw this.deps.checks.unknownCheck(input.checkId)
+    }
+    // Findings come highest impact first, so a check's first finding is its worst.
+    const byCheck = new Map<string, Array<Record<string, unknown>>>()
+    for (const f of findings) {
+      const id = String(f.checkId)
+      if (input.checkId !== undefined && id !== input.checkId) continue
+      byCheck.set(id, [...(byCheck.get(id) ?? []), f])
+    }
+    const url = typeof head.url === 'string' ? head.url : audit.url
+    const reportLike = { finalUrl: url } as Report
+    const items = [...byCheck.values()].map((group) => {
+      const pages = [...new Set(group.flatMap((f) => (Array.isArray(f.pages) ? (f.pages as string[]) : [])))]
+      return {
+        ...brief(asCheck(group[0]!), platform, reportLike, url),
+        findings: group.length,
+        pageCount: group.reduce((n, f) => n + (typeof f.pageCount === 'number' ? f.pageCount : 0), 0),
+        examplePages: pages.slice(0, EXAMPLE_PAGES),
+      }
+    })
+    const note =
+      items.length > 0
+        ? undefined
+        : input.checkId === undefined
+          ? 'No failing or warning findings in this audit: nothing to fix.'
+          : `${input.checkId} has no failing or warning finding in this audit: nothing to fix.`
+    return {
+      auditId: audit.id,
+      url,
+      score: head.score,
+      grade: head.grade,
+      platform,
+      detectedFrom: input.platform !== undefined ? ['platform argument'] : detection.detectedFrom,
+      detected: detection,
+      ...(note ? { note } : {}),
+      items,
+    }
   }
 
   /** What to change, where and how to verify it, for each failing or warning check of a completed scan. */

@@ -11,10 +11,10 @@ import {
   getApp,
   getScan,
   listApps,
-  listScans,
   type Keyset,
   type ScanRow,
 } from '../../shared/db/scans.ts'
+import { listHistory } from '../../shared/db/history.ts'
 import { parseTargetUrl } from '../../shared/egress/guard.ts'
 import { AppError, type ErrorCode } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/log.ts'
@@ -136,7 +136,10 @@ export class ScanService {
     }
   }
 
-  /** This account's scans, newest first, of one app or one URL's origin when asked; one page and the cursor of the next. */
+  /**
+   * This account's scans and audits (each marked with its kind), newest first, of one app or one URL's origin
+   * when asked; one page and the cursor of the next.
+   */
   async history(principal: Principal, filter: { url?: string; appId?: string; cursor?: string; limit: number }) {
     const { db } = this.deps
     const accountId = principal.account.id
@@ -150,7 +153,7 @@ export class ScanService {
     if (filter.appId !== undefined && !(await getApp(db.sql, accountId, filter.appId))) {
       throw new AppError('not_found', `No app ${filter.appId} in this account; list_apps lists them.`)
     }
-    const page = await listScans(db.sql, accountId, { appId: filter.appId, origin, after, limit: filter.limit })
+    const page = await listHistory(db.sql, accountId, { appId: filter.appId, origin, after, limit: filter.limit })
     return { origin: origin ?? null, items: page.items, nextCursor: page.next ? encodeKeyset('scan_history', page.next) : null }
   }
 

@@ -4,7 +4,7 @@
 import { AppError } from '../errors.ts'
 import { newId } from '../ids.ts'
 import type { Sql } from './index.ts'
-import { debitAudit, refundAuditIn, reserveAudit, type ChargeSource, type Tx } from './ledger.ts'
+import { debitAudit, refundAuditIn, refuseUnaffordableAudit, reserveAudit, type ChargeSource, type Tx } from './ledger.ts'
 import type { CrawledPage } from '../audit-page.ts'
 import type { CheckResult } from '../report-schema.ts'
 
@@ -43,7 +43,7 @@ export interface AuditRow {
   finishedAt: Date | null
 }
 
-type Raw = {
+export type AuditRaw = {
   id: string
   account_id: string
   app_id: string
@@ -66,7 +66,7 @@ type Raw = {
   finished_at: Date | null
 }
 
-const toAudit = (r: Raw): AuditRow => ({
+export const toAudit = (r: AuditRaw): AuditRow => ({
   id: r.id,
   accountId: r.account_id,
   appId: r.app_id,
@@ -108,7 +108,7 @@ export async function createAudit(
       ON CONFLICT (account_id, origin) DO UPDATE SET origin = EXCLUDED.origin
       RETURNING id`
     const appId = app!.id
-    const [row] = await tx<Raw[]>`
+    const [row] = await tx<AuditRaw[]>`
       INSERT INTO audits (id, account_id, app_id, url, options, charged_from)
       VALUES (${newId('aud')}, ${accountId}, ${appId}, ${url}, ${tx.json(options as never)}, ${source})
       RETURNING *`
@@ -117,8 +117,17 @@ export async function createAudit(
   })
 }
 
+/**
+ * Before createAudit, without a lock: throws what createAudit would (allowance_exhausted, rate_limited) as
+ * things stand, so that the caller refuses before slow work. createAudit still decides under its lock.
+ */
+export async function refuseUnstartableAudit(sql: Sql, accountId: string, perHour = Number.POSITIVE_INFINITY): Promise<void> {
+  await refuseUnaffordableAudit(sql, accountId)
+  if (Number.isFinite(perHour)) await refuseOverHourlyRate(sql, accountId, perHour)
+}
+
 /** Inside createAudit's transaction (the account row is locked): the hourly cap on audit starts. */
-async function refuseOverHourlyRate(tx: Tx, accountId: string, perHour: number) {
+async function refuseOverHourlyRate(tx: Tx | Sql, accountId: string, perHour: number) {
   const [r] = await tx<{ n: number; oldest: Date | null }[]>`
     SELECT count(*)::int AS n, min(created_at) AS oldest FROM audits
     WHERE account_id = ${accountId} AND created_at > now() - interval '1 hour'`
@@ -132,13 +141,13 @@ async function refuseOverHourlyRate(tx: Tx, accountId: string, perHour: number) 
 
 /** An audit of this account, or null (unknown, or another account's). Used by get_audit and the dashboard. */
 export async function getAudit(sql: Sql, accountId: string, auditId: string): Promise<AuditRow | null> {
-  const [row] = await sql<Raw[]>`SELECT * FROM audits WHERE id = ${auditId} AND account_id = ${accountId}`
+  const [row] = await sql<AuditRaw[]>`SELECT * FROM audits WHERE id = ${auditId} AND account_id = ${accountId}`
   return row ? toAudit(row) : null
 }
 
 /** Worker side: the audit by id alone (the job carries no account). */
 export async function getAuditById(sql: Sql, auditId: string): Promise<AuditRow | null> {
-  const [row] = await sql<Raw[]>`SELECT * FROM audits WHERE id = ${auditId}`
+  const [row] = await sql<AuditRaw[]>`SELECT * FROM audits WHERE id = ${auditId}`
   return row ? toAudit(row) : null
 }
 
@@ -148,7 +157,7 @@ export async function getAuditById(sql: Sql, auditId: string): Promise<AuditRow 
  * is finished.
  */
 export async function claimAudit(sql: Sql, auditId: string, worker: string, leaseMs: number): Promise<AuditRow | null> {
-  const [row] = await sql<Raw[]>`
+  const [row] = await sql<AuditRaw[]>`
     UPDATE audits SET status = 'running', worker = ${worker}, attempts = attempts + 1,
       lease_until = now() + make_interval(secs => ${leaseMs / 1000}), started_at = COALESCE(started_at, now())
     WHERE id = ${auditId} AND status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < now())
@@ -187,9 +196,10 @@ export async function storeAuditPage(
   startedAt: Date | null,
 ): Promise<boolean> {
   const r = await sql`
-    INSERT INTO audit_pages (audit_id, url, final_url, depth, http_status, ok, error, links, checks, load_ms, worker, started_at)
+    INSERT INTO audit_pages (audit_id, url, final_url, depth, http_status, ok, error, links, checks, load_ms, worker, started_at, cookies_set)
     SELECT ${auditId}, ${page.url}, ${page.finalUrl}, ${page.depth}, ${page.httpStatus}, ${page.ok}, ${page.error ?? null},
-      ${sql.json(page.links)}, ${sql.json(page.checks as never)}, ${Math.round(page.loadMs)}, ${worker}, ${startedAt}
+      ${sql.json(page.links)}, ${sql.json(page.checks as never)}, ${Math.round(page.loadMs)}, ${worker}, ${startedAt},
+      ${page.cookiesSet ? sql.json(page.cookiesSet) : null}
     WHERE EXISTS (SELECT 1 FROM audits WHERE id = ${auditId} AND worker = ${worker} AND status = 'running')
     ON CONFLICT (audit_id, url) DO NOTHING`
   return r.count > 0
@@ -207,6 +217,7 @@ export async function listAuditPages(sql: Sql, auditId: string): Promise<AuditPa
       links: string[]
       checks: unknown[]
       load_ms: number
+      cookies_set: string[] | null
       worker: string
       started_at: Date | null
       stored_at: Date
@@ -222,6 +233,7 @@ export async function listAuditPages(sql: Sql, auditId: string): Promise<AuditPa
     links: r.links,
     checks: r.checks as CheckResult[],
     loadMs: r.load_ms,
+    ...(r.cookies_set !== null ? { cookiesSet: r.cookies_set } : {}),
     worker: r.worker,
     startedAt: r.started_at,
     storedAt: r.stored_at,
