@@ -1,7 +1,9 @@
 // The audit worker: takes 'audit' jobs from the queue, holds the audit through a Postgres lease, crawls
 // the site (crawler/audit/crawl.ts), stores every page as it arrives, keeps progress current, and builds
 // the result at the end. Errors are sorted by consequence:
-//   the target's fault (blocked, unreachable, nothing loaded) -> failed at once, not refunded;
+//   the start page could not be loaded (blocked, unreachable, nothing loaded) -> failed at once and refunded:
+//     the caller got no audit at all, and audit_app already refused (uncharged) a start URL that did not
+//     answer when it was asked, so this is a site that went away in between;
 //   ours (browser crash, database hiccup)                      -> retried, failed and refunded after the limit;
 //   shutdown (SIGTERM)                                         -> handed back uncounted; the next holder resumes.
 import { hostname } from 'node:os'
@@ -12,7 +14,6 @@ import { buildAuditResult } from '../shared/audit-report.ts'
 import {
   claimAudit,
   completeAudit,
-  failAudit,
   failAuditAndRefund,
   getAuditById,
   isFinished,
@@ -70,6 +71,15 @@ async function failOurs(deps: WorkerDeps, auditId: string, message: string) {
   await finish(deps, auditId, 'failed')
 }
 
+/** Said in the failure of an audit whose start page could not be loaded: its charge came back at once. */
+const START_PAGE_REFUND_NOTE = 'No page was audited, so the charge was refunded.'
+
+/** Fails the audit because its start page could not be loaded, and gives its charge back at once. */
+async function failStartPage(deps: WorkerDeps, auditId: string, code: string, reason: string) {
+  await failAuditAndRefund(deps.db.sql, auditId, { code, message: `${reason} ${START_PAGE_REFUND_NOTE}` })
+  await finish(deps, auditId, 'failed')
+}
+
 /** A claimed audit: its lease renewed in the background until cleanup. */
 interface HeldAudit {
   audit: AuditRow
@@ -99,10 +109,8 @@ export async function handleAudit(
       claim: () => claimOrDrop(deps, d, consumer, log, stopping),
       run: (held) => crawlToEnd(deps, d, held, consumer, log, stopping),
       failOurs: (ref, message) => failOurs(deps, ref, message),
-      async failTarget(ref, e) {
-        await failAudit(db.sql, ref, { code: e.code, message: e.message })
-        await finish(deps, ref, 'failed')
-      },
+      // The crawl throws the target's faults only for its start page (crawler/audit/crawl.ts).
+      failTarget: (ref, e) => failStartPage(deps, ref, e.code, `The start page could not be loaded: ${e.message}.`),
       beforeRetry: (ref) =>
         releaseAudit(db.sql, ref, consumer).then(
           () => {},
@@ -200,13 +208,12 @@ async function crawlToEnd(
   }
   const pages = await listAuditPages(db.sql, auditId)
   if (pages.length > 0 && pages.every((p) => !p.ok)) {
-    // Nothing loaded: the target's fault (blocked, unreachable, an error on every page). Not refunded.
+    // Nothing loaded, the start page first (blocked, unreachable, an error on every page): refunded.
     const first = pages.find((p) => p.url === audit.url) ?? pages[0]!
     const code = /block/i.test(first.error ?? '') ? 'target_blocked' : 'target_unreachable'
-    await failAudit(db.sql, auditId, { code, message: `No page of the site could be loaded: ${first.error ?? `HTTP ${first.httpStatus}`}` })
-    await finish(deps, auditId, 'failed')
+    await failStartPage(deps, auditId, code, `No page of the site could be loaded: ${first.error ?? `HTTP ${first.httpStatus}`}.`)
     await d.ack()
-    log.info('audit failed: target', { code })
+    log.info('audit failed: start page not loaded; refunded', { code })
     return
   }
   const result = buildAuditResult(

@@ -13,6 +13,7 @@ import { newId } from '../shared/ids.ts'
 import type { Logger } from '../shared/log.ts'
 import type { Delivery, Infra } from '../shared/infra/types.ts'
 import { platformSignals } from '../shared/platform.ts'
+import { BASELINE_PROBE } from '../shared/checks/probes.ts'
 import { runChecks } from '../shared/checks/runner.ts'
 import { buildReport } from '../shared/report.ts'
 import { scanChannel, type ScanEvent } from '../shared/scan-events.ts'
@@ -112,7 +113,11 @@ async function scanOnce(deps: WorkerDeps, scan: ScanRow, d: Delivery, log: Logge
     db.sql,
     scanId,
     report,
-    platformSignals(artifacts.mainResponse.headers, artifacts.page?.html ?? artifacts.mainResponse.body),
+    // The 404 probe's body: default error pages name the server or framework (Apache, Express, Django...).
+    platformSignals(artifacts.mainResponse.headers, artifacts.page?.html ?? artifacts.mainResponse.body, {
+      setCookies: artifacts.mainResponse.setCookies,
+      errorPages: [artifacts.probes[BASELINE_PROBE]?.body ?? ''],
+    }),
   )
   await publish({ type: 'progress', progress: 100, total: 100, message: `done: score ${report.score} (${report.grade})` })
   await publish({ type: 'done', status: 'completed' })

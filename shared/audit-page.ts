@@ -15,4 +15,10 @@ export interface CrawledPage {
   /** Page-level check results (crawler/audit/page.ts says which checks those are). */
   checks: CheckResult[]
   loadMs: number
+  /**
+   * Names of the cookies this page set itself: by Set-Cookie on its own responses, or by its scripts (new
+   * in the browser's jar after it loaded). Cookies the jar carried from earlier pages are not in it. Absent
+   * when the page was not read, or was stored before pages recorded it.
+   */
+  cookiesSet?: string[]
 }

@@ -1,13 +1,16 @@
 // Turns an audit's crawled pages into its result: one site-wide score from the worst outcome of each
 // check across the pages, and findings merged by fingerprint, so a header missing on 200 pages is one
-// finding listing 200 pages, not 200 findings. Pure: no I/O.
+// finding listing 200 pages, not 200 findings. Checks that report several things at once merge by the
+// thing instead (shared/audit-subjects.ts): one finding per axe rule, per cookie (on the pages that set
+// it) and per third-party host. Pure: no I/O.
 import { createHash } from 'node:crypto'
 import { CHECKS_VERSION, getCheck } from './checks/registry.ts'
 import type { CheckStatus, Severity } from './checks/types.ts'
 import type { CrawledPage } from './audit-page.ts'
-import type { CheckResult } from './report.ts'
+import { adviceText, type CheckResult } from './report.ts'
 import { gradeOf, penaltyOf, scoreOf, type Grade } from './scoring.ts'
-import { byImpact, OUTCOME_RANK, SEVERITY_RANK } from './checks/ranking.ts'
+import { byImpact, OUTCOME_RANK, SEVERITY_RANK, worseSeverity } from './checks/ranking.ts'
+import { attributable, mergeSubjectEvidence, subjectsOf, subjectSummary, type SubjectKind, type SubjectPart } from './audit-subjects.ts'
 
 /** A page as the result reads it: its links are the crawl's business, not the result's. */
 export type AuditPageInput = Omit<CrawledPage, 'links'>
@@ -29,7 +32,23 @@ export interface AuditFinding {
   pageCount: number
   /** The pages it was found on, at most MAX_FINDING_PAGES. */
   pages: string[]
+  /**
+   * What the finding is about when its check reports several things per page: an axe rule, a cookie (its
+   * pages are those whose own responses or scripts set it) or a third-party host. Absent: merged by fingerprint.
+   */
+  subject?: { kind: SubjectKind; key: string }
+  /** Accessibility: elements breaking the rule, per page (at most MAX_TARGET_PAGES pages, MAX_PAGE_TARGETS each). */
+  targets?: Array<{ page: string; nodes: number; targets: string[] }>
+  /** Accessibility: elements breaking the rule over all the pages it was found on. */
+  elements?: number
 }
+
+/**
+ * A third-party host the pages contacted before any interaction (third-party-requests), merged like a
+ * finding: one per host with its pages. Informational, never scored, so kept apart from `findings`, which
+ * hold only what fails or warns.
+ */
+export type AuditNotice = Omit<AuditFinding, 'status'> & { status: 'info' }
 
 export interface AuditPageSummary {
   url: string
@@ -42,6 +61,8 @@ export interface AuditPageSummary {
   score: number | null
   grade: Grade | null
   checks: Array<{ id: string; status: CheckStatus; severity: Severity; summary: string }>
+  /** Names of the cookies the page set itself (its own Set-Cookie or scripts); absent when not recorded. */
+  cookiesSet?: string[]
 }
 
 export type StoppedBy = 'done' | 'maxPages' | 'maxDuration' | 'aborted'
@@ -68,6 +89,8 @@ export interface AuditResult {
     pagesAffected: number
   }>
   findings: AuditFinding[]
+  /** Third-party hosts contacted, one per host with the pages that contacted it, most pages first. */
+  thirdParties: AuditNotice[]
   /** Checks about the site as a whole (robots.txt, sitemap, ...), from the crawl. */
   siteChecks: CheckResult[]
   pages: AuditPageSummary[]
@@ -75,11 +98,15 @@ export interface AuditResult {
 }
 
 export const MAX_FINDING_PAGES = 100
+/** Pages whose element targets an accessibility finding lists, and targets per page. */
+export const MAX_TARGET_PAGES = 20
+export const MAX_PAGE_TARGETS = 3
 
 const isFinding = (r: CheckResult): r is CheckResult & { status: 'fail' | 'warn' } => r.status === 'fail' || r.status === 'warn'
 
 /** Evidence fields that describe the page or the moment rather than the problem. */
-const VOLATILE_KEYS = new Set(['url', 'pageUrl', 'finalUrl', 'page', 'loadMs', 'ms', 'durationMs', 'timings', 'timestamp'])
+// pageSources (the csp check's inputs for its computed policy) holds each page's own inline-script hashes.
+const VOLATILE_KEYS = new Set(['url', 'pageUrl', 'finalUrl', 'page', 'loadMs', 'ms', 'durationMs', 'timings', 'timestamp', 'pageSources'])
 
 /**
  * The evidence with what differs from page to page taken out: the page's own address, timings and other
@@ -110,6 +137,11 @@ export function fingerprintOf(r: Pick<CheckResult, 'id' | 'evidence'>, page: { u
   return `${r.id}:${createHash('sha256').update(key).digest('hex').slice(0, 16)}`
 }
 
+/** checkId:hash of what the finding is about (a rule, cookie or host): the same on every page and every run. */
+export function subjectFingerprint(checkId: string, kind: SubjectKind, key: string): string {
+  return `${checkId}:${createHash('sha256').update(`${kind}\u0000${key}`).digest('hex').slice(0, 16)}`
+}
+
 export function buildAuditResult(
   meta: { auditId: string; url: string; stoppedBy: StoppedBy; pagesDiscovered: number; finishedAt: string },
   pages: AuditPageInput[],
@@ -126,10 +158,56 @@ export function buildAuditResult(
     )
       worst.set(r.id, r)
   }
-  const findings = new Map<string, AuditFinding>()
+  // Internally a finding may be info (a third-party host): those go to thirdParties at the end.
+  const findings = new Map<string, Omit<AuditFinding, 'status'> & { status: AuditFinding['status'] | 'info' }>()
+  /** Subject findings, to write their summaries once every page is in. */
+  const subjects = new Set<Omit<AuditFinding, 'status'> & { status: AuditFinding['status'] | 'info' }>()
+  const addSubject = (r: CheckResult, part: SubjectPart, page: AuditPageInput) => {
+    const fp = subjectFingerprint(r.id, part.kind, part.key)
+    let f = findings.get(fp)
+    if (!f) {
+      f = {
+        fingerprint: fp,
+        checkId: r.id,
+        title: r.title,
+        category: r.category,
+        severity: part.severity,
+        status: part.status,
+        summary: '',
+        evidence: structuredClone(part.evidence),
+        advice: getCheck(r.id)?.fix.generic ?? r.summary,
+        impact: 0,
+        pageCount: 0,
+        pages: [],
+        subject: { kind: part.kind, key: part.key },
+        ...(part.kind === 'axe-rule' ? { targets: [], elements: 0 } : {}),
+      }
+      findings.set(fp, f)
+      subjects.add(f)
+    } else {
+      mergeSubjectEvidence(part.kind, f.evidence, part)
+      if (OUTCOME_RANK[part.status] > OUTCOME_RANK[f.status]) f.status = part.status
+      f.severity = worseSeverity(f.severity, part.severity)
+    }
+    f.pageCount++
+    if (f.pages.length < MAX_FINDING_PAGES) f.pages.push(page.url)
+    if (part.kind === 'axe-rule') {
+      f.elements = (f.elements ?? 0) + (part.nodes ?? 0)
+      if (f.targets!.length < MAX_TARGET_PAGES)
+        f.targets!.push({ page: page.url, nodes: part.nodes ?? 0, targets: (part.targets ?? []).slice(0, MAX_PAGE_TARGETS) })
+    }
+  }
   for (const page of pages) {
     for (const r of page.checks) {
       consider(r)
+      // A result that names nothing to split by (an unexpected evidence shape) merges by fingerprint.
+      const parts = subjectsOf(r)
+      if (parts && parts.length > 0) {
+        const here = parts.filter((p) => attributable(p, page))
+        if (isFinding(r) && here.length > 0) affected.set(r.id, (affected.get(r.id) ?? 0) + 1)
+        for (const part of here) addSubject(r, part, page)
+        continue
+      }
       if (!isFinding(r)) continue
       affected.set(r.id, (affected.get(r.id) ?? 0) + 1)
       const fp = fingerprintOf(r, page)
@@ -150,7 +228,7 @@ export function buildAuditResult(
         status: r.status,
         summary: r.summary,
         evidence: r.evidence,
-        advice: getCheck(r.id)?.fix.generic ?? r.summary,
+        advice: adviceText(r) ?? r.summary,
         impact: 0,
         pageCount: 1,
         pages: [page.url],
@@ -172,7 +250,7 @@ export function buildAuditResult(
         status: r.status,
         summary: r.summary,
         evidence: r.evidence,
-        advice: getCheck(r.id)?.fix.generic ?? r.summary,
+        advice: adviceText(r) ?? r.summary,
         impact: 0,
         pageCount: 0,
         pages: [],
@@ -182,6 +260,7 @@ export function buildAuditResult(
   const siteWide = [...worst.values()]
   const score = scoreOf(siteWide)
   for (const f of findings.values()) f.impact = penaltyOf({ id: f.checkId, status: f.status })
+  for (const f of subjects) f.summary = subjectSummary(f.subject!.kind, f.subject!.key, f.evidence, f.pageCount, f.status, f.elements ?? 0)
   const summary: Record<CheckStatus, number> = { pass: 0, fail: 0, warn: 0, info: 0, skipped: 0, error: 0 }
   for (const r of siteWide) summary[r.status]++
 
@@ -204,9 +283,12 @@ export function buildAuditResult(
       status: r.status,
       pagesAffected: affected.get(r.id) ?? 0,
     })),
-    findings: [...findings.values()].sort(
-      (a, b) => byImpact(a, b) || b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint),
-    ),
+    findings: [...findings.values()]
+      .filter((f): f is AuditFinding => f.status !== 'info')
+      .sort((a, b) => byImpact(a, b) || b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint)),
+    thirdParties: [...findings.values()]
+      .filter((f): f is AuditNotice => f.status === 'info')
+      .sort((a, b) => b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint)),
     siteChecks,
     pages: pages.map((p) => {
       const pageScore = p.ok && p.checks.length ? scoreOf(p.checks) : null
@@ -221,6 +303,7 @@ export function buildAuditResult(
         score: pageScore,
         grade: pageScore === null ? null : gradeOf(pageScore),
         checks: p.checks.map((c) => ({ id: c.id, status: c.status, severity: c.severity, summary: c.summary })),
+        ...(p.cookiesSet ? { cookiesSet: p.cookiesSet } : {}),
       }
     }),
     finishedAt: meta.finishedAt,

@@ -75,6 +75,8 @@ export const CRAWL = {
   recycleAfterPages: 100,
   /** A page task gets navTimeoutMs plus this to read, judge and close, then it is killed. */
   pageDeadlineExtraMs: 5_000,
+  /** Added to that deadline for a page axe runs on (at most CRAWL_LIMITS.axeMaxPages per crawl). */
+  axeExtraMs: 10_000,
   /** Closing a page or context that does not answer in this time: the lane gives up on that context. */
   closeTimeoutMs: 3_000,
   /** Crawl-delay obeyed up to this much; a site asking more still gets this. */
@@ -214,6 +216,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
       origin,
       navTimeoutMs: opts.navTimeoutMs,
       pageDeadlineExtraMs: CRAWL.pageDeadlineExtraMs,
+      axeExtraMs: CRAWL.axeExtraMs,
       closeTimeoutMs: CRAWL.closeTimeoutMs,
       blockMedia: CRAWL.blockMedia,
     }
@@ -253,6 +256,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
                   links,
                   checks: v.checks,
                   loadMs: v.loadMs,
+                  ...(v.cookiesSet ? { cookiesSet: v.cookiesSet } : {}),
                 }
               : {
                   url: entry.url,

@@ -14,6 +14,8 @@ export interface LaneSettings {
   navTimeoutMs: number
   /** A page gets navTimeoutMs plus this to read, judge and close, then it is given up. */
   pageDeadlineExtraMs: number
+  /** More time for a page that axe runs on. */
+  axeExtraMs: number
   /** Closing a tab or context that does not answer within this: the lane gives up on that context. */
   closeTimeoutMs: number
   blockMedia: boolean
@@ -58,21 +60,37 @@ export class PageLane {
     o: { halt: AbortSignal; wantsAxe: (template: string) => boolean; onPageStart: (page: Page) => void },
   ): Promise<PageOutcome> {
     const context = this.context!
-    const { navTimeoutMs, pageDeadlineExtraMs } = this.settings
-    const task = visitPage(this.tab!, entry.url, this.settings.origin, {
-      navTimeoutMs,
-      blockMedia: this.settings.blockMedia,
-      wantsAxe: o.wantsAxe,
-      onPageStart: o.onPageStart,
-    })
-    task.catch(() => {})
+    const { navTimeoutMs, pageDeadlineExtraMs, axeExtraMs } = this.settings
     let timer: ReturnType<typeof setTimeout> | undefined
     let onHalt: (() => void) | undefined
+    let expire: () => void = () => {}
+    const started = performance.now()
+    let limitMs = navTimeoutMs + pageDeadlineExtraMs
     const deadline = new Promise<'deadline' | 'halted'>((resolve) => {
-      timer = setTimeout(() => resolve('deadline'), navTimeoutMs + pageDeadlineExtraMs)
+      expire = () => resolve('deadline')
+      timer = setTimeout(expire, limitMs)
       onHalt = () => resolve('halted')
       o.halt.addEventListener('abort', onHalt, { once: true })
     })
+    // axe injects and runs its whole engine in the page, seconds of CPU on a cold or busy machine: a page
+    // chosen for it gets that much more time, so the pages that carry a site's accessibility findings are
+    // not the ones given up.
+    const wantsAxe = (template: string) => {
+      const chosen = o.wantsAxe(template)
+      if (chosen && axeExtraMs > 0) {
+        limitMs += axeExtraMs
+        clearTimeout(timer)
+        timer = setTimeout(expire, Math.max(0, limitMs - (performance.now() - started)))
+      }
+      return chosen
+    }
+    const task = visitPage(this.tab!, entry.url, this.settings.origin, {
+      navTimeoutMs,
+      blockMedia: this.settings.blockMedia,
+      wantsAxe,
+      onPageStart: o.onPageStart,
+    })
+    task.catch(() => {})
     // tabSpent: the tab crashed, ran past the deadline or failed on our side, so the next page gets a new one.
     let outcome: PageOutcome & { tabSpent: boolean; contextBroken: boolean }
     try {
@@ -80,7 +98,7 @@ export class PageLane {
       if (r === 'deadline') {
         outcome = {
           visit: null,
-          error: `page did not finish within ${navTimeoutMs + pageDeadlineExtraMs} ms`,
+          error: `page did not finish within ${limitMs} ms`,
           tabSpent: true,
           contextBroken: false,
         }

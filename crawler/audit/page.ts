@@ -15,13 +15,19 @@
 //     weigh or count a page's resources (perf-page-weight, perf-request-count) would judge a page lighter
 //     than it is: they are left out of per-page results (the site-level scan of the start URL loads
 //     everything).
+//   - cookies: a lane's context keeps its cookie jar from page to page, so the jar after a page holds every
+//     cookie earlier pages set. A page is judged only on the cookies it set itself: Set-Cookie on its own
+//     responses (document, redirects, subresources) and jar entries that are new or changed since the
+//     lane's previous page (set by its scripts). The page reports their names (`cookiesSet`), which the
+//     audit result uses to attribute each cookie finding to the pages that set the cookie.
 //   - accessibility: axe takes longer than the rest of a page together, so it runs on the first
 //     AXE_MAX_PAGES pages with a DOM template (tag/id/class skeleton) not seen before; pages sharing a
 //     template with an audited page mostly share its violations. The check is left out where axe did not run.
 import type { BrowserContext, Page, Response as PwResponse } from 'playwright-core'
+import { within } from '../../shared/async.ts'
 import { CHECKS } from '../../shared/checks/registry.ts'
 import type { AnyCheck } from '../../shared/checks/registry.ts'
-import type { ArtifactName, Artifacts, HttpResponseArtifact, RedirectChain } from '../../shared/checks/types.ts'
+import type { ArtifactName, Artifacts, BrowserCookie, HttpResponseArtifact, RedirectChain } from '../../shared/checks/types.ts'
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { runCheck } from '../../shared/checks/runner.ts'
 import type { CheckResult } from '../../shared/report.ts'
@@ -52,6 +58,9 @@ export const CRAWL_LIMITS = {
   linksPerPage: 2_000,
   /** Pages axe runs on per crawl, one per new DOM template. */
   axeMaxPages: 20,
+  /** Longest wait for the raw headers of a page's responses (their Set-Cookie), and most cookie names kept per page. */
+  setCookieWaitMs: 1_000,
+  cookiesSetPerPage: 100,
   /**
    * Images, fonts and media are not loaded while crawling: they do not change links, headers, scripts or
    * the DOM. Blocked by URL in the network stack (CDP Network.setBlockedURLs), not by intercepting every
@@ -119,6 +128,8 @@ export type PageVisit =
       base: string
       checks: CheckResult[]
       loadMs: number
+      /** Names of the cookies this page set (see the header); absent when the page was not read. */
+      cookiesSet?: string[]
     }
   /** The URL answered with something other than HTML (or started a download): not a page. */
   | { kind: 'not_html'; finalUrl: string; contentType: string }
@@ -183,6 +194,30 @@ async function responseArtifact(url: string, res: PwResponse): Promise<HttpRespo
   }
 }
 
+/** Each lane context's jar as its previous page left it: name, domain and path to value and expiry. */
+const lastJar = new WeakMap<BrowserContext, Map<string, string>>()
+const jarKey = (c: BrowserCookie) => `${c.name}\u0000${c.domain}\u0000${c.path}`
+
+/**
+ * The cookies this page set: named by Set-Cookie on its own responses, or new or changed in the context's
+ * jar since the lane's previous page. Returns their names and the jar cut down to those cookies, so that
+ * cookies carried over from earlier pages are not judged again on this one.
+ */
+async function cookiesOfThisPage(
+  context: BrowserContext,
+  rec: PageRecorder,
+  jar: BrowserCookie[],
+): Promise<{ names: string[]; jar: BrowserCookie[] }> {
+  const fromHeaders = await within(Promise.all(rec.setCookieNames), CRAWL_LIMITS.setCookieWaitMs, [] as string[][])
+  const named = new Set(fromHeaders.flat())
+  const before = lastJar.get(context) ?? new Map<string, string>()
+  const now = new Map(jar.map((c) => [jarKey(c), `${c.value}\u0000${c.expires}`]))
+  lastJar.set(context, now)
+  const own = jar.filter((c) => named.has(c.name) || before.get(jarKey(c)) !== now.get(jarKey(c)))
+  const names = [...new Set([...named, ...own.map((c) => c.name)])].sort().slice(0, CRAWL_LIMITS.cookiesSetPerPage)
+  return { names, jar: own }
+}
+
 function chainOf(url: string, res: PwResponse): RedirectChain {
   const hops: RedirectChain['hops'] = []
   for (let r = res.request().redirectedFrom(); r; r = r.redirectedFrom())
@@ -202,7 +237,7 @@ export async function visitPage(page: Page, url: string, origin: string, opts: V
   const crashed = new Promise<never>((_, reject) => page.once('crash', (onCrash = () => reject(new Error('page crashed')))))
   crashed.catch(() => {})
   const guard = <T>(p: Promise<T>) => Promise.race([p, crashed])
-  const rec = recordPage(page)
+  const rec = recordPage(page, { setCookies: true })
   try {
     return await visit(page, url, origin, opts, rec, guard)
   } finally {
@@ -280,12 +315,13 @@ async function visit(
   const [loaded, mainResponse] = await guard(
     Promise.all([readLoadedPage(page, context, rec, { status, error: null }, { axe }), responseArtifact(finalUrl, res)]),
   )
+  const cookies = await cookiesOfThisPage(context, rec, loaded.page?.cookies ?? [])
   const artifacts: Artifacts = {
     target: { url, finalUrl, origin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
     mainResponse,
     redirectChain: chainOf(url, res),
     httpRedirect: null,
-    page: loaded.page,
+    page: loaded.page ? { ...loaded.page, cookies: cookies.jar } : null,
     scripts: loaded.scripts,
     probes: {},
     sourceMaps: [],
@@ -307,5 +343,6 @@ async function visit(
     base: found.base,
     checks,
     loadMs,
+    cookiesSet: cookies.names,
   }
 }

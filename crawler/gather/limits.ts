@@ -6,6 +6,10 @@ export const GATHER_LIMITS = {
   scriptBody: 2 * 1024 * 1024,
   scriptsTotal: 8 * 1024 * 1024,
   scripts: 60,
+  /** Inline code read for a computed Content-Security-Policy: items of each kind, text kept per item, elements walked. */
+  inlineItems: 50,
+  inlineText: 64 * 1024,
+  inlineElements: 20_000,
   requests: 500,
   redirects: 10,
   sourceMaps: 5,

@@ -6,6 +6,7 @@ import { BROWSER_USER_AGENT } from '../../shared/egress/http.ts'
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'
 import { runAxe } from './axe.ts'
+import { readInlineCode } from './inline-code.ts'
 import { GATHER_LIMITS } from './limits.ts'
 import { quiet, recordPage, type PageRecorder } from './page-recorder.ts'
 import { readTimings } from './timings.ts'
@@ -44,10 +45,11 @@ export async function readLoadedPage(
 ): Promise<Loaded> {
   const { status, error } = loaded
   // Cookies, DOM and timings are read before axe runs: they describe the page before any interaction.
-  const [html, title, inline, cookies, timings] = await Promise.all([
+  const [html, title, inline, inlineCode, cookies, timings] = await Promise.all([
     page.content().catch(() => ''),
     page.title().catch(() => ''),
     page.$$eval('script:not([src])', (els) => els.slice(0, 50).map((e) => e.textContent ?? '')).catch(() => [] as string[]),
+    readInlineCode(page),
     context.cookies().catch(() => []),
     page.evaluate(readTimings).catch(() => null),
   ])
@@ -70,6 +72,7 @@ export async function readLoadedPage(
       requests: [...rec.requests.values()],
       cookies: cookies.map(toCookie),
       consoleErrors: rec.consoleErrors,
+      ...(inlineCode ? { inline: inlineCode } : {}),
     },
     scripts,
     accessibility,

@@ -24,8 +24,30 @@ export interface PageRecorder {
   traffic: { inflight: number; last: number }
   /** Only what the page itself did: recording stops before axe runs (it fetches stylesheets itself). */
   recording: boolean
+  /**
+   * Names of the cookies this page's own responses set (Set-Cookie on the document, its redirects and its
+   * subresources), read while recording. Only when recordPage was asked for them (the site crawl): reading
+   * raw headers costs a round trip per response.
+   */
+  setCookieNames: Promise<string[]>[]
   /** Removes the listeners: a crawl lane navigates one tab from page to page and records each visit anew. */
   detach(): void
+}
+
+/** Responses per page whose Set-Cookie headers are read. */
+const SET_COOKIE_RESPONSES = 200
+
+/** The cookie names in a Set-Cookie header value (one cookie per line, as Playwright joins them). */
+export function setCookieNamesOf(value: string | null): string[] {
+  if (!value) return []
+  const names: string[] = []
+  for (const line of value.split('\n')) {
+    const pair = line.split(';', 1)[0] ?? ''
+    const eq = pair.indexOf('=')
+    const name = eq > 0 ? pair.slice(0, eq).trim() : ''
+    if (name) names.push(name)
+  }
+  return names
 }
 
 /**
@@ -33,7 +55,7 @@ export interface PageRecorder {
  * goto. Only the main frame's navigation requests are recorded until the new document commits: on a tab
  * that is reused, whatever the previous document still sends until then belongs to it, not to this page.
  */
-export function recordPage(page: Page): PageRecorder {
+export function recordPage(page: Page, opts: { setCookies?: boolean } = {}): PageRecorder {
   const requests = new Map<PwRequest, BrowserRequest>()
   const scriptBodies: Promise<ScriptArtifact | null>[] = []
   const consoleErrors: string[] = []
@@ -78,6 +100,9 @@ export function recordPage(page: Page): PageRecorder {
   }
   const onResponse = (res: PwResponse) => {
     if (!counted.has(res.request())) return
+    if (opts.setCookies && rec.recording && rec.setCookieNames.length < SET_COOKIE_RESPONSES) {
+      rec.setCookieNames.push(res.headerValue('set-cookie').then(setCookieNamesOf, () => []))
+    }
     const req = requests.get(res.request())
     if (req) {
       req.status = res.status()
@@ -112,6 +137,7 @@ export function recordPage(page: Page): PageRecorder {
     consoleErrors,
     traffic,
     recording: true,
+    setCookieNames: [],
     detach() {
       page.off('framenavigated', onNavigated)
       page.off('console', onConsole)

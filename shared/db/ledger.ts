@@ -67,13 +67,26 @@ export async function reserveAudit(tx: Tx, accountId: string): Promise<{ source:
   await tx`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`
   const balance = await readBalance(tx, accountId)
   if (!balance) throw new AppError('not_found', `No account ${accountId}`)
-  if (balance.used < balance.allowance) return { source: 'allowance', balance }
-  if (balance.credits > 0) return { source: 'credits', balance }
+  return { source: payingSource(balance), balance }
+}
+
+/** What pays for one more audit at this balance; throws allowance_exhausted when nothing does. */
+function payingSource(balance: Balance): ChargeSource {
+  if (balance.used < balance.allowance) return 'allowance'
+  if (balance.credits > 0) return 'credits'
   throw new AppError(
     'allowance_exhausted',
     `The weekly allowance of ${balance.allowance} audits is used up and there are no credits. It resets at ${balance.resetsAt}.`,
     { allowance: balance.allowance, used: balance.used, credits: balance.credits, resetsAt: balance.resetsAt },
   )
+}
+
+/**
+ * Without a lock: throws allowance_exhausted when one more audit could not be paid right now. Lets a caller
+ * refuse before slow work (audit_app asks the target first); reserveAudit, under the lock, still decides.
+ */
+export async function refuseUnaffordableAudit(sql: Sql, accountId: string): Promise<void> {
+  payingSource(await getBalance(sql, accountId))
 }
 
 /** Inside the transaction of reserveAudit: the debit itself. */

@@ -7,8 +7,11 @@ import { type AppError, isAppError } from '../../shared/errors.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
 
-// Never fetched: no worker runs in these services (ROLE=api), the audits stay queued.
-const TARGET = 'http://127.0.0.1:9/'
+// Answers, so audit_app's check that the start page answers passes; no worker runs in these services
+// (ROLE=api), so the audits stay queued and the site is never crawled.
+const target = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
+const TARGET = `http://127.0.0.1:${target.port}/`
+afterAll(() => target.stop(true))
 
 describe.each(['production', 'embedded'] as Mode[])('audit allowance and credits (%s)', (mode) => {
   let svc: TestService

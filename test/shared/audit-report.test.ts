@@ -102,3 +102,128 @@ describe('buildAuditResult', () => {
     expect(f!.pages).toHaveLength(MAX_FINDING_PAGES)
   })
 })
+
+describe('findings merged by what they are about', () => {
+  const axe = (rules: Array<{ id: string; impact: string; nodes: number; targets: string[] }>): CheckResult => ({
+    ...check('accessibility', rules.some((r) => r.impact === 'serious' || r.impact === 'critical') ? 'fail' : 'warn'),
+    category: 'accessibility',
+    evidence: {
+      engine: 'axe-core 4.11.0',
+      violations: rules.length,
+      listed: rules.map((r) => ({ ...r, help: `help for ${r.id}`, helpUrl: `https://dequeuniversity.com/rules/axe/${r.id}` })),
+    },
+  })
+
+  test('accessibility: one finding per axe rule with its pages and the elements on each, whatever else the pages have', () => {
+    const r = buildAuditResult(
+      meta,
+      [
+        page('/', [axe([{ id: 'image-alt', impact: 'critical', nodes: 2, targets: ['img.a', 'img.b'] }])]),
+        page('/a', [
+          axe([
+            { id: 'image-alt', impact: 'critical', nodes: 1, targets: ['#hero'] },
+            { id: 'region', impact: 'moderate', nodes: 4, targets: ['p', 'div', 'span', 'h2'] },
+          ]),
+        ]),
+        page('/b', [axe([{ id: 'region', impact: 'moderate', nodes: 1, targets: ['footer'] }])]),
+      ],
+      [],
+    )
+    const a11y = r.findings.filter((f) => f.checkId === 'accessibility')
+    expect(a11y.map((f) => f.subject?.key).sort()).toEqual(['image-alt', 'region'])
+    const alt = a11y.find((f) => f.subject?.key === 'image-alt')!
+    expect(alt).toMatchObject({
+      status: 'fail',
+      pageCount: 2,
+      pages: ['https://www.example.com/', 'https://www.example.com/a'],
+      elements: 3,
+      subject: { kind: 'axe-rule', key: 'image-alt' },
+      targets: [
+        { page: 'https://www.example.com/', nodes: 2, targets: ['img.a', 'img.b'] },
+        { page: 'https://www.example.com/a', nodes: 1, targets: ['#hero'] },
+      ],
+    })
+    expect(alt.summary).toContain('2 pages')
+    const region = a11y.find((f) => f.subject?.key === 'region')!
+    expect(region).toMatchObject({ status: 'warn', severity: 'low', pageCount: 2, elements: 5 })
+    // Targets per page are bounded.
+    expect(region.targets![0]!.targets).toHaveLength(3)
+    expect(r.checks.find((c) => c.id === 'accessibility')).toMatchObject({ status: 'fail', pagesAffected: 3 })
+    // Fingerprints name the rule, not the page, so they are stable from run to run.
+    expect(alt.fingerprint).toBe(
+      buildAuditResult(meta, [page('/z', [axe([{ id: 'image-alt', impact: 'serious', nodes: 9, targets: [] }])])], []).findings[0]!
+        .fingerprint,
+    )
+  })
+
+  const httponly = (names: string[]): CheckResult => ({
+    ...check(
+      'cookie-httponly',
+      'fail',
+      { cookies: names.length, sessionCookies: names, sessionWithoutHttpOnly: names, otherWithoutHttpOnly: [] },
+      'high',
+    ),
+    category: 'cookies',
+  })
+
+  test('cookies: one finding per cookie, on the pages whose responses set it only', () => {
+    const withSet = (p: AuditPageInput, cookiesSet: string[]): AuditPageInput => ({ ...p, cookiesSet })
+    const r = buildAuditResult(
+      meta,
+      [
+        withSet(page('/', [httponly(['sid', 'auth_token'])]), ['sid', 'auth_token', 'theme']),
+        // The jar still holds sid here, but this page did not set it: not its finding.
+        withSet(page('/a', [httponly(['sid'])]), []),
+        withSet(page('/b', [httponly(['auth_token'])]), ['auth_token']),
+        withSet(page('/c', [check('cookie-httponly', 'pass', { cookies: 0 })]), []),
+      ],
+      [],
+    )
+    const cookies = r.findings.filter((f) => f.checkId === 'cookie-httponly')
+    expect(cookies.map((f) => [f.subject?.key, f.pages])).toEqual([
+      ['auth_token', ['https://www.example.com/', 'https://www.example.com/b']],
+      ['sid', ['https://www.example.com/']],
+    ])
+    expect(cookies.find((f) => f.subject?.key === 'sid')).toMatchObject({ pageCount: 1, status: 'fail', evidence: { cookie: 'sid' } })
+    expect(r.checks.find((c) => c.id === 'cookie-httponly')?.pagesAffected).toBe(2)
+  })
+
+  test('cookies: pages stored before pages recorded what they set keep their findings', () => {
+    const r = buildAuditResult(meta, [page('/', [httponly(['sid'])]), page('/a', [httponly(['sid'])])], [])
+    expect(r.findings.find((f) => f.subject?.key === 'sid')?.pageCount).toBe(2)
+  })
+
+  test('third parties: one entry per host with its pages; third-party cookies one finding per host', () => {
+    const requests = (hosts: string[]): CheckResult => ({
+      ...check('third-party-requests', 'info', {
+        hosts: hosts.map((host) => ({ host, domain: host, requests: 2, types: { script: 2 } })),
+      }),
+      category: 'privacy',
+      severity: 'info',
+    })
+    const tpc = (domains: string[]): CheckResult => ({
+      ...check('third-party-cookies', 'warn', {
+        thirdParty: domains.map((d) => ({ name: `id_${d}`, domain: `.${d}` })),
+      }),
+      category: 'privacy',
+    })
+    const r = buildAuditResult(
+      meta,
+      [
+        { ...page('/', [requests(['cdn.one.test', 'two.test']), tpc(['ads.test'])]), cookiesSet: ['id_ads.test'] },
+        { ...page('/a', [requests(['cdn.one.test']), tpc(['ads.test'])]), cookiesSet: [] },
+        page('/b', [requests(['cdn.one.test', 'two.test'])]),
+      ],
+      [],
+    )
+    expect(r.thirdParties.map((t) => [t.subject?.key, t.pageCount, t.status])).toEqual([
+      ['cdn.one.test', 3, 'info'],
+      ['two.test', 2, 'info'],
+    ])
+    expect(r.thirdParties[0]!.evidence).toMatchObject({ host: 'cdn.one.test', requests: 6, types: { script: 6 } })
+    // Informational hosts are not findings (findings fail or warn) and cost nothing.
+    expect(r.findings.some((f) => f.checkId === 'third-party-requests')).toBe(false)
+    const cookieHosts = r.findings.filter((f) => f.checkId === 'third-party-cookies')
+    expect(cookieHosts.map((f) => [f.subject?.key, f.pages])).toEqual([['ads.test', ['https://www.example.com/']]])
+  })
+})

@@ -63,6 +63,17 @@ export const accessibility = defineCheck({
         targets: v.targets.slice(0, MAX_TARGETS),
         helpUrl: v.helpUrl,
       })),
+      // The rest by rule id only, so that an audit can merge every violated rule across its pages.
+      ...(violations.length > MAX_LISTED
+        ? {
+            otherViolations: violations.slice(MAX_LISTED).map((v) => ({
+              id: v.id,
+              impact: v.impact,
+              nodes: v.nodes,
+              targets: v.targets.slice(0, 1),
+            })),
+          }
+        : {}),
     }
     const describe = (v: AccessibilityViolation) =>
       `${v.id} (${v.impact ?? 'unknown impact'}, ${v.nodes} element${v.nodes === 1 ? '' : 's'})`

@@ -1,5 +1,6 @@
 // HttpOnly on session-like cookies: the ones script injection must not be able to read.
 
+import { cookieFixes } from '../util/fix.ts'
 import { defineCheck } from '../types.ts'
 import { firstPartyCookies, isSessionCookieName } from '../util/cookies.ts'
 
@@ -33,6 +34,7 @@ export const cookieHttpOnly = defineCheck({
     cloudflare:
       'Fix it in the application that sets the cookie; a Worker can append "; HttpOnly" to the session cookie\'s Set-Cookie as a ' +
       'stop-gap.',
+    ...cookieFixes('HttpOnly'),
   },
   fixTarget: { kind: 'cookies' },
   requires: ['target', 'mainResponse'],

@@ -1,5 +1,6 @@
 // SameSite on first-party cookies.
 
+import { cookieFixes } from '../util/fix.ts'
 import { defineCheck } from '../types.ts'
 import { firstPartyCookies } from '../util/cookies.ts'
 
@@ -26,6 +27,7 @@ export const cookieSameSite = defineCheck({
     nextjs: "(await cookies()).set('sid', value, { sameSite: 'lax', secure: true, httpOnly: true, path: '/' })",
     nginx: 'For cookies set by the upstream app (nginx 1.19.3+):\nproxy_cookie_flags ~ samesite=lax;',
     cloudflare: 'Fix it in the application; a Worker can append "; SameSite=Lax" to Set-Cookie headers that lack it as a stop-gap.',
+    ...cookieFixes('SameSite'),
   },
   fixTarget: { kind: 'cookies' },
   requires: ['target', 'mainResponse'],

@@ -1,5 +1,6 @@
 // Secure flag on first-party cookies of an https site.
 
+import { cookieFixes } from '../util/fix.ts'
 import { defineCheck } from '../types.ts'
 import { firstPartyCookies, isSessionCookieName, isVendorCookieName } from '../util/cookies.ts'
 import { isHttpsUrl } from '../util/http.ts'
@@ -39,6 +40,7 @@ export const cookieSecure = defineCheck({
     cloudflare:
       'Fix it in the application that sets the cookie. As a stop-gap, a Worker can rewrite Set-Cookie: ' +
       'response.headers.getSetCookie() -> append "; Secure" to each and set them again.',
+    ...cookieFixes('Secure'),
   },
   fixTarget: { kind: 'cookies' },
   requires: ['target', 'mainResponse'],

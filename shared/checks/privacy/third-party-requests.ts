@@ -3,6 +3,7 @@
 import { defineCheck } from '../types.ts'
 import { registrableDomainOfUrl, siteDomains } from '../util/domains.ts'
 import { displayUrl } from '../performance/resources.ts'
+import { hostOf } from '../util/http.ts'
 
 const MAX_LISTED = 30
 
@@ -47,12 +48,19 @@ export const thirdPartyRequests = defineCheck({
   run: ({ page, target, mainResponse }) => {
     const site = siteDomains({ target, mainResponse, page })
     const parties = new Map<string, { requests: number; types: Record<string, number>; example: string; failed: number }>()
+    // The same by host (an audit merges its findings per third-party host across pages).
+    const hosts = new Map<string, { domain: string; requests: number; types: Record<string, number> }>()
     let total = 0
     for (const r of page.requests) {
       const domain = registrableDomainOfUrl(r.url)
       if (domain === null) continue
       total++
       if (site.has(domain)) continue
+      const host = hostOf(r.url) ?? domain
+      const h = hosts.get(host) ?? { domain, requests: 0, types: {} }
+      h.requests++
+      h.types[r.resourceType] = (h.types[r.resourceType] ?? 0) + 1
+      hosts.set(host, h)
       const party = parties.get(domain) ?? { requests: 0, types: {}, example: displayUrl(r.url, 150), failed: 0 }
       party.requests++
       party.types[r.resourceType] = (party.types[r.resourceType] ?? 0) + 1
@@ -76,6 +84,10 @@ export const thirdPartyRequests = defineCheck({
       thirdPartyDomains: list.length,
       domains: list.slice(0, MAX_LISTED),
       truncated: list.length > MAX_LISTED,
+      hosts: [...hosts.entries()]
+        .map(([host, h]) => ({ host, domain: h.domain, requests: h.requests, types: h.types }))
+        .sort((a, b) => b.requests - a.requests || a.host.localeCompare(b.host))
+        .slice(0, MAX_LISTED),
     }
     if (list.length === 0) {
       return { status: 'pass', evidence, summary: `All ${total} request(s) went to the site's own domain(s) (${[...site].join(', ')}).` }

@@ -152,7 +152,8 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
     await viewer2.waitForSelector('#ended:not([hidden])', { timeout: 5_000 })
     expect(await viewer2.textContent('#ended h1')).toBe('This crawl has ended')
     expect(await viewer2.isHidden('#live')).toBe(true)
-    expect(await viewer2.textContent('#ended')).toContain('get_audit')
+    // The ended page sends the person to the audit's report page.
+    expect(await viewer2.getAttribute('#ended a.report-link', 'href')).toBe(`/dashboard/audits/${auditId}`)
 
     // A fresh open of the link after the end: the ended page, never a frame.
     const late = await viewerBrowser.newPage()

@@ -1,0 +1,218 @@
+// What an audit finding is about, for the checks whose one result on a page reports several separate
+// things: each axe rule the accessibility check lists, each cookie the cookie checks name, each third-party
+// host the privacy checks name. Across the pages of an audit those merge by the thing itself (one finding
+// per rule, per cookie, per host, with the pages it was found on), not by the hash of the page's whole
+// evidence, which differs as soon as two pages differ in anything else. Every other check keeps merging by
+// fingerprint (shared/audit-report.ts). Pure: no I/O.
+import type { CheckStatus, Severity } from './checks/types.ts'
+import type { CheckResult } from './report.ts'
+
+export type SubjectKind = 'axe-rule' | 'cookie' | 'third-party-host'
+
+/** One thing a check's result on one page reports. */
+export interface SubjectPart {
+  kind: SubjectKind
+  /** The rule id, cookie name or host: equal on every page where the same thing is found. */
+  key: string
+  status: 'fail' | 'warn' | 'info'
+  severity: Severity
+  /** What is wrong with it on this page (no page address, so the first page's evidence speaks for all). */
+  evidence: Record<string, unknown>
+  /** Cookies behind it: the part counts on a page only when the page set one of them itself. */
+  cookies?: string[]
+  /** Accessibility: elements on this page that break the rule (count and first selectors). */
+  nodes?: number
+  targets?: string[]
+}
+
+/** Checks whose results split into subjects. */
+export const SUBJECT_CHECKS: ReadonlySet<string> = new Set([
+  'accessibility',
+  'cookie-httponly',
+  'cookie-secure',
+  'cookie-samesite',
+  'third-party-cookies',
+  'third-party-requests',
+])
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
+const records = (v: unknown): Record<string, unknown>[] =>
+  Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x)) : []
+
+type AxeRule = { id: string; impact: string | null; help?: string; helpUrl?: string; nodes: number; targets: string[] }
+
+function axeRules(evidence: Record<string, unknown>): AxeRule[] {
+  return [...records(evidence.listed), ...records(evidence.otherViolations)]
+    .filter((v) => typeof v.id === 'string')
+    .map((v) => ({
+      id: v.id as string,
+      impact: typeof v.impact === 'string' ? v.impact : null,
+      ...(typeof v.help === 'string' ? { help: v.help } : {}),
+      ...(typeof v.helpUrl === 'string' ? { helpUrl: v.helpUrl } : {}),
+      nodes: typeof v.nodes === 'number' ? v.nodes : 0,
+      targets: strings(v.targets),
+    }))
+}
+
+/** One part per named cookie, worst problem first when a cookie is named twice. */
+function cookieParts(
+  named: Array<{ names: string[]; status: 'fail' | 'warn'; severity: Severity; problem: string }>,
+  extra: Record<string, unknown> = {},
+): SubjectPart[] {
+  const parts = new Map<string, SubjectPart>()
+  for (const n of named) {
+    for (const name of n.names) {
+      if (parts.has(name)) continue
+      parts.set(name, {
+        kind: 'cookie',
+        key: name,
+        status: n.status,
+        severity: n.severity,
+        evidence: { cookie: name, problem: n.problem, ...extra },
+        cookies: [name],
+      })
+    }
+  }
+  return [...parts.values()]
+}
+
+/**
+ * The subjects of one page's check result, or null when the check merges by fingerprint. Only results
+ * that are findings split: fail and warn, and third-party-requests' info (a host contacted is worth a
+ * line of its own though it costs no points).
+ */
+export function subjectsOf(r: CheckResult): SubjectPart[] | null {
+  if (!SUBJECT_CHECKS.has(r.id)) return null
+  const e = (r.evidence ?? {}) as Record<string, unknown>
+  const finding = r.status === 'fail' || r.status === 'warn'
+  switch (r.id) {
+    case 'accessibility': {
+      if (!finding) return []
+      return axeRules(e).map((v) => {
+        const severe = v.impact === 'critical' || v.impact === 'serious'
+        return {
+          kind: 'axe-rule' as const,
+          key: v.id,
+          // As the check judges a page: critical or serious fails, the rest warns at low severity.
+          status: severe ? ('fail' as const) : ('warn' as const),
+          severity: severe ? r.severity : 'low',
+          evidence: {
+            rule: v.id,
+            impact: v.impact,
+            ...(v.help ? { help: v.help } : {}),
+            ...(v.helpUrl ? { helpUrl: v.helpUrl } : {}),
+            ...(typeof e.engine === 'string' ? { engine: e.engine } : {}),
+          },
+          nodes: v.nodes,
+          targets: v.targets,
+        }
+      })
+    }
+    case 'cookie-httponly':
+      if (!finding) return []
+      return cookieParts([
+        {
+          names: strings(e.sessionWithoutHttpOnly),
+          status: 'fail',
+          severity: 'high',
+          problem: 'session cookie readable by JavaScript (no HttpOnly)',
+        },
+      ])
+    case 'cookie-secure': {
+      if (!finding) return []
+      if (typeof e.note === 'string') {
+        // An http site: every first-party cookie crosses the network in clear.
+        return cookieParts([{ names: strings(e.names), status: 'warn', severity: 'medium', problem: 'set over plain http' }])
+      }
+      return cookieParts([
+        { names: strings(e.sessionWithoutSecure), status: 'fail', severity: 'high', problem: 'session cookie without Secure' },
+        { names: strings(e.withoutSecure), status: 'warn', severity: 'medium', problem: 'cookie without Secure' },
+      ])
+    }
+    case 'cookie-samesite':
+      if (!finding) return []
+      return cookieParts([
+        { names: strings(e.sameSiteNoneWithoutSecure), status: 'fail', severity: 'medium', problem: 'SameSite=None without Secure' },
+        { names: strings(e.withoutSameSite), status: 'warn', severity: 'low', problem: 'no valid SameSite attribute' },
+      ])
+    case 'third-party-cookies': {
+      if (!finding) return []
+      const byHost = new Map<string, string[]>()
+      for (const c of records(e.thirdParty)) {
+        if (typeof c.name !== 'string' || typeof c.domain !== 'string') continue
+        const host = c.domain.replace(/^\./, '').toLowerCase()
+        byHost.set(host, [...(byHost.get(host) ?? []), c.name])
+      }
+      return [...byHost.entries()].map(([host, names]) => ({
+        kind: 'third-party-host' as const,
+        key: host,
+        status: r.status === 'fail' ? ('fail' as const) : ('warn' as const),
+        severity: r.severity,
+        evidence: { host, cookies: [...new Set(names)].sort() },
+        cookies: names,
+      }))
+    }
+    case 'third-party-requests': {
+      if (r.status !== 'info') return []
+      return records(e.hosts)
+        .filter((h) => typeof h.host === 'string')
+        .map((h) => ({
+          kind: 'third-party-host' as const,
+          key: h.host as string,
+          status: 'info' as const,
+          severity: 'info' as const,
+          evidence: {
+            host: h.host,
+            ...(typeof h.domain === 'string' ? { domain: h.domain } : {}),
+            requests: typeof h.requests === 'number' ? h.requests : 0,
+            types: h.types && typeof h.types === 'object' ? h.types : {},
+          },
+        }))
+    }
+  }
+  return null
+}
+
+/**
+ * Whether the part counts on this page. A cookie counts only on the pages that set it themselves; a page
+ * stored before pages recorded the cookies they set (no `cookiesSet`) counts as it always did.
+ */
+export function attributable(part: SubjectPart, page: { cookiesSet?: string[] }): boolean {
+  if (!part.cookies || !page.cookiesSet) return true
+  const set = new Set(page.cookiesSet)
+  return part.cookies.some((c) => set.has(c))
+}
+
+/** The evidence of a merged subject: the first page's, with counts summed over the pages. */
+export function mergeSubjectEvidence(kind: SubjectKind, into: Record<string, unknown>, part: SubjectPart): void {
+  if (kind === 'third-party-host') {
+    if (typeof into.requests === 'number' && typeof part.evidence.requests === 'number') into.requests += part.evidence.requests
+    const types = into.types as Record<string, number> | undefined
+    const more = part.evidence.types as Record<string, number> | undefined
+    if (types && more) for (const [t, n] of Object.entries(more)) types[t] = (types[t] ?? 0) + n
+    if (Array.isArray(into.cookies) && Array.isArray(part.evidence.cookies))
+      into.cookies = [...new Set([...(into.cookies as string[]), ...(part.evidence.cookies as string[])])].sort().slice(0, 30)
+  }
+}
+
+/** One line about a merged subject across the pages it was found on. */
+export function subjectSummary(
+  kind: SubjectKind,
+  key: string,
+  evidence: Record<string, unknown>,
+  pageCount: number,
+  status: CheckStatus,
+  elements: number,
+): string {
+  const on = `${pageCount} page${pageCount === 1 ? '' : 's'}`
+  if (kind === 'axe-rule') {
+    const impact = typeof evidence.impact === 'string' ? evidence.impact : 'unknown impact'
+    const help = typeof evidence.help === 'string' ? `: ${evidence.help}` : ''
+    return `Accessibility rule ${key} (${impact})${help}; ${elements} element${elements === 1 ? '' : 's'} on ${on}.`
+  }
+  if (kind === 'cookie') return `Cookie ${key}: ${String(evidence.problem ?? 'flagged')}; set by ${on}.`
+  if (Array.isArray(evidence.cookies))
+    return `Third-party cookie(s) ${(evidence.cookies as string[]).slice(0, 5).join(', ')} on ${key}, set before any interaction on ${on}.`
+  const requests = typeof evidence.requests === 'number' ? evidence.requests : 0
+  return `${key} was contacted before any interaction on ${on} (${requests} request${requests === 1 ? '' : 's'})${status === 'info' ? '; informational, not scored' : ''}.`
+}
