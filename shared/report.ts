@@ -17,10 +17,14 @@ export interface ReportMeta {
   timings: Record<string, number>
 }
 
-const isFinding = (r: CheckResult): r is CheckResult & { status: 'fail' | 'warn' } => r.status === 'fail' || r.status === 'warn'
+const isFinding = <T extends Pick<CheckResult, 'status'>>(r: T): r is T & { status: 'fail' | 'warn' } =>
+  r.status === 'fail' || r.status === 'warn'
 
-function adviceText(r: CheckResult): string | null {
-  return isFinding(r) ? (getCheck(r.id)?.fix.generic ?? null) : null
+/** How to fix a finding: computed from its evidence when the check can (e.g. the csp check's policy), else the check's fix. */
+export function adviceText(r: Pick<CheckResult, 'id' | 'status' | 'evidence'>): string | null {
+  if (!isFinding(r)) return null
+  const check = getCheck(r.id)
+  return check?.advise?.(r, 'generic') ?? check?.fix.generic ?? null
 }
 
 export function buildReport(meta: ReportMeta, results: CheckResult[]): Report {

@@ -1,7 +1,10 @@
-// The Content-Security-Policy a patch proposes, computed from what the page really loaded: the origins of
-// its third-party scripts, styles, fonts, images, connections and frames (third-party-requests' evidence),
-// on top of a strict base ('self', no plugins, no base-uri rewriting, no framing). Every source is
-// validated as a plain host name, so nothing a site serves can inject text into a configuration file.
+// The Content-Security-Policy a patch proposes. Reports whose csp check recorded the page's sources
+// (evidence.pageSources: inline-script hashes, the origins each kind of resource came from) get the policy
+// the shared builder computes from them (shared/checks/util/csp-builder.ts, the same one the check's advice
+// uses), in hash form, since a configuration file cannot make nonces. Older reports fall back to the
+// third-party origins in third-party-requests' evidence. Every source is validated, so nothing a site
+// serves can inject text into a configuration file.
+import { asPageSources, buildCsp, DIRECTIVE_OF } from '../../shared/checks/util/csp-builder.ts'
 
 export interface CspAdvice {
   policy: string
@@ -14,24 +17,19 @@ interface ReportLike {
 }
 
 const HOST = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/
-/** Request types (Chromium's resource types) to the directive that governs them. */
-const DIRECTIVE: Record<string, string> = {
-  script: 'script-src',
-  stylesheet: 'style-src',
-  font: 'font-src',
-  image: 'img-src',
-  media: 'media-src',
-  xhr: 'connect-src',
-  fetch: 'connect-src',
-  websocket: 'connect-src',
-  eventsource: 'connect-src',
-  document: 'frame-src',
-  subdocument: 'frame-src',
-  manifest: 'manifest-src',
-}
 const MAX_SOURCES_PER_DIRECTIVE = 20
 
 export function adviseCsp(report: ReportLike): CspAdvice {
+  const sources = asPageSources(report.checks?.find((c) => c.id === 'csp')?.evidence?.pageSources)
+  if (sources) {
+    const { policy, notes } = buildCsp(sources, { allowNonce: false })
+    return { policy, notes }
+  }
+  return fromThirdParties(report)
+}
+
+/** For reports recorded before the csp check kept the page's sources: the third-party origins only. */
+function fromThirdParties(report: ReportLike): CspAdvice {
   const sources = new Map<string, Set<string>>()
   const tp = report.checks?.find((c) => c.id === 'third-party-requests')?.evidence
   const domains = Array.isArray(tp?.domains) ? tp.domains : []
@@ -44,7 +42,7 @@ export function adviseCsp(report: ReportLike): CspAdvice {
     }
     const types: unknown[] = Array.isArray(d.types) ? d.types : Object.keys(d.types ?? {})
     for (const t of types) {
-      const dir = typeof t === 'string' ? DIRECTIVE[t] : undefined
+      const dir = typeof t === 'string' ? DIRECTIVE_OF[t] : undefined
       if (!dir) continue
       const set = sources.get(dir) ?? new Set<string>()
       if (set.size < MAX_SOURCES_PER_DIRECTIVE) set.add(`https://${domain} https://*.${domain}`)

@@ -9,6 +9,14 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     nextjs: 'next.config.js (or next.config.mjs / next.config.ts): async headers() for source "/:path*"',
     nginx: 'the nginx server block of the site (e.g. /etc/nginx/sites-available/<site>), with "always" so error pages get it too',
     cloudflare: 'Cloudflare dashboard: Rules > Transform Rules > Modify Response Header (a rule for all incoming requests)',
+    express:
+      "the Express app's entry file (app.js / server.js): helmet(), or a middleware calling res.setHeader, registered before the routes",
+    django:
+      'settings.py (SECURE_* settings and MIDDLEWARE); Content-Security-Policy through django-csp (CSP_* settings or CONTENT_SECURITY_POLICY)',
+    rails: 'config/application.rb (config.action_dispatch.default_headers) and config/initializers/content_security_policy.rb',
+    apache: 'the .htaccess in the document root, or the <VirtualHost> in httpd.conf / sites-available (mod_headers: Header always set)',
+    caddy: 'the Caddyfile site block (the header directive)',
+    iis: 'web.config at the site root: <system.webServer><httpProtocol><customHeaders>',
     generic: 'the web server, proxy or framework config that sets response headers for every path',
   },
   'https-redirect': {
@@ -17,6 +25,13 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     nextjs: 'the host or proxy in front of Next.js; behind a proxy, middleware.ts',
     nginx: 'the nginx server block that listens on port 80',
     cloudflare: 'Cloudflare dashboard: SSL/TLS > Edge Certificates > Always Use HTTPS',
+    express: 'the Express app (a redirect middleware with app.set("trust proxy") behind a proxy), or the proxy in front of it',
+    django: 'settings.py: SECURE_SSL_REDIRECT = True (and SECURE_PROXY_SSL_HEADER behind a proxy)',
+    rails: 'config/environments/production.rb: config.force_ssl = true',
+    apache: 'the port-80 <VirtualHost> (Redirect permanent), or .htaccess with mod_rewrite',
+    caddy:
+      'nothing to add: Caddy redirects http to https for every site address with a domain name (check the site address is not http://)',
+    iis: 'web.config: <system.webServer><rewrite> (URL Rewrite module); <httpRedirect> only on a separate http-only site, since it redirects every request',
     generic: 'the web server or load balancer answering on port 80',
   },
   cookies: {
@@ -25,6 +40,14 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     nextjs: 'the route handler, server action or middleware that calls cookies().set',
     nginx: 'the app that sets the cookie; as a stop-gap, proxy_cookie_flags in the nginx server or location block that proxies it',
     cloudflare: 'the application that sets the cookie; as a stop-gap, a Cloudflare Worker rewriting Set-Cookie',
+    express:
+      'the express-session / res.cookie options (cookie: { secure, httpOnly, sameSite }), with app.set("trust proxy", 1) behind a proxy',
+    django: 'settings.py: SESSION_COOKIE_SECURE, CSRF_COOKIE_SECURE, SESSION_COOKIE_HTTPONLY, SESSION_COOKIE_SAMESITE',
+    rails: 'config/initializers/session_store.rb (secure:, httponly:, same_site:) and cookies[...] calls in controllers',
+    apache:
+      'the app that sets the cookie (PHP: session.cookie_secure / session.cookie_httponly / session.cookie_samesite in php.ini or .user.ini); as a stop-gap, Header always edit Set-Cookie in .htaccess',
+    caddy: 'the app behind Caddy that sets the cookie; as a stop-gap, header_down Set-Cookie in the reverse_proxy block',
+    iis: 'web.config: <system.web><httpCookies requireSSL="true" httpOnlyCookies="true" sameSite="Lax"/> (ASP.NET), or the code that sets the cookie',
     generic: 'the server code that sends the Set-Cookie header (session or auth middleware)',
   },
   'mixed-content': {
@@ -33,6 +56,12 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     nextjs: 'components and environment variables holding http:// URLs, then headers() in next.config.js as a safety net',
     nginx: "the app's http:// URLs, then the nginx server block as a safety net",
     cloudflare: 'Cloudflare dashboard: SSL/TLS > Edge Certificates > Automatic HTTPS Rewrites, and the http:// URLs in the app',
+    express: 'the templates and config holding http:// URLs, then the headers middleware (helmet) as a safety net',
+    django: 'the templates and settings holding http:// URLs, then the CSP settings as a safety net',
+    rails: 'the views and config holding http:// URLs, then the content_security_policy initializer as a safety net',
+    apache: "the site's http:// URLs, then .htaccess (Header always set) as a safety net",
+    caddy: "the site's http:// URLs, then the Caddyfile header directive as a safety net",
+    iis: "the site's http:// URLs, then web.config customHeaders as a safety net",
     generic: 'every http:// resource URL in the page source, templates and configuration',
   },
   version: {
@@ -41,6 +70,12 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     nextjs: 'next.config.js (poweredByHeader: false)',
     nginx: 'the nginx http block (nginx.conf: server_tokens off, proxy_hide_header) and the upstream app or CMS',
     cloudflare: 'Cloudflare dashboard: Rules > Transform Rules > Modify Response Header (remove the headers)',
+    express: "the Express app: app.disable('x-powered-by') (helmet() removes it too)",
+    django: 'the server in front of Django (gunicorn, uWSGI, nginx or Apache): Django itself sends no version',
+    rails: 'the app server and proxy in front of Rails (Passenger: passenger_show_version_in_header off)',
+    apache: 'the server config (ServerTokens Prod and ServerSignature Off are not allowed in .htaccess) and php.ini (expose_php = Off)',
+    caddy: 'the Caddyfile: header -Server (Caddy sends no version, only the name)',
+    iis: 'web.config: <security><requestFiltering removeServerHeader="true"/>, <httpRuntime enableVersionHeader="false"/> and <customHeaders><remove name="X-Powered-By"/>',
     generic: 'the web server and app config that send Server, X-Powered-By and the generator meta tag',
   },
   'served-file': {
@@ -53,6 +88,13 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
       'the nginx server block (a location that denies the path, e.g. location ~ /\\.(?!well-known) { deny all; }) and the served root ' +
       'directory',
     cloudflare: 'Cloudflare dashboard: Security > WAF > Custom rules (block the path), then the files at the origin',
+    express:
+      'the directory passed to express.static (keep only build output there; dotfiles are ignored by default, unless dotfiles: "allow")',
+    django: 'STATIC_ROOT / MEDIA_ROOT and the server that serves them (collectstatic copies whatever the static dirs hold)',
+    rails: 'the public/ directory: Rails serves everything in it as is',
+    apache: 'the document root (remove the file) and .htaccess or httpd.conf (a <FilesMatch> or RedirectMatch 404 that denies the path)',
+    caddy: 'the Caddyfile site block (a matcher that answers 404 for the path) and the root directory of file_server',
+    iis: 'web.config: <requestFiltering><hiddenSegments> / <fileExtensions>, and the site directory',
     generic: 'the deployed web root (remove the file) and the web server config (deny the path)',
   },
   secrets: {
@@ -67,6 +109,12 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     nginx: 'the built JavaScript that embeds the key; move the call to a backend route that nginx proxies',
     cloudflare:
       'the client-side code that embeds the key; move the call to a Cloudflare Worker holding it as a secret (wrangler secret put)',
+    express: 'the client-side code that embeds the key; move the call to an Express route that reads the key from process.env',
+    django: 'the templates or static JavaScript that embed the key; move the call to a Django view that reads the key from settings/env',
+    rails: 'the views or JavaScript that embed the key; move the call to a controller action that reads it from credentials or ENV',
+    apache: 'the JavaScript or templates that embed the key; move the call to a server-side script that reads it from the environment',
+    caddy: 'the JavaScript that embeds the key; move the call to a backend route behind Caddy',
+    iis: 'the JavaScript that embeds the key; move the call to a server-side endpoint that reads it from configuration',
     generic: 'the client-side code that embeds the key, and a server-side route that holds it instead',
   },
   other: {
@@ -75,6 +123,12 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     nextjs: "next.config.js or the app's code",
     nginx: 'the nginx server block or the app behind it',
     cloudflare: 'the Cloudflare dashboard or the origin app',
+    express: "the Express app's code or middleware",
+    django: "settings.py or the Django app's code",
+    rails: "config/ or the Rails app's code",
+    apache: '.htaccess, httpd.conf or the app behind Apache',
+    caddy: 'the Caddyfile or the app behind Caddy',
+    iis: 'web.config or the app behind IIS',
     generic: 'the app or web server configuration',
   },
 }

@@ -63,6 +63,36 @@ export interface PageArtifact {
   requests: BrowserRequest[]
   cookies: BrowserCookie[]
   consoleErrors: string[]
+  /** Inline code in the rendered DOM, for a Content-Security-Policy computed from the page; absent when not read. */
+  inline?: InlineCode
+}
+
+/** One inline piece of code (a <script> or <style> block, or an attribute value), by its CSP hash. */
+export interface InlineItem {
+  /** base64 SHA-256 of the exact text, as CSP's 'sha256-...' sources take it. */
+  sha256: string
+  length: number
+  /** The text, cut at 64 KB: to tell code the server sends as it is from code made per response. */
+  text: string
+}
+
+/** What a Content-Security-Policy must allow inline for the page to keep working, bounded by the gatherer. */
+export interface InlineCode {
+  /** Executable inline <script> blocks (not JSON or template data blocks), at most GATHER_LIMITS.inlineItems. */
+  scripts: Array<InlineItem & { nonce: boolean }>
+  /** Executable inline scripts in all, beyond the ones listed too. */
+  scriptCount: number
+  /** Distinct values of inline event handler attributes (onclick=...), bounded. */
+  handlers: InlineItem[]
+  /** Elements with an inline event handler, and the attribute names seen (onclick, onload...). */
+  handlerCount: number
+  handlerNames: string[]
+  /** <style> blocks, bounded. */
+  styles: InlineItem[]
+  styleCount: number
+  /** Distinct style="" attribute values, bounded, and how many elements carry one. */
+  styleAttributes: InlineItem[]
+  styleAttributeCount: number
 }
 
 export interface ScriptArtifact {
@@ -200,7 +230,20 @@ export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info'
 export type CheckStatus = 'pass' | 'fail' | 'warn' | 'info' | 'skipped' | 'error'
 export type Category = 'security' | 'https' | 'cookies' | 'exposure' | 'secrets' | 'seo' | 'performance' | 'accessibility' | 'privacy'
 /** The hosting platforms fixes are written for, in the order they are shown; `generic` stands for any other. */
-export const PLATFORMS = ['vercel', 'netlify', 'nextjs', 'nginx', 'cloudflare', 'generic'] as const
+export const PLATFORMS = [
+  'vercel',
+  'netlify',
+  'nextjs',
+  'express',
+  'django',
+  'rails',
+  'nginx',
+  'apache',
+  'caddy',
+  'iis',
+  'cloudflare',
+  'generic',
+] as const
 export type Platform = (typeof PLATFORMS)[number]
 
 /** What kind of change a check's fix is: it decides where the change goes and how to verify it. */
@@ -245,6 +288,11 @@ export interface CheckMeta {
   severity: Severity
   /** How to fix, per hosting platform; `generic` always present. */
   fix: { generic: string } & Partial<Record<Exclude<Platform, 'generic'>, string>>
+  /**
+   * The fix computed from one result's evidence (e.g. a policy built from what the page loads), for a platform;
+   * null to use `fix`. Pure, and safe on evidence of any shape (stored reports are read back with it).
+   */
+  advise?(result: { status: CheckStatus; evidence: Record<string, unknown> }, platform: Platform): string | null
   /** Where the fix applies; absent: a change of kind 'other'. */
   fixTarget?: FixTarget
 }

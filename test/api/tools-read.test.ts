@@ -6,6 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { CHECKS } from '../../shared/checks/registry.ts'
 import { completeScan, createScan, failScan, markScanRunning, upsertApp } from '../../shared/db/scans.ts'
 import { platformSignals } from '../../shared/platform.ts'
+import { PLATFORMS } from '../../shared/checks/types.ts'
 import { penaltyRow, SCORING } from '../../shared/scoring.ts'
 import { connectClient, errorOf, ok } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
@@ -212,7 +213,8 @@ describe('read tools over real scans (production mode)', () => {
       expect(times).toEqual([...times].sort((a, b) => b - a))
       const old = r.items.find((s: any) => s.id === weakOld.id)
       expect(old).toMatchObject({ url: weak.url, status: 'completed', score: weakOld.score, grade: weakOld.grade })
-      expect(Object.keys(old).sort()).toEqual(['appId', 'createdAt', 'finishedAt', 'grade', 'id', 'score', 'status', 'url'])
+      expect(Object.keys(old).sort()).toEqual(['appId', 'createdAt', 'finishedAt', 'grade', 'id', 'kind', 'score', 'status', 'url'])
+      expect(old.kind).toBe('scan')
       expect(r.items.findIndex((s: any) => s.id === weakNew.id)).toBeLessThan(r.items.findIndex((s: any) => s.id === weakOld.id))
       expect((await ok(other, 'scan_history', {})).items).toEqual([])
     })
@@ -304,7 +306,7 @@ describe('read tools over real scans (production mode)', () => {
           why: check.why,
           confirmation: check.confirmation,
         })
-        expect(Object.keys(r.fix).sort()).toEqual(['cloudflare', 'generic', 'netlify', 'nextjs', 'nginx', 'vercel'])
+        expect(Object.keys(r.fix).sort()).toEqual([...PLATFORMS].sort())
         for (const text of Object.values(r.fix)) expect((text as string).length).toBeGreaterThan(10)
         expect(r.fix.generic).toBe(check.fix.generic)
         const penalty = penaltyRow(check.id) ?? { fail: 0, warn: 0 }
@@ -333,10 +335,11 @@ describe('read tools over real scans (production mode)', () => {
   })
 
   describe('get_fix_brief', () => {
-    test('detects nginx from the Server header in the report and briefs each finding for it, by impact', async () => {
+    test('detects Express behind nginx (X-Powered-By) and briefs each finding for the app, by impact', async () => {
       const r = await ok(client, 'get_fix_brief', { scanId: weakOld.id })
-      expect(r).toMatchObject({ scanId: weakOld.id, url: weakOld.url, platform: 'nginx' })
-      expect(r.detectedFrom).toContain('server: nginx/1.18.0 (Ubuntu)')
+      expect(r).toMatchObject({ scanId: weakOld.id, url: weakOld.url, platform: 'express' })
+      expect(r.detectedFrom).toContain('x-powered-by: Express')
+      expect(r.detected.alsoDetected).toContain('nginx')
       const findings = await ok(client, 'get_findings', { scanId: weakOld.id, limit: 100 })
       expect(r.items.map((i: any) => i.checkId)).toEqual(findings.items.map((c: any) => c.id))
       for (const item of r.items) {
@@ -347,8 +350,11 @@ describe('read tools over real scans (production mode)', () => {
         expect(item.verify).toContain('scan_app')
       }
       const csp = r.items.find((i: any) => i.checkId === 'csp')
-      expect(csp.change).toBe(CHECKS.find((c) => c.id === 'csp')!.fix.nginx!)
-      expect(csp.where).toContain('server block')
+      // The policy computed from the page, in the app's own syntax.
+      const cspCheck = weakOld.checks.find((c: any) => c.id === 'csp')
+      expect(csp.change).toBe(CHECKS.find((c) => c.id === 'csp')!.advise!(cspCheck, 'express'))
+      expect(csp.change).toContain(`res.setHeader("Content-Security-Policy", "default-src 'self'; script-src 'self'`)
+      expect(csp.where).toContain('Express app')
       expect(csp.verify).toContain(`curl -sI '${weakOld.finalUrl}'`)
       const env = r.items.find((i: any) => i.checkId === 'exposed-env-file')
       expect(env.verify).toContain('/.env')
@@ -358,7 +364,7 @@ describe('read tools over real scans (production mode)', () => {
       const r = await ok(client, 'get_fix_brief', { scanId: weakOld.id, platform: 'vercel' })
       expect(r.platform).toBe('vercel')
       expect(r.detectedFrom).toEqual(['platform argument'])
-      expect(r.detected.platform).toBe('nginx')
+      expect(r.detected.platform).toBe('express')
       const csp = r.items.find((i: any) => i.checkId === 'csp')
       expect(csp.where).toContain('vercel.json')
       expect(csp.change).toContain('vercel.json')
@@ -401,10 +407,12 @@ describe('read tools over real scans (production mode)', () => {
           'x-powered-by': 'Express',
         })
         const r = await ok(client, 'get_fix_brief', { scanId: row.id })
-        expect(r.platform).toBe('vercel')
-        expect(r.detectedFrom).toEqual(['x-vercel-id header', 'server: Vercel'])
+        // An Express app that names itself is briefed for its own middleware; Vercel is also detected.
+        expect(r.platform).toBe('express')
+        expect(r.detectedFrom).toEqual(['x-powered-by: Express'])
+        expect(r.detected.alsoDetected).toContain('vercel')
         expect(r.detected.source).toContain('headers')
-        expect(r.items.find((i: any) => i.checkId === 'csp').where).toContain('vercel.json')
+        expect(r.items.find((i: any) => i.checkId === 'csp').where).toMatch(/Express/i)
       } finally {
         await sql`DELETE FROM scans WHERE id = ${row.id}`
         await sql`DELETE FROM apps WHERE id = ${row.appId}`

@@ -20,10 +20,11 @@ describe('detectPlatform from response headers and page', () => {
   })
 
   test('nothing recognisable is generic, with no signals', () => {
-    expect(detectPlatform({ server: 'Apache', 'content-type': 'text/html' }, '<html></html>')).toEqual({
+    expect(detectPlatform({ server: 'AmazonS3', 'content-type': 'text/html' }, '<html></html>')).toEqual({
       platform: 'generic',
       detectedFrom: [],
       alsoDetected: [],
+      hints: [],
     })
   })
 
@@ -72,6 +73,13 @@ describe('platformSignals', () => {
     expect(asPlatformSignals(null)).toBeNull()
     expect(asPlatformSignals({ headers: 'x' })).toBeNull()
     expect(asPlatformSignals({ headers: { server: 1, via: 'v' }, nextAssets: false })).toEqual({ headers: { via: 'v' }, nextAssets: false })
+    const full = platformSignals({ server: 'Apache' }, '', { setCookies: ['PHPSESSID=abc; path=/'], errorPages: [APACHE_404] })
+    expect(asPlatformSignals(JSON.parse(JSON.stringify(full)))).toEqual(full)
+    expect(asPlatformSignals({ headers: {}, nextAssets: false, cookieNames: [1, 'csrftoken'] })).toEqual({
+      headers: {},
+      nextAssets: false,
+      cookieNames: ['csrftoken'],
+    })
   })
 })
 
@@ -129,5 +137,148 @@ describe('signalsFromReport: reports recorded without signals', () => {
   test('a report with nothing to go on is generic', () => {
     expect(detectFromSignals(signalsFromReport(report([{ id: 'csp', evidence: { header: null } }]))).platform).toBe('generic')
     expect(detectFromSignals(signalsFromReport({})).platform).toBe('generic')
+  })
+})
+
+// Realistic responses of the servers and frameworks fix briefs are written for (headers as Bun/fetch report
+// them, lower-cased; Set-Cookie lines as sent; the bodies these servers send for an unknown path).
+const APACHE_404 =
+  '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<html><head>\n<title>404 Not Found</title>\n</head><body>\n<h1>Not Found</h1>\n' +
+  '<p>The requested URL was not found on this server.</p>\n<hr>\n<address>Apache/2.4.62 (Debian) Server at shop.example Port 443</address>\n</body></html>\n'
+const APACHE_404_NO_SIGNATURE =
+  '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\n<html><head>\n<title>404 Not Found</title>\n</head><body>\n<h1>Not Found</h1>\n' +
+  '<p>The requested URL was not found on this server.</p>\n</body></html>\n'
+const EXPRESS_404 =
+  '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n' +
+  '<pre>Cannot GET /__appaudit_probe_4f1c9e2b__</pre>\n</body>\n</html>\n'
+const DJANGO_404 =
+  '<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n'
+const RAILS_404 =
+  '<!DOCTYPE html>\n<html>\n<head>\n  <title>The page you were looking for doesn\'t exist (404)</title>\n</head>\n<body>\n  <div class="dialog">\n' +
+  "    <h1>The page you were looking for doesn't exist.</h1>\n  </div>\n</body>\n</html>\n"
+const IIS_404 =
+  '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN"><html><head><title>404 - File or directory not found.</title></head>' +
+  '<body><div id="content"><h2>404 - File or directory not found.</h2></div></body></html>'
+
+describe('servers and frameworks beyond the hosting platforms', () => {
+  test('Apache with PHP (Server, X-Powered-By, PHPSESSID, the Apache 404 page) is Apache, with PHP as a hint', () => {
+    const d = detectPlatform(
+      {
+        date: 'Wed, 25 Nov 2026 10:00:00 GMT',
+        server: 'Apache/2.4.62 (Debian)',
+        'x-powered-by': 'PHP/8.2.26',
+        expires: 'Thu, 19 Nov 1981 08:52:00 GMT',
+        'cache-control': 'no-store, no-cache, must-revalidate',
+        'content-type': 'text/html; charset=UTF-8',
+      },
+      '<html><body><form action="/login.php"></form></body></html>',
+      { setCookies: ['PHPSESSID=9f3c2b1a0e; path=/'], errorPages: [APACHE_404] },
+    )
+    expect(d.platform).toBe('apache')
+    expect(d.detectedFrom).toEqual(['server: Apache/2.4.62 (Debian)', 'Apache error page'])
+    expect(d.hints).toEqual(['x-powered-by: PHP/8.2.26', 'PHPSESSID cookie (PHP sessions)'])
+  })
+
+  test('Apache with ServerTokens Prod and no signature is still Apache', () => {
+    expect(detectPlatform({ server: 'Apache' }).detectedFrom).toEqual(['server: Apache'])
+    expect(detectPlatform({}, '', { errorPages: [APACHE_404_NO_SIGNATURE] }).platform).toBe('apache')
+  })
+
+  test('Apache behind Cloudflare is briefed as Apache, the origin config', () => {
+    const d = detectPlatform({ server: 'cloudflare', 'cf-ray': '8e1f-FRA', 'x-powered-by': 'PHP/8.1.2' }, '', { errorPages: [APACHE_404] })
+    expect(d.platform).toBe('apache')
+    expect(d.alsoDetected).toEqual(['cloudflare'])
+  })
+
+  test('LiteSpeed reads .htaccess, so it is briefed as Apache', () => {
+    expect(detectPlatform({ server: 'LiteSpeed', 'x-powered-by': 'PHP/8.3.7' }).platform).toBe('apache')
+  })
+
+  test.each([
+    ['Express by X-Powered-By', { 'x-powered-by': 'Express' }, {}, 'express', 'x-powered-by: Express'],
+    [
+      'Express by its session cookie',
+      {},
+      { setCookies: ['connect.sid=s%3Aabc.def; Path=/; HttpOnly'] },
+      'express',
+      'connect.sid cookie (express-session)',
+    ],
+    ['Express by its 404 page', {}, { errorPages: [EXPRESS_404] }, 'express', 'Express "Cannot GET" page'],
+    [
+      'Django by csrftoken',
+      { server: 'nginx/1.24.0' },
+      { setCookies: ['csrftoken=Zx9; expires=Thu, 25 Nov 2027 10:00:00 GMT; Max-Age=31449600; Path=/; SameSite=Lax'] },
+      'django',
+      'csrftoken cookie',
+    ],
+    ['Django by its 404 page', { server: 'gunicorn' }, { errorPages: [DJANGO_404] }, 'django', 'Django 404 page'],
+    [
+      'Rails by its session cookie',
+      { 'x-runtime': '0.012345' },
+      { setCookies: ['_shop_session=abc--def; path=/; httponly; samesite=lax'] },
+      'rails',
+      '_shop_session cookie',
+    ],
+    ['Rails by its 404 page', {}, { errorPages: [RAILS_404] }, 'rails', 'Rails 404 page'],
+    ['Caddy by its Server header', { server: 'Caddy' }, {}, 'caddy', 'server: Caddy'],
+    ['IIS by its Server header', { server: 'Microsoft-IIS/10.0', 'x-powered-by': 'ASP.NET' }, {}, 'iis', 'server: Microsoft-IIS/10.0'],
+    [
+      'IIS by X-AspNet-Version behind a CDN',
+      { server: 'cloudflare', 'x-aspnet-version': '4.0.30319' },
+      {},
+      'iis',
+      'x-aspnet-version: 4.0.30319',
+    ],
+    [
+      'IIS by ASP.NET_SessionId',
+      {},
+      { setCookies: ['ASP.NET_SessionId=xk2; path=/; HttpOnly; SameSite=Lax'] },
+      'iis',
+      'ASP.NET_SessionId cookie',
+    ],
+    ['IIS by its 404 page', {}, { errorPages: [IIS_404] }, 'iis', 'IIS or ASP.NET error page'],
+  ] as const)('%s', (_name, headers, extras, platform, signal) => {
+    const d = detectPlatform(headers as Record<string, string>, '', extras)
+    expect(d.platform).toBe(platform)
+    expect(d.detectedFrom).toContain(signal)
+  })
+
+  test('an app framework behind nginx is briefed as the framework: its settings apply behind any proxy', () => {
+    const d = detectPlatform({ server: 'nginx/1.24.0', 'x-powered-by': 'Express' })
+    expect(d.platform).toBe('express')
+    expect(d.alsoDetected).toEqual(['nginx'])
+  })
+
+  test('hints alone (a sessionid cookie, a Python app server, X-Runtime) choose only when nothing names a platform', () => {
+    expect(detectPlatform({}, '', { setCookies: ['sessionid=abc; HttpOnly'] }).platform).toBe('django')
+    expect(detectPlatform({ server: 'WSGIServer/0.2 CPython/3.12.3' }).platform).toBe('django')
+    expect(detectPlatform({ 'x-runtime': '0.004' }).platform).toBe('rails')
+    const behindNginx = detectPlatform({ server: 'nginx' }, '', { setCookies: ['sessionid=abc; HttpOnly'] })
+    expect(behindNginx.platform).toBe('nginx')
+    expect(behindNginx.alsoDetected).toEqual(['django'])
+  })
+
+  test('a custom 404 page that only mentions a server name is no signal', () => {
+    const custom = '<h1>Oops</h1><p>We run on Apache and Express, but this page is not found.</p>'
+    expect(detectPlatform({}, '', { errorPages: [custom] }).platform).toBe('generic')
+  })
+
+  test('only cookie names are kept, never values, and at most 20', () => {
+    const s = platformSignals({}, '', {
+      setCookies: ['PHPSESSID=secret-value; path=/', ...Array.from({ length: 30 }, (_, i) => `c${i}=v`)],
+    })
+    expect(s.cookieNames![0]).toBe('PHPSESSID')
+    expect(s.cookieNames).toHaveLength(20)
+    expect(JSON.stringify(s)).not.toContain('secret-value')
+  })
+
+  test('reports recorded without signals: cookie names in the cookie checks evidence count', () => {
+    const d = detectFromSignals(
+      signalsFromReport({
+        checks: [{ id: 'cookie-secure', evidence: { url: 'https://a/', cookies: 2, withoutSecure: ['csrftoken', 'sessionid'] } }],
+      }),
+    )
+    expect(d.platform).toBe('django')
+    expect(d.detectedFrom).toEqual(['csrftoken cookie', 'sessionid cookie'])
   })
 })

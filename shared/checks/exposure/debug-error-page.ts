@@ -224,6 +224,17 @@ export const debugErrorPage = defineCheck({
     cloudflare:
       'Turn off debug mode at the origin. Meanwhile: Rules > Custom Error Rules (or Custom Pages) to replace 5xx responses from the ' +
       'origin with a generic error page.',
+    express:
+      "Start with NODE_ENV=production and end the middleware chain with an error handler that hides the stack:\napp.use((err, req, res, next) => { console.error(err); res.status(500).send('Something went wrong') })",
+    django:
+      'In settings.py for production:\nDEBUG = False\nALLOWED_HOSTS = ["example.com"]\nand a templates/500.html (and 404.html) with a generic message.',
+    rails:
+      'In config/environments/production.rb:\nconfig.consider_all_requests_local = false\nand run with RAILS_ENV=production (web-console only in the development group of the Gemfile).',
+    apache:
+      'PHP: in php.ini (or .user.ini) display_errors = Off, log_errors = On; Laravel: APP_DEBUG=false in .env. Then a generic page in .htaccess:\nErrorDocument 500 /500.html',
+    caddy:
+      'Turn debug off in the app, then replace the 5xx pages of the upstream in the site block:\nreverse_proxy localhost:8000 {\n  @error status 5xx\n  handle_response @error {\n    respond "Something went wrong" 500\n  }\n}',
+    iis: 'In web.config:\n<system.web>\n  <customErrors mode="RemoteOnly" />\n  <compilation debug="false" />\n</system.web>\n<system.webServer>\n  <httpErrors errorMode="DetailedLocalOnly" />\n</system.webServer>',
   },
   requires: ['mainResponse', 'probes'],
   run: ({ mainResponse, probes }) => {

@@ -116,6 +116,13 @@ export const directoryListing = defineCheck({
     cloudflare:
       'Turn off the listing at the origin (nginx autoindex off; Apache Options -Indexes). Until then: Security > WAF > Custom rules > ' +
       '(http.request.uri.path in {"/assets/" "/static/" "/uploads/"}) -> Block.',
+    express: 'Remove serve-index (app.use(serveIndex(...))); express.static lists nothing by itself.',
+    django:
+      'Remove django.views.static.serve with show_indexes=True from urls.py, and turn off listings on the server that serves STATIC_ROOT.',
+    rails: 'Rails lists nothing; the listing comes from the server in front (nginx autoindex off; Apache Options -Indexes).',
+    apache: 'In .htaccess or the <Directory> block:\nOptions -Indexes',
+    caddy: 'In the site block: file_server without the browse subdirective (file_server, not file_server browse).',
+    iis: 'In web.config, inside <system.webServer>:\n<directoryBrowse enabled="false" />',
   },
   requires: ['mainResponse', 'probes'],
   run: ({ mainResponse, probes }) => {

@@ -76,6 +76,15 @@ export const exposedEnvFile = defineCheck({
     cloudflare:
       'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.env")) -> Block. Then remove the files at ' +
       'the origin and rotate the secrets.',
+    express:
+      "Keep .env at the project root, outside the directory given to express.static (which ignores dotfiles unless dotfiles: 'allow'), and rotate the leaked secrets.",
+    django:
+      'Keep .env outside STATIC_ROOT, MEDIA_ROOT and any directory the web server serves; rotate the leaked secrets (SECRET_KEY included).',
+    rails: 'Keep .env at the app root, never in public/ (served as is); rotate the leaked secrets.',
+    apache:
+      'Remove the file from the document root and rotate the secrets. In .htaccess (or the <VirtualHost>):\n<FilesMatch "^\\.env">\n  Require all denied\n</FilesMatch>',
+    caddy: 'In the site block:\n@env path /.env /.env.*\nrespond @env 404\nThen remove the file from the root and rotate the secrets.',
+    iis: 'In web.config, inside <system.webServer><security><requestFiltering>:\n<fileExtensions>\n  <add fileExtension=".env" allowed="false" />\n</fileExtensions>\nThen remove the file and rotate the secrets.',
   },
   fixTarget: {
     kind: 'served-file',

@@ -81,6 +81,12 @@ export const exposedGitConfig = defineCheck({
     cloudflare:
       'Security > WAF > Custom rules > Create rule: (starts_with(http.request.uri.path, "/.git")) -> Block. Then remove the directory ' +
       'at the origin.',
+    express: 'Serve a build or public directory with express.static, never the repository root.',
+    django: 'Serve STATIC_ROOT (the collectstatic output), never the repository root, from the web server.',
+    rails: 'Make sure no .git directory is inside public/.',
+    apache: 'Deploy without .git, or in .htaccess (or the <VirtualHost>):\nRedirectMatch 404 /\\.git',
+    caddy: 'In the site block, before file_server:\n@git path /.git /.git/*\nrespond @git 404',
+    iis: 'In web.config, inside <system.webServer><security><requestFiltering>:\n<hiddenSegments>\n  <add segment=".git" />\n</hiddenSegments>',
   },
   fixTarget: {
     kind: 'served-file',

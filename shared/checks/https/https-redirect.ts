@@ -45,6 +45,17 @@ export const httpsRedirect = defineCheck({
       'server {\n  listen 80;\n  listen [::]:80;\n  server_name example.com www.example.com;\n  return 301 https://$host$request_uri;\n' +
       '}',
     cloudflare: 'SSL/TLS > Edge Certificates > Always Use HTTPS: On.',
+    express:
+      "Redirect in the app (or at the proxy in front of it). Behind a proxy:\napp.set('trust proxy', 1)\napp.use((req, res, next) => req.secure ? next() : res.redirect(301, `https://${req.get('host')}${req.originalUrl}`))",
+    django:
+      'In settings.py:\nSECURE_SSL_REDIRECT = True\n# behind a proxy that terminates TLS and sets X-Forwarded-Proto:\nSECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")',
+    rails:
+      'In config/environments/production.rb:\nconfig.force_ssl = true\n# behind a proxy that terminates TLS:\nconfig.assume_ssl = true',
+    apache:
+      'In the port-80 virtual host:\n<VirtualHost *:80>\n  ServerName example.com\n  Redirect permanent / https://example.com/\n</VirtualHost>\nor in .htaccess (mod_rewrite):\nRewriteEngine On\nRewriteCond %{HTTPS} off\n# behind a proxy that terminates TLS:\nRewriteCond %{HTTP:X-Forwarded-Proto} !https\nRewriteRule ^ https://%{HTTP_HOST}%{REQUEST_URI} [L,R=301]',
+    caddy:
+      'Caddy redirects http to https by itself for a site address with a domain name. Make the site address the bare domain (example.com {...}), not http://example.com, and leave auto_https on.',
+    iis: 'In web.config (URL Rewrite module), inside <system.webServer>:\n<rewrite>\n  <rules>\n    <rule name="HTTPS" stopProcessing="true">\n      <match url="(.*)" />\n      <conditions>\n        <add input="{HTTPS}" pattern="^OFF$" />\n      </conditions>\n      <action type="Redirect" url="https://{HTTP_HOST}/{R:1}" redirectType="Permanent" />\n    </rule>\n  </rules>\n</rewrite>',
   },
   fixTarget: { kind: 'https-redirect' },
   requires: ['httpRedirect'],

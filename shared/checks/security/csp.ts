@@ -1,7 +1,7 @@
 // Content-Security-Policy: enforced policies from the header and from <meta http-equiv>, judged on whether
 // they stop injected scripts. Several policies all apply, so one strict policy is enough.
 
-import { defineCheck } from '../types.ts'
+import { defineCheck, type CheckOutcome, type HttpResponseArtifact, type PageArtifact } from '../types.ts'
 import {
   blocksObjects,
   judgeFrameAncestors,
@@ -12,6 +12,7 @@ import {
   serialise,
   type CspPolicy,
 } from '../util/csp.ts'
+import { asPageSources, buildCsp, cspAdviceText, pageSources } from '../util/csp-builder.ts'
 import { headerFixes } from '../util/fix.ts'
 import { headerValue } from '../util/http.ts'
 import { metaHttpEquiv } from '../util/html.ts'
@@ -38,13 +39,43 @@ export const csp = defineCheck({
     'the evidence but not judged here: frame-protection judges framing.',
   severity: 'high',
   fix: {
-    generic: `Send a Content-Security-Policy header that allows scripts only from your origin or by nonce, e.g. "${RECOMMENDED}". Start with Content-Security-Policy-Report-Only to find breakage, then enforce it.`,
+    generic:
+      `Send a Content-Security-Policy header that allows scripts only from your origin and by hash or nonce, e.g. "${RECOMMENDED}". ` +
+      "A scan's advice computes the policy from the page itself: its inline scripts' hashes and the origins it loads from. Start with " +
+      'Content-Security-Policy-Report-Only to find breakage, then enforce it.',
     ...headerFixes([{ key: 'Content-Security-Policy', value: RECOMMENDED }]),
   },
   fixTarget: { kind: 'headers', headers: ['content-security-policy'] },
   requires: ['mainResponse'],
-  optional: ['page'],
-  run: ({ mainResponse, page }) => {
+  optional: ['page', 'target'],
+  // The policy to send, computed from the page's own sources (evidence.pageSources): see util/csp-builder.ts.
+  advise: (result, platform) => {
+    if (result.status !== 'fail' && result.status !== 'warn') return null
+    const sources = asPageSources(result.evidence.pageSources)
+    return sources ? cspAdviceText(buildCsp(sources), platform, sources.page) : null
+  },
+  run: ({ mainResponse, page, target }) => {
+    const withSources = (outcome: CheckOutcome): CheckOutcome => {
+      if (!page || (outcome.status !== 'fail' && outcome.status !== 'warn')) return outcome
+      // The plain-HTTP body is the same document only when it is the page the browser ended on.
+      const sameDocument = sameUrl(mainResponse.url, page.finalUrl) && /html/i.test(mainResponse.contentType) && !mainResponse.bodyTruncated
+      const sources = pageSources({
+        pageUrl: page.finalUrl,
+        requests: page.requests,
+        inline: page.inline,
+        serverHtml: sameDocument ? mainResponse.body : null,
+        selfOrigins: target ? [target.url, target.finalUrl] : [],
+      })
+      return { ...outcome, evidence: { ...outcome.evidence, pageSources: sources } }
+    }
+    return withSources(judge(mainResponse, page))
+  },
+})
+
+const sameUrl = (a: string, b: string) => a.replace(/#.*$/, '') === b.replace(/#.*$/, '')
+
+function judge(mainResponse: HttpResponseArtifact, page: PageArtifact | null): CheckOutcome {
+  {
     const header = headerValue(mainResponse.headers, 'content-security-policy')
     const reportOnlyHeader = headerValue(mainResponse.headers, 'content-security-policy-report-only')
     const metaContents = page ? metaHttpEquiv(page.html, 'content-security-policy') : []
@@ -112,5 +143,5 @@ export const csp = defineCheck({
       evidence,
       summary: `Content-Security-Policy restricts scripts (${strict.directive}: ${strict.value.join(' ')}).`,
     }
-  },
-})
+  }
+}

@@ -53,6 +53,16 @@ export const versionDisclosure = defineCheck({
     cloudflare:
       'Rules > Transform Rules > Modify Response Header > Create rule (all incoming requests):\nRemove  X-Powered-By\nRemove  ' +
       'X-AspNet-Version\nRemove  X-AspNetMvc-Version',
+    express: "Where the app is created:\napp.disable('x-powered-by')\n(helmet() removes it too.)",
+    django:
+      'Django sends no version header. A version comes from the server in front of it (nginx: server_tokens off; Apache: ServerTokens Prod) or from a CMS generator meta tag in the base template: remove it there.',
+    rails:
+      'Rails sends no version; the proxy or app server does. Passenger: passenger_show_version_in_header off; nginx: server_tokens off; Apache: ServerTokens Prod.',
+    apache:
+      'In httpd.conf or apache2.conf (not allowed in .htaccess):\nServerTokens Prod\nServerSignature Off\nIn php.ini: expose_php = Off\nIn .htaccess (mod_headers): Header always unset X-Powered-By',
+    caddy:
+      'Caddy sends "Server: Caddy" without a version. Remove it and any upstream X-Powered-By in the site block:\nheader {\n  -Server\n  -X-Powered-By\n}',
+    iis: 'In web.config:\n<system.webServer>\n  <security>\n    <requestFiltering removeServerHeader="true" />\n  </security>\n  <httpProtocol>\n    <customHeaders>\n      <remove name="X-Powered-By" />\n    </customHeaders>\n  </httpProtocol>\n</system.webServer>\n<system.web>\n  <httpRuntime enableVersionHeader="false" />\n</system.web>\n(removeServerHeader needs IIS 10; X-AspNetMvc-Version: MvcHandler.DisableMvcResponseHeader = true in Application_Start.)',
   },
   fixTarget: { kind: 'version' },
   requires: ['mainResponse'],
