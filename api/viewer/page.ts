@@ -71,10 +71,12 @@ const escapeHtml = (s: string) =>
 
 export function viewerPage(auditId: string, baseUrl: string): string {
   const id = escapeHtml(auditId)
-  const docs = escapeHtml(`${baseUrl}/llms.txt`)
-  const results = `<p>The results are not here: call the MCP tool <code>get_audit</code> with
-<code>{"auditId": "${id}"}</code> for the audit's progress, findings and advice
-(<a href="${docs}" rel="noreferrer">how to use get_audit</a>).</p>`
+  // Every ending points a person at the audit's report page in the dashboard: the owner's page, so a
+  // signed-out browser is sent to sign in first and another account gets 404.
+  // By its path: the page names no other origin (the dashboard sends another host to BASE_URL's itself).
+  const report = escapeHtml(`${new URL(baseUrl).pathname.replace(/\/+$/, '')}/dashboard/audits/${auditId}`)
+  const results = `<p><a class="report-link" href="${report}">See the audit's report</a>: score, findings by impact with
+their evidence, the fix for your platform and every page crawled. It is ready once the crawl has ended.</p>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">

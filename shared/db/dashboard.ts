@@ -8,14 +8,28 @@ export interface AuditListItem {
   status: string
   pagesScanned: number
   pagesDiscovered: number
+  /** Completed audits only. */
+  score: number | null
+  grade: string | null
   createdAt: Date
 }
 
 export async function listRecentAudits(sql: Sql, accountId: string, limit: number): Promise<AuditListItem[]> {
   const rows = await sql<
-    { id: string; app_id: string; url: string; status: string; pages_scanned: number; pages_discovered: number; created_at: Date }[]
+    {
+      id: string
+      app_id: string
+      url: string
+      status: string
+      pages_scanned: number
+      pages_discovered: number
+      score: number | null
+      grade: string | null
+      created_at: Date
+    }[]
   >`
-    SELECT id, app_id, url, status, pages_scanned, pages_discovered, created_at FROM audits
+    SELECT id, app_id, url, status, pages_scanned, pages_discovered, (result->>'score')::int AS score, result->>'grade' AS grade, created_at
+    FROM audits
     WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC LIMIT ${limit}`
   return rows.map((r) => ({
     id: r.id,
@@ -24,6 +38,8 @@ export async function listRecentAudits(sql: Sql, accountId: string, limit: numbe
     status: r.status,
     pagesScanned: r.pages_scanned,
     pagesDiscovered: r.pages_discovered,
+    score: r.score,
+    grade: r.grade,
     createdAt: r.created_at,
   }))
 }

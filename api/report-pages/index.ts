@@ -1,0 +1,180 @@
+// Report pages: the owner's (/dashboard/scans/{id}, /dashboard/audits/{id}) and the public one of a shared
+// report (/r/{slug}, with its badge at /r/{slug}/badge). Rules enforced:
+//   - the owner's pages and actions take the session cookie only (guards.ts): a bearer token is 401, another
+//     account's id is 404 like a missing one, every action passes the Origin and anti-CSRF checks;
+//   - a report is public only while its owner shares it; a withdrawn or unknown slug, or anything that is
+//     not a slug at all, is 404 (the badge too), and no slug is ever derived from an id;
+//   - public pages ask not to be indexed (X-Robots-Tag and meta robots) and send no referrer;
+//   - pages are never framed, never cached, scripts and styles by nonce only (pageHeaders); the badge is
+//     cached briefly with an ETag.
+import Elysia from 'elysia'
+import { isSlug, sharedScore, shareReport, type ShareKind, withdrawShare } from '../../shared/db/shares.ts'
+import { createViewerToken, viewerLink } from '../../shared/viewer.ts'
+import { dashboardGuards } from '../dashboard/guards.ts'
+import { dashboardPage } from '../dashboard/pages.ts'
+import { htmlPage, layout, newNonce, pageHeaders } from '../http/pages.ts'
+import type { Services } from '../services.ts'
+import { BADGE_MAX_AGE_S, badgeEtag, badgeSvg, matchesEtag } from './badge.ts'
+import { badgeSection, type ListPages, REPORT_SCRIPT, REPORT_STYLE, reportBody } from './pages.ts'
+import { replayHtml } from './replay.ts'
+import { ReportPages } from './service.ts'
+
+const ID_PATTERN: Record<ShareKind, RegExp> = { scan: /^scn_[0-9A-Za-z]{1,64}$/, audit: /^aud_[0-9A-Za-z]{1,64}$/ }
+const isIdOf = (kind: ShareKind, id: unknown): id is string => typeof id === 'string' && ID_PATTERN[kind].test(id)
+
+const NOTICES: Record<string, string> = {
+  shared: 'This report is now public: anyone with the link below can open it.',
+  withdrawn: 'The public link is withdrawn: it and its badge now answer 404.',
+}
+
+const NOINDEX = 'noindex, nofollow, noarchive'
+
+/** ?page=N (the pages table) and ?findings=N (the findings): small positive integers, else the first page. */
+function listPages(url: URL): ListPages {
+  const n = (name: string) => {
+    const v = Number(url.searchParams.get(name) ?? '1')
+    return Number.isSafeInteger(v) && v >= 1 && v <= 100_000 ? v : 1
+  }
+  return { pages: n('page'), findings: n('findings') }
+}
+
+const notFoundPage = () => htmlPage(404, 'Not found', '<h1>Not found</h1><p>No such report in this account.</p>')
+
+function publicNotFound(): Response {
+  return new Response('Not found\n', {
+    status: 404,
+    headers: {
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-robots-tag': NOINDEX,
+      'x-content-type-options': 'nosniff',
+    },
+  })
+}
+
+const seeOther = (location: string) => new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } })
+
+export function reportPageRoutes(services: Services) {
+  const { db, config, infra, log } = services
+  const guards = dashboardGuards(db.sql, config.baseUrl)
+  const pages = new ReportPages(db.sql)
+  const label = (s: { user: { email: string | null; name: string | null; subject: string } }) =>
+    s.user.email || s.user.name || s.user.subject
+
+  async function ownerPage(request: Request, kind: ShareKind, id: string): Promise<Response> {
+    const s = await guards.pageSession(request)
+    if (s instanceof Response) return s
+    if (!isIdOf(kind, id)) return notFoundPage()
+    const d = await pages.load(s.user.accountId, kind, id)
+    if (!d) return notFoundPage()
+    const url = new URL(request.url)
+    const nonce = newNonce()
+    const ended = d.status !== 'queued' && d.status !== 'running'
+    const replay = kind === 'audit' && ended ? await replayHtml(services, id, nonce) : null
+    const base = `/dashboard/${kind}s/${id}`
+    const notice = NOTICES[url.searchParams.get('notice') ?? '']
+    const body = reportBody(d, {
+      at: listPages(url),
+      linkBase: base,
+      replay,
+      owner: {
+        csrf: s.csrfToken,
+        actionBase: base,
+        publicUrl: d.slug ? `${config.baseUrl}/r/${d.slug}` : null,
+        ...(notice ? { notice: { text: notice } } : {}),
+      },
+    })
+    return dashboardPage(`${kind === 'scan' ? 'Scan' : 'Audit'} report`, body, s.csrfToken, label(s), {
+      script: REPORT_SCRIPT,
+      style: REPORT_STYLE,
+      nonce,
+    })
+  }
+
+  async function ownerAction(request: Request, kind: ShareKind, id: string, verb: string): Promise<Response> {
+    const a = await guards.formAction(request)
+    if (a instanceof Response) return a
+    const accountId = a.session.user.accountId
+    if (!isIdOf(kind, id)) return notFoundPage()
+    const base = `/dashboard/${kind}s/${id}`
+    const d = await pages.load(accountId, kind, id)
+    if (!d) return notFoundPage()
+    if (verb === 'share') {
+      if (d.status !== 'completed') {
+        return htmlPage(
+          409,
+          'Not finished',
+          `<h1>Not finished</h1><p>Only a completed report can be shared. <a href="${base}">Back to the report</a></p>`,
+        )
+      }
+      const share = await shareReport(db.sql, accountId, kind, id)
+      if (!share) return notFoundPage()
+      log.info('report shared', { accountId, kind, id })
+      return seeOther(`${base}?notice=shared`)
+    }
+    if (verb === 'unshare') {
+      if (await withdrawShare(db.sql, accountId, kind, id)) log.info('report share withdrawn', { accountId, kind, id })
+      return seeOther(`${base}?notice=withdrawn`)
+    }
+    if (verb === 'viewer' && kind === 'audit') {
+      // A new link for the owner: the one audit_app returned may be lost; it dies with the crawl all the same.
+      if (d.status !== 'queued' && d.status !== 'running') {
+        return htmlPage(
+          409,
+          'Crawl ended',
+          `<h1>The crawl has ended</h1><p>The live viewer works only while it runs. <a href="${base}">See the report</a></p>`,
+        )
+      }
+      const token = await createViewerToken(infra.kv, id, config.VIEWER_TOKEN_TTL_S)
+      return seeOther(viewerLink(config.baseUrl, id, token))
+    }
+    return notFoundPage()
+  }
+
+  return new Elysia({ name: 'report-pages' })
+    .get('/dashboard/scans/:id', ({ request, params }) => ownerPage(request, 'scan', params.id))
+    .get('/dashboard/audits/:id', ({ request, params }) => ownerPage(request, 'audit', params.id))
+    .post('/dashboard/scans/:id/:verb', ({ request, params }) => ownerAction(request, 'scan', params.id, params.verb), { parse: 'none' })
+    .post('/dashboard/audits/:id/:verb', ({ request, params }) => ownerAction(request, 'audit', params.id, params.verb), {
+      parse: 'none',
+    })
+    .get('/r/:slug', async ({ request, params }) => {
+      if (!isSlug(params.slug)) return publicNotFound()
+      const d = await pages.loadPublic(params.slug)
+      if (!d) return publicNotFound()
+      const nonce = newNonce()
+      const ended = d.status !== 'queued' && d.status !== 'running'
+      const replay = d.kind === 'audit' && ended ? await replayHtml(services, d.id, nonce) : null
+      const publicUrl = `${config.baseUrl}/r/${params.slug}`
+      const body = reportBody(d, {
+        at: listPages(new URL(request.url)),
+        linkBase: `/r/${params.slug}`,
+        replay,
+        afterScore: badgeSection(publicUrl, d.model),
+      })
+      const html = layout({
+        title: `${d.kind === 'scan' ? 'Scan' : 'Audit'} of ${d.url}`,
+        nonce,
+        body: `<style nonce="${nonce}">${REPORT_STYLE}</style>${body}<p class="muted">A report shared by its owner through App Audit.</p>`,
+      }).replace('<head>', `<head><meta name="robots" content="${NOINDEX}"><meta name="referrer" content="no-referrer">`)
+      return new Response(html, { headers: pageHeaders(nonce, { 'x-robots-tag': NOINDEX, 'referrer-policy': 'no-referrer' }) })
+    })
+    .get('/r/:slug/badge', async ({ request, params }) => {
+      if (!isSlug(params.slug)) return publicNotFound()
+      const shared = await sharedScore(db.sql, params.slug)
+      if (!shared) return publicNotFound()
+      const svg = badgeSvg(shared.score, shared.grade)
+      const etag = badgeEtag(svg)
+      const headers = {
+        'cache-control': `public, max-age=${BADGE_MAX_AGE_S}`,
+        etag,
+        'x-robots-tag': NOINDEX,
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+        // Embedded by READMEs on other sites (an <img>), so other origins may load it.
+        'cross-origin-resource-policy': 'cross-origin',
+      }
+      if (matchesEtag(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+      return new Response(svg, { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } })
+    })
+}
