@@ -15,6 +15,7 @@ import { OidcClient, type OidcSettings } from './signin/oidc.ts'
 import { hostRules } from './http/host.ts'
 import { createMcpHandler } from './mcp/handler.ts'
 import { publicRoutes } from './public/index.ts'
+import { reportPageRoutes } from './report-pages/index.ts'
 import type { Services } from './services.ts'
 import { statusRoutes } from './status/index.ts'
 import { viewerRoutes } from './viewer/index.ts'
@@ -23,6 +24,8 @@ import { wellKnown } from './wellknown.ts'
 export interface AppOptions {
   /** The identity provider for sign-in; by default the one OIDC_ISSUER names (none when it is empty). */
   oidc?: OidcSettings | null
+  /** The embedded default: keeps a regenerated local key in DATA_DIR (returns where), so the next start uses it. */
+  keepLocalKey?: (key: { plaintext: string; label: string }) => string | null
 }
 
 export function createApp(services: Services, opts: AppOptions = {}) {
@@ -69,7 +72,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
         sessionTtlSeconds: config.SESSION_TTL_S,
       }),
     )
-    .use(dashboardRoutes({ ...common, revocations, checkout: checkoutCatalogFor(config) }))
+    .use(dashboardRoutes({ ...common, revocations, checkout: checkoutCatalogFor(config), services, keepLocalKey: opts.keepLocalKey }))
+    .use(reportPageRoutes(services))
     .use(billingRoutes({ ...common, config }))
     .use(viewerRoutes(services.config))
     .use(statusRoutes(services))

@@ -10,6 +10,7 @@ import { CheckCatalog } from './checks/service.ts'
 import { ExposureService } from './data-exposure/service.ts'
 import { FindingsService } from './findings/service.ts'
 import { MonitorService } from './monitors/service.ts'
+import { PatchService } from './patches/service.ts'
 import { ReportsService } from './reports/service.ts'
 import { ScanService } from './scans/service.ts'
 import { dnsServersFromConfig, VerificationService } from './verification/service.ts'
@@ -28,6 +29,7 @@ export interface Services {
   exposure: ExposureService
   monitors: MonitorService
   reports: ReportsService
+  patches: PatchService
 }
 
 export function createServices(config: Config, db: Database, infra: Infra, log: Logger): Services {
@@ -47,5 +49,6 @@ export function createServices(config: Config, db: Database, infra: Infra, log: 
     exposure: new ExposureService({ sql: db.sql, config }),
     monitors: new MonitorService({ config, db, infra, log }),
     reports: new ReportsService({ config, db, kv: infra.kv, findings }),
+    patches: new PatchService({ config, db, log }),
   }
 }

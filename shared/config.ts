@@ -110,11 +110,21 @@ export const ConfigSchema = Type.Object({
   ),
   SECRETS_KEY: Str(
     '',
-    'Key that encrypts stored secrets (a connected repository\'s token) with AES-256-GCM: 32 random bytes in base64 (openssl rand -base64 32). Empty: connecting a repository is refused. See docs/repositories.md for rotation.',
+    'Key that encrypts stored secrets (a connected repository\'s token) with AES-256-GCM: 32 random bytes in base64 (openssl rand -base64 32). Empty: connecting a repository is refused. Rotation: README, "Patches and connected repositories".',
   ),
   SECRETS_KEY_PREVIOUS: Str(
     '',
     'During a key rotation only: the previous SECRETS_KEY (or several, comma-separated), still accepted for decryption until `bun api/patches/rotate-secrets.ts` has re-encrypted every secret.',
+  ),
+  GITHUB_HOST: Str(
+    'github.com',
+    "Host (with its port, if any) of the GitHub whose repositories open pull requests through GITHUB_API_URL; repositories on other hosts use that host's GitHub Enterprise Server API, https://HOST/api/v3.",
+    { pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$' },
+  ),
+  GITHUB_API_URL: Str(
+    'https://api.github.com',
+    'REST API base through which create_patch opens pull requests for repositories on GITHUB_HOST (POST {base}/repos/{owner}/{repo}/pulls). Tests point it at a local stand-in.',
+    { pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
   ),
   LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
     default: 'info',

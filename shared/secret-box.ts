@@ -2,7 +2,7 @@
 // (SECRETS_KEY), a fresh 96-bit IV per seal, and the purpose bound as additional data so a sealed value
 // cannot be moved to another column or row. Sealed form: "v1.<keyId>.<iv>.<ciphertext||tag>" (base64url),
 // where keyId names the key (first 8 hex digits of its SHA-256), so a rotation can decrypt with the
-// previous key until everything is re-sealed (docs/repositories.md, "Rotating the key").
+// previous key until everything is re-sealed (README, "Patches and connected repositories"; api/patches/rotate-secrets.ts).
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
 
 export class SecretBoxError extends Error {}

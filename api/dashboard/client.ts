@@ -13,7 +13,9 @@ const showKey = (plaintext) => {
 const on = (sel, fn) => document.querySelectorAll(sel).forEach((el) => el.addEventListener('click', () => fn(el)));
 on('#create-key', () => post('/dashboard/api/keys').then((k) => { showKey(k.plaintext); }).catch((e) => alert(e.message)));
 on('.regenerate', (el) => { if (confirm('Regenerate this key? The old one stops working at once.'))
-  post('/dashboard/api/keys/' + el.dataset.key + '/regenerate').then((k) => { el.closest('tr').remove(); showKey(k.plaintext); }).catch((e) => alert(e.message)); });
+  post('/dashboard/api/keys/' + el.dataset.key + '/regenerate').then((k) => { el.closest('tr').remove(); showKey(k.plaintext);
+    // The local key: also written where the next start reads it.
+    if (k.savedTo) document.getElementById('copied').textContent = 'Also saved in ' + k.savedTo + ' for the next start.'; }).catch((e) => alert(e.message)); });
 on('.revoke-key', (el) => { if (confirm('Revoke this key? It stops working at once.'))
   post('/dashboard/api/keys/' + el.dataset.key + '/revoke').then(() => el.closest('tr').remove()).catch((e) => alert(e.message)); });
 on('.revoke-agent', (el) => { if (confirm('Revoke this agent? Its token stops working at once.'))
@@ -35,7 +37,8 @@ const poll = () => {
       if (!s) return;
       tr.dataset.status = s.status;
       tr.querySelector('.status').textContent = s.status;
-      if (s.report) tr.querySelector('.score').textContent = s.report.score + ' ' + s.report.grade;
+      const r = s.report || s.result || s;
+      if (r && typeof r.score === 'number' && tr.querySelector('.score')) tr.querySelector('.score').textContent = r.score + ' ' + r.grade;
       if (s.progress) tr.querySelector('.pages').textContent = s.progress.pagesScanned + ' of ' + s.progress.pagesDiscovered;
     }).catch(() => {});
   })).finally(() => setTimeout(poll, 2000));

@@ -11,8 +11,14 @@ import type { SignInSession } from '../../shared/db/users.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Revocations } from '../auth/revocation.ts'
 import type { CheckoutCatalog } from '../billing/service.ts'
-import { csrfProblem, currentSession } from '../signin/session.ts'
+import type { Principal } from '../../shared/db/accounts.ts'
+import { AppError, isAppError } from '../../shared/errors.ts'
+import type { AuditService } from '../audits/service.ts'
+import type { ScanService } from '../scans/service.ts'
+import { dashboardGuards, json, problem } from './guards.ts'
+import { type PatchService, readPatch } from '../patches/service.ts'
 import { appsPage, settingsPage } from './pages.ts'
+import { type RepositoryPanel, repositoryPanel, repositoryRoutes } from './repository.ts'
 import { DashboardService } from './service.ts'
 
 export interface DashboardDeps {
@@ -22,56 +28,101 @@ export interface DashboardDeps {
   log: Logger
   /** What checkout sells on this deployment (api/billing); null or absent: no Upgrade or Buy credits button. */
   checkout?: CheckoutCatalog | null
+  /** The embedded default: keeps a regenerated local key in DATA_DIR (returns where), so the next start prints and uses it. */
+  keepLocalKey?: (key: { plaintext: string; label: string }) => string | null
+  /** The services scan_app and audit_app call, for the start forms; absent: the forms answer 503. */
+  services?: { scans: ScanService; audits: AuditService; patches?: PatchService }
 }
 
-const jsonHeaders = {
-  'cache-control': 'no-store',
-  'x-frame-options': 'DENY',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
+/** Start an audit: the fields of the dashboard's form, bounded like audit_app's options. */
+function auditOptions(form: URLSearchParams): { maxPages?: number; maxDepth?: number } | string {
+  const int = (name: string, min: number, max: number): number | undefined | string => {
+    const raw = form.get(name)
+    if (raw === null || raw.trim() === '') return undefined
+    const n = Number(raw)
+    return Number.isSafeInteger(n) && n >= min && n <= max ? n : `${name} must be a whole number from ${min} to ${max}.`
+  }
+  const maxPages = int('maxPages', 1, 500)
+  const maxDepth = int('maxDepth', 0, 10)
+  if (typeof maxPages === 'string') return maxPages
+  if (typeof maxDepth === 'string') return maxDepth
+  return { ...(maxPages !== undefined ? { maxPages } : {}), ...(maxDepth !== undefined ? { maxDepth } : {}) }
 }
 
-const json = (status: number, body: unknown) => Response.json(body, { status, headers: jsonHeaders })
-const problem = (status: number, code: string, message: string) => json(status, { error: code, message })
+/** The HTTP status of a start that the service refused, by its error code. */
+function startStatus(e: AppError): number {
+  switch (e.code) {
+    case 'invalid_url':
+    case 'invalid_params':
+    case 'target_blocked':
+    case 'target_unreachable':
+      return 400
+    case 'allowance_exhausted':
+      return 402
+    case 'rate_limited':
+      return 429
+    case 'scanner_unavailable':
+      return 503
+    default:
+      return 500
+  }
+}
+
+/** What a person reads when a start is refused: the service's own message, plus what to do where it helps. */
+function startMessage(e: AppError): string {
+  if (e.code === 'allowance_exhausted') {
+    const d = e.details as { allowance?: number; used?: number; credits?: number; resetsAt?: string }
+    return `${e.message} This week: ${d.used ?? '?'} of ${d.allowance ?? '?'} audits used, ${d.credits ?? 0} credits left; the allowance resets ${d.resetsAt ?? 'next Monday'}. Settings → Plan and credits sells more.`
+  }
+  return e.message
+}
 
 export function dashboardRoutes(d: DashboardDeps) {
-  const service = new DashboardService(d.sql, d.revocations, d.checkout ?? null)
-  const base = new URL(d.baseUrl)
-
-  /** The signed-in session of a dashboard route, or the 401 that ends the request. */
-  async function authenticate(req: Request): Promise<SignInSession | Response> {
-    if (req.headers.get('authorization') !== null) {
-      return problem(
-        401,
-        'bearer_not_accepted',
-        'Dashboard routes accept only a signed-in session, never a bearer token; agents use /api/mcp.',
-      )
-    }
-    const session = await currentSession(d.sql, req)
-    return session ?? problem(401, 'not_signed_in', 'Sign in at /auth/login.')
-  }
-
-  /** Pages: signed-in users only, on BASE_URL's host (where the session cookie lives). */
-  async function pageSession(req: Request): Promise<SignInSession | Response> {
-    const url = new URL(req.url)
-    if ((req.headers.get('host') ?? url.host) !== base.host) return Response.redirect(`${d.baseUrl}${url.pathname}${url.search}`, 302)
-    const session = await currentSession(d.sql, req)
-    if (session) return session
-    return new Response(null, {
-      status: 302,
-      headers: { location: `/auth/login?return_to=${encodeURIComponent(url.pathname)}`, 'cache-control': 'no-store' },
-    })
-  }
+  const service = new DashboardService(d.sql, d.revocations, d.checkout ?? null, d.keepLocalKey)
+  const guards = dashboardGuards(d.sql, d.baseUrl)
+  const { authenticate, pageSession } = guards
 
   async function action(req: Request, run: (s: SignInSession) => Promise<Response>): Promise<Response> {
-    const s = await authenticate(req)
-    if (s instanceof Response) return s
-    const why = csrfProblem(req, d.baseUrl, s, req.headers.get('x-csrf-token'))
-    if (why) return problem(403, 'csrf', `Refused: ${why}.`)
-    return run(s)
+    const s = await guards.action(req)
+    return s instanceof Response ? s : run(s)
+  }
+
+  /** A start form: the session's principal and the URL, or the page that says why not. */
+  async function startForm(
+    req: Request,
+    kind: 'scan' | 'audit',
+    run: (p: Principal, url: string, form: URLSearchParams) => Promise<string>,
+  ): Promise<Response> {
+    const a = await guards.formAction(req)
+    if (a instanceof Response) return a
+    const { session, form } = a
+    const values = { url: form.get('url') ?? '', maxPages: form.get('maxPages') ?? '', maxDepth: form.get('maxDepth') ?? '' }
+    const refuse = async (status: number, error: string) =>
+      appsPage(await service.overview(session.user.accountId), session.csrfToken, label(session), { kind, error, values }, status)
+    const url = values.url.trim()
+    if (!url) return refuse(400, 'Enter the URL of a page, such as https://app.example.com/.')
+    if (url.length > 2_048) return refuse(400, 'That URL is longer than 2048 characters.')
+    if (!d.services) return refuse(503, 'Scans cannot be started from this deployment of the dashboard.')
+    const principal = await guards.principalOf(session)
+    if (!principal) return refuse(401, 'This account no longer exists. Sign in again.')
+    try {
+      return new Response(null, { status: 303, headers: { location: await run(principal, url, form), 'cache-control': 'no-store' } })
+    } catch (e) {
+      if (!isAppError(e)) throw e
+      return refuse(startStatus(e), startMessage(e))
+    }
   }
 
   const label = (s: SignInSession) => s.user.email || s.user.name || s.user.subject
+  // The connected repository's card (api/dashboard/repository.ts): its forms re-render the settings page.
+  const patches = d.services?.patches ?? null
+  const settingsWith = async (s: SignInSession, repository: RepositoryPanel, status: number) =>
+    settingsPage(
+      { ...(await service.settings(s.user.accountId)), mcpUrl: `${d.baseUrl}/api/mcp`, repository },
+      s.csrfToken,
+      label(s),
+      status,
+    )
   const notFound = () => problem(404, 'not_found', 'No such resource in this account.')
 
   return new Elysia({ name: 'dashboard' })
@@ -80,10 +131,57 @@ export function dashboardRoutes(d: DashboardDeps) {
       if (s instanceof Response) return s
       return appsPage(await service.overview(s.user.accountId), s.csrfToken, label(s))
     })
+    .post(
+      '/dashboard/scans',
+      ({ request }) =>
+        startForm(request, 'scan', async (principal, url) => {
+          const scans = d.services!.scans
+          // Answer once the scan is queued; the report page shows its progress. The wait is cut short at once.
+          const stop = new AbortController()
+          const id = await new Promise<string>((resolve, reject) => {
+            scans
+              .scan(principal, url, {
+                progress: async () => {},
+                signal: stop.signal,
+                onQueued: (scanId) => {
+                  resolve(scanId)
+                  stop.abort()
+                },
+              })
+              .then(
+                () => reject(new AppError('internal', 'The scan ended without being queued.')),
+                (e) => reject(e),
+              )
+          })
+          d.log.info('scan started from the dashboard', { accountId: principal.account.id, scanId: id })
+          return `/dashboard/scans/${id}`
+        }),
+      { parse: 'none' },
+    )
+    .post(
+      '/dashboard/audits',
+      ({ request }) =>
+        startForm(request, 'audit', async (principal, url, form) => {
+          const options = auditOptions(form)
+          if (typeof options === 'string') throw new AppError('invalid_params', options)
+          const started = await d.services!.audits.start(principal, url, options)
+          d.log.info('audit started from the dashboard', { accountId: principal.account.id, auditId: started.auditId })
+          return `/dashboard/audits/${started.auditId}`
+        }),
+      { parse: 'none' },
+    )
     .get('/dashboard/settings', async ({ request }) => {
       const s = await pageSession(request)
       if (s instanceof Response) return s
-      return settingsPage({ ...(await service.settings(s.user.accountId)), mcpUrl: `${d.baseUrl}/api/mcp` }, s.csrfToken, label(s))
+      return settingsPage(
+        {
+          ...(await service.settings(s.user.accountId)),
+          mcpUrl: `${d.baseUrl}/api/mcp`,
+          repository: await repositoryPanel(patches, s.user.accountId),
+        },
+        s.csrfToken,
+        label(s),
+      )
     })
     .post(
       '/dashboard/api/keys',
@@ -100,6 +198,7 @@ export function dashboardRoutes(d: DashboardDeps) {
       ({ request, params }) =>
         action(request, async (s) => {
           const key = await service.regenerateKey(s.user.accountId, params.id)
+          if (key) d.log.info('api key regenerated', { accountId: s.user.accountId, oldKeyId: params.id, keyId: key.id, label: key.label })
           return key ? json(201, key) : notFound()
         }),
       { parse: 'none' },
@@ -136,6 +235,7 @@ export function dashboardRoutes(d: DashboardDeps) {
         }),
       { parse: 'none' },
     )
+    .use(repositoryRoutes({ guards, patches, log: d.log, render: settingsWith }))
     .get('/api/scans/:id', async ({ request, params }) => {
       const s = await authenticate(request)
       if (s instanceof Response) return s
@@ -148,9 +248,11 @@ export function dashboardRoutes(d: DashboardDeps) {
       const audit = await service.audit(s.user.accountId, params.id)
       return audit ? json(200, audit) : notFound()
     })
-    .get('/api/patches/:id', async ({ request }) => {
+    .get('/api/patches/:id', async ({ request, params }) => {
       const s = await authenticate(request)
-      return s instanceof Response ? s : notFound()
+      if (s instanceof Response) return s
+      const patch = await readPatch(d.sql, d.baseUrl, s.user.accountId, params.id)
+      return patch ? json(200, patch) : notFound()
     })
     .get('/api/directory-runs/:id', async ({ request }) => {
       const s = await authenticate(request)

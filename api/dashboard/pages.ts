@@ -10,6 +10,7 @@ import type { BillingView, CheckoutKind } from '../billing/service.ts'
 import type { ChangeItem } from '../../shared/monitor-diff.ts'
 import { esc, layout, newNonce, pageHeaders } from '../http/pages.ts'
 import { DASHBOARD_SCRIPT } from './client.ts'
+import { type RepositoryPanel, repositorySection } from './repository.ts'
 import type { MonitorPanel } from './service.ts'
 
 const when = (d: Date | null) => (d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never')
@@ -19,16 +20,23 @@ function nav(csrf: string, user: string): string {
 <form method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${esc(csrf)}"><button type="submit" id="sign-out">Sign out</button></form>`
 }
 
-function page(title: string, body: string, csrf: string, user: string): Response {
-  const nonce = newNonce()
+/** A signed-in page: the dashboard's navigation, the session's anti-CSRF token, one inline script and style by nonce. */
+export function dashboardPage(
+  title: string,
+  body: string,
+  csrf: string,
+  user: string,
+  opts: { status?: number; script?: string; style?: string; nonce?: string } = {},
+): Response {
+  const nonce = opts.nonce ?? newNonce()
   const html = layout({
     title,
     nonce,
-    body: `<meta name="csrf-token" content="${esc(csrf)}">${body}`,
+    body: `<meta name="csrf-token" content="${esc(csrf)}">${opts.style ? `<style nonce="${nonce}">${opts.style}</style>` : ''}${body}`,
     nav: nav(csrf, user),
-    script: DASHBOARD_SCRIPT,
+    script: opts.script ?? DASHBOARD_SCRIPT,
   })
-  return new Response(html, { status: 200, headers: pageHeaders(nonce) })
+  return new Response(html, { status: opts.status ?? 200, headers: pageHeaders(nonce) })
 }
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
@@ -73,10 +81,36 @@ ${m.runs.map(runRow).join('')}</tbody></table>`
 }</div>`
 }
 
+/** The forms that start a scan or an audit (the same services scan_app and audit_app call). */
+function startSection(csrf: string, form: StartForm): string {
+  const v = (k: keyof StartForm['values']) => esc(form.values[k] ?? '')
+  const error = form.error ? `<p class="banner bad" id="start-error" role="alert">${esc(form.error)}</p>` : ''
+  const field = `<input type="hidden" name="csrf" value="${esc(csrf)}">`
+  return `<section class="card" id="start"><h2>Scan or audit an app</h2>${error}
+<form method="post" action="/dashboard/scans" id="start-scan">${field}
+<label>Page URL <input name="url" type="url" required maxlength="2048" size="40" placeholder="https://app.example.com/" value="${form.kind === 'scan' ? v('url') : ''}"></label>
+<button type="submit" class="primary">Scan this page</button> <span class="muted">A few seconds; not metered.</span></form>
+<form method="post" action="/dashboard/audits" id="start-audit">${field}
+<label>Site URL <input name="url" type="url" required maxlength="2048" size="40" placeholder="https://app.example.com/" value="${form.kind === 'audit' ? v('url') : ''}"></label>
+<label>pages <input name="maxPages" type="number" min="1" max="500" value="${form.kind === 'audit' && form.values.maxPages ? v('maxPages') : '50'}"></label>
+<label>depth <input name="maxDepth" type="number" min="0" max="10" value="${form.kind === 'audit' && form.values.maxDepth ? v('maxDepth') : '3'}"></label>
+<button type="submit" class="primary">Audit the whole site</button> <span class="muted">Minutes; uses one of this week's audits, then a credit.</span></form></section>`
+}
+
+export interface StartForm {
+  kind?: 'scan' | 'audit'
+  error?: string
+  values: { url?: string; maxPages?: string; maxDepth?: string }
+}
+
+const scoreText = (score: number | null, grade: string | null) => (score === null ? '' : `${esc(score)} ${esc(grade)}`)
+
 export function appsPage(
   apps: Array<AppListItem & { recentScans: ScanListItem[]; recentAudits: AuditListItem[]; monitor?: MonitorPanel | null }>,
   csrf: string,
   user: string,
+  start: StartForm = { values: {} },
+  status = 200,
 ): Response {
   const cards = apps
     .map(
@@ -85,18 +119,22 @@ export function appsPage(
 <table><thead><tr><th>Scan</th><th>URL</th><th>Status</th><th>Score</th><th>Started</th></tr></thead><tbody>
 ${app.recentScans
   .map(
-    (s) => `<tr data-scan="${esc(s.id)}" data-status="${esc(s.status)}"><td><code>${esc(s.id)}</code></td><td>${esc(s.url)}</td>
-<td class="status">${esc(s.status)}</td><td class="score">${s.score === null ? '' : `${esc(s.score)} ${esc(s.grade)}`}</td><td>${when(s.createdAt)}</td></tr>`,
+    (
+      s,
+    ) => `<tr data-scan="${esc(s.id)}" data-status="${esc(s.status)}"><td><a href="/dashboard/scans/${esc(s.id)}"><code>${esc(s.id)}</code></a></td><td>${esc(s.url)}</td>
+<td class="status">${esc(s.status)}</td><td class="score">${scoreText(s.score, s.grade)}</td><td>${when(s.createdAt)}</td></tr>`,
   )
   .join('')}
 </tbody></table>
 ${
   app.recentAudits.length
-    ? `<h3>Audits</h3><table><thead><tr><th>Audit</th><th>URL</th><th>Status</th><th>Pages</th><th>Started</th></tr></thead><tbody>
+    ? `<h3>Audits</h3><table><thead><tr><th>Audit</th><th>URL</th><th>Status</th><th>Pages</th><th>Score</th><th>Started</th></tr></thead><tbody>
 ${app.recentAudits
   .map(
-    (a) => `<tr data-audit="${esc(a.id)}" data-status="${esc(a.status)}"><td><code>${esc(a.id)}</code></td><td>${esc(a.url)}</td>
-<td class="status">${esc(a.status)}</td><td class="pages">${esc(a.pagesScanned)} of ${esc(a.pagesDiscovered)}</td><td>${when(a.createdAt)}</td></tr>`,
+    (
+      a,
+    ) => `<tr data-audit="${esc(a.id)}" data-status="${esc(a.status)}"><td><a href="/dashboard/audits/${esc(a.id)}"><code>${esc(a.id)}</code></a></td><td>${esc(a.url)}</td>
+<td class="status">${esc(a.status)}</td><td class="pages">${esc(a.pagesScanned)} of ${esc(a.pagesDiscovered)}</td><td class="score">${scoreText(a.score, a.grade)}</td><td>${when(a.createdAt)}</td></tr>`,
   )
   .join('')}
 </tbody></table>`
@@ -104,10 +142,16 @@ ${app.recentAudits
 }${monitorSection(app.monitor ?? null)}</section>`,
     )
     .join('')
-  const empty = `<div class="card"><h2>No apps yet</h2><p>Connect an MCP client (Settings, Agents and MCP) and ask it to run <code>scan_app</code>
-on your app; its scans and audits appear here, with live progress.</p></div>`
-  return page('Apps', `<h1>Apps</h1>${apps.length ? cards : empty}`, csrf, user)
+  const empty = `<div class="card"><h2>No apps yet</h2><p>Start a scan above, or connect an MCP client (Settings, Agents and MCP) and ask it to run
+<code>scan_app</code> on your app; its scans and audits appear here, with live progress.</p></div>`
+  return dashboardPage('Apps', `<h1>Apps</h1>${startSection(csrf, start)}${apps.length ? cards : empty}`, csrf, user, {
+    status,
+    style: DASHBOARD_STYLE,
+  })
 }
+
+const DASHBOARD_STYLE = `.banner{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.6rem 1rem}
+.banner.bad{background:#ffebe9;border-color:#cf222e}#start form{margin:.6rem 0}#start input{font:inherit;padding:.3rem}`
 
 const PLAN_NAMES: Record<Plan, string> = { free: 'Free', launch: 'Launch', scale: 'Scale' }
 
@@ -132,9 +176,10 @@ after that the account is on Free unless the payment goes through.</p>`
 }
 
 export function settingsPage(
-  s: { keys: ApiKeyListItem[]; agents: Agent[]; billing: BillingView; mcpUrl: string },
+  s: { keys: ApiKeyListItem[]; agents: Agent[]; billing: BillingView; mcpUrl: string; repository?: RepositoryPanel },
   csrf: string,
   user: string,
+  status = 200,
 ): Response {
   const keys = s.keys
     .map(
@@ -164,5 +209,6 @@ scripts and CI use an API key as <code>Authorization: Bearer act_…</code>.</p>
     agents || '<tr><td colspan="4" class="muted">No agents connected through OAuth.</td></tr>'
   }</tbody></table>
 <p class="muted">Revoking an agent stops its token at once; it has to ask for your approval again.</p></section>`
-  return page('Settings', body, csrf, user)
+  const repository = s.repository ? repositorySection(s.repository, csrf) : ''
+  return dashboardPage('Settings', body + repository, csrf, user, { status })
 }

@@ -1,6 +1,6 @@
 // What the dashboard shows and does, on plain values: an account's apps with their scans, its plan and
 // credits, its keys and agents, and the JSON of the dashboard routes (the same shapes the MCP tools return).
-import { createApiKey, revokeApiKey } from '../../shared/db/accounts.ts'
+import { createApiKey, regenerateApiKey, revokeApiKey } from '../../shared/db/accounts.ts'
 import { getAudit } from '../../shared/db/audits.ts'
 import { listApiKeys } from '../../shared/db/credentials.ts'
 import { listRecentAudits } from '../../shared/db/dashboard.ts'
@@ -33,6 +33,7 @@ export class DashboardService {
     private sql: Sql,
     private revocations: Revocations,
     private checkout: CheckoutCatalog | null = null,
+    private keepLocalKey?: (key: { plaintext: string; label: string }) => string | null,
   ) {}
 
   async overview(accountId: string) {
@@ -107,12 +108,16 @@ export class DashboardService {
     return createApiKey(this.sql, accountId, 'dashboard')
   }
 
-  /** A lost key cannot be shown again: it is replaced by a new one and stops working at once. */
+  /**
+   * A lost key cannot be shown again: it is replaced by a new one with the same label, and stops working at
+   * once. The embedded default's local key is replaced in DATA_DIR too (savedTo), so the next start uses it.
+   */
   async regenerateKey(accountId: string, keyId: string) {
-    const revoked = await revokeApiKey(this.sql, accountId, keyId)
-    if (!revoked) return null
+    const key = await regenerateApiKey(this.sql, accountId, keyId)
+    if (!key) return null
     this.revocations.announce()
-    return createApiKey(this.sql, accountId, 'dashboard')
+    const savedTo = this.keepLocalKey?.(key) ?? null
+    return { id: key.id, plaintext: key.plaintext, displayPrefix: key.displayPrefix, label: key.label, ...(savedTo ? { savedTo } : {}) }
   }
 
   async revokeKey(accountId: string, keyId: string) {

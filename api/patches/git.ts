@@ -60,25 +60,32 @@ export function parseRepoUrl(raw: string, allowHttp: boolean): { url: URL; owner
 export const isSafeBranch = (b: string) =>
   BRANCH.test(b) && !b.includes('..') && !b.startsWith('/') && !b.endsWith('/') && !b.endsWith('.lock')
 
-/** The REST base of the repository's host: api.github.com for github.com, else GitHub Enterprise Server's path. */
-export function apiBaseFor(repo: URL): string {
-  return repo.hostname === 'github.com' ? 'https://api.github.com' : `${repo.origin}/api/v3`
+/** Which GitHub answers the REST API for which host (GITHUB_HOST, GITHUB_API_URL). */
+export interface GithubApi {
+  host: string
+  apiUrl: string
+}
+
+/**
+ * The REST base of the repository's host: GITHUB_API_URL for repositories on GITHUB_HOST (github.com and
+ * api.github.com by default), else that host's GitHub Enterprise Server path. The token is sent only to the
+ * API paired with the host the repository lives on, never to another host's API.
+ */
+export function apiBaseFor(repo: URL, github: GithubApi = { host: 'github.com', apiUrl: 'https://api.github.com' }): string {
+  return repo.host.toLowerCase() === github.host.toLowerCase() ? github.apiUrl.replace(/\/+$/, '') : `${repo.origin}/api/v3`
 }
 
 export class Workspace {
   readonly dir: string
   private proxy: EgressProxy | null = null
 
-  private constructor(
-    private readonly target: RepoTarget,
-    private readonly policy: EgressPolicy,
-  ) {
+  private constructor(private readonly target: RepoTarget) {
     this.dir = mkdtempSync(join(tmpdir(), 'appaudit-patch-'))
   }
 
   /** Clones the repository's base branch (depth 1). Always close() the workspace. */
   static async open(target: RepoTarget, policy: EgressPolicy): Promise<Workspace> {
-    const ws = new Workspace(target, policy)
+    const ws = new Workspace(target)
     try {
       ws.proxy = await startEgressProxy(policy)
       await ws.git(['clone', '--quiet', '--depth', '1', '--single-branch', '--branch', target.baseBranch, '--', target.url, 'repo'], ws.dir)
@@ -86,6 +93,24 @@ export class Workspace {
     } catch (e) {
       await ws.close()
       throw e
+    }
+  }
+
+  /**
+   * Checks that the URL and token reach the repository (git ls-remote through the egress proxy) and returns
+   * its default branch. Nothing is cloned.
+   */
+  static async probe(target: Omit<RepoTarget, 'baseBranch'>, policy: EgressPolicy): Promise<{ defaultBranch: string }> {
+    const ws = new Workspace({ ...target, baseBranch: 'main' })
+    try {
+      ws.proxy = await startEgressProxy(policy)
+      const out = await ws.git(['ls-remote', '--symref', '--', target.url, 'HEAD'], ws.dir)
+      const m = /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(out)
+      const branch = m?.[1] ?? 'main'
+      if (!isSafeBranch(branch)) throw new GitError('the default branch has a name this service does not push to', 'repository_refused')
+      return { defaultBranch: branch }
+    } finally {
+      await ws.close()
     }
   }
 
@@ -134,6 +159,12 @@ export class Workspace {
     try {
       const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
       if (code !== 0) {
+        // An HTTP 401 makes git ask for a user name, which GIT_ASKPASS=/bin/false refuses: say what happened.
+        if (/could not read (Username|Password)|askpass|Authentication failed/i.test(err))
+          throw new GitError(
+            `git ${args[0]}: the host refused the token (HTTP 401); check that it is valid and may read and push this repository`,
+            'repository_refused',
+          )
         const line =
           this.scrub(err)
             .split('\n')
@@ -209,10 +240,13 @@ export class Workspace {
   }
 
   /** Opens the pull request (GitHub's REST shape) through the egress proxy. */
-  async openPullRequest(pr: { title: string; body: string; head: string; base: string }): Promise<{ number: number; url: string }> {
+  async openPullRequest(
+    pr: { title: string; body: string; head: string; base: string },
+    github?: GithubApi,
+  ): Promise<{ number: number; url: string }> {
     const parsed = parseRepoUrl(this.target.url, true)
     if (typeof parsed === 'string') throw new GitError(parsed, 'pull_request_failed')
-    const endpoint = `${apiBaseFor(parsed.url)}/repos/${parsed.owner}/${parsed.name}/pulls`
+    const endpoint = `${apiBaseFor(parsed.url, github)}/repos/${parsed.owner}/${parsed.name}/pulls`
     let res: Response
     try {
       res = await fetch(endpoint, {
