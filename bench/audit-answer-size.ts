@@ -24,7 +24,7 @@ import { flag, fmtInt, fmtMs, intFlag, summarize, table, writeResult, type Summa
 
 export const TARGET_BYTES = 16 * 1024
 export const TARGET_MEDIAN_MS = 50
-const SECTIONS = ['findings', 'pages', 'checks'] as const
+const SECTIONS = ['findings', 'pages', 'checks', 'thirdParties'] as const
 
 export interface SizeRow {
   pages: number
@@ -123,6 +123,7 @@ try {
       'findings p1',
       'pages p1',
       'checks p1',
+      'thirdParties p1',
       `default < ${kb(TARGET_BYTES)}`,
     ],
   ]
@@ -135,6 +136,7 @@ try {
       fmtInt(s.sectionBytes.findings),
       fmtInt(s.sectionBytes.pages),
       fmtInt(s.sectionBytes.checks),
+      fmtInt(s.sectionBytes.thirdParties),
       s.defaultBytes < TARGET_BYTES ? 'met' : 'NOT met',
     ])
   }

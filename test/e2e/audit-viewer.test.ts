@@ -47,7 +47,9 @@ describe.each(['production', 'embedded'] as Mode[])('audit_app browserViewer (%s
   let site: ReturnType<typeof slowAnimatedSite>
 
   beforeAll(async () => {
-    svc = await startService(mode, { AUDIT_CONCURRENCY: '1' })
+    // A slow, always-painting site on a busy 2-core machine: pages get 20 s to load, so the crawl this test
+    // watches is not ended early by its pages timing out.
+    svc = await startService(mode, { AUDIT_CONCURRENCY: '1', NAV_TIMEOUT_MS: '20000' })
     client = await connectClient(svc.mcpUrl, await svc.key('scale'))
     viewerBrowser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
     site = slowAnimatedSite()
