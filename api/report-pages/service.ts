@@ -79,17 +79,20 @@ function safeModel(m: ReportModel): ReportModel {
 }
 
 /** The fix brief of one finding, for the model's platform; the verification names the page it was seen on. */
+/** A merged finding in the shape of a report's check, for the brief writer. */
+const checkOf = (f: ModelFinding, advice: string): ReportCheck => ({
+  id: f.checkId,
+  title: f.title,
+  category: f.category,
+  severity: f.severity,
+  status: f.status,
+  summary: f.summary,
+  evidence: f.evidence,
+  advice,
+})
+
 function fixOf(f: ModelFinding, check: ReportCheck | undefined, model: ReportModel): FixView {
-  const asCheck: ReportCheck = check ?? {
-    id: f.checkId,
-    title: f.title,
-    category: f.category,
-    severity: f.severity,
-    status: f.status,
-    summary: f.summary,
-    evidence: f.evidence,
-    advice: '',
-  }
+  const asCheck: ReportCheck = check ?? checkOf(f, '')
   const page = f.pages[0] ?? model.finalUrl
   try {
     const b = brief(asCheck, model.platform, { finalUrl: page } as Report, page)
@@ -169,17 +172,7 @@ export class ReportPages {
       fixOf: (i) => {
         const f = raw?.findings[i]
         if (!raw || !f) return undefined
-        const check: ReportCheck = {
-          id: f.checkId,
-          title: f.title,
-          category: f.category,
-          severity: f.severity,
-          status: f.status,
-          summary: f.summary,
-          evidence: f.evidence,
-          advice: advice.get(f.fingerprint) ?? '',
-        }
-        return fixOf(f, check, raw)
+        return fixOf(f, checkOf(f, advice.get(f.fingerprint) ?? ''), raw)
       },
       pages: (result?.pages ?? []).map((p) => ({ ...p, url: redactUrlCredentials(p.url), finalUrl: redactUrlCredentials(p.finalUrl) })),
       stoppedBy: result?.stoppedBy ?? null,
