@@ -1,23 +1,30 @@
-// Runs the whole test suite in shards: several `bun test` processes side by side, each over its share of the
-// test files, balanced by how long each file took when measured. Much of the suite waits (on timers, on
-// Chromium, on a crawl's wall-time cap), so two shards on two cores finish far sooner than one, and each
-// file still runs alone in its own process as before. Every shard has a deadline.
+// Runs the whole test suite, each test file in its own `bun test` process, TEST_JOBS of them at a time
+// (default 2). A file never shares its process with another file's leftovers (a service still stopping, a
+// heap grown by an earlier file), so what a file measures about its own process (the fuzz run's event-loop
+// stalls, memory) is its own. The heavy files (real Chromium crawls with wall-time deadlines) run one at a
+// time, longest first, beside the light ones, so two crawls never starve each other's page deadlines on a
+// 2-core machine. Every file has a deadline.
 //
-//   bun scripts/run-tests.ts                 every test file, TEST_SHARDS shards (default 2)
-//   bun scripts/run-tests.ts test/e2e        only these paths (one shard, output as it comes)
+//   bun scripts/run-tests.ts                 every test file
+//   bun scripts/run-tests.ts test/e2e        only these paths (one plain bun test, output as it comes)
+//   TEST_JOBS=1 bun scripts/run-tests.ts     one file at a time
 //
-// Prints each shard's output whole, then one closing line: "test: N passed, N failed".
+// Prints each file's output whole as it finishes, the slowest files, then one closing line:
+// "test: N passed, N failed".
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..')
 const TIMEOUT_ARGS = ['--timeout', '120000']
-/** A shard still running after this long is killed and counts as failed. */
-const SHARD_DEADLINE_MS = 75 * 60_000
+/** A file still running after this long is killed and counts as failed. */
+const FILE_DEADLINE_MS = 20 * 60_000
 
-/** Seconds each heavy file took in a serial run on a 2-core machine; any other file counts as one. */
-const MEASURED_S: Record<string, number> = {
+/**
+ * Seconds each heavy file took alone on a 2-core machine. These run one at a time (they drive Chromium
+ * against wall-time deadlines); every other file is light and counts as one second.
+ */
+const HEAVY_S: Record<string, number> = {
   'test/crawler/audit/crawl.test.ts': 163,
   'test/e2e/audit-faults.test.ts': 53,
   'test/e2e/faults.test.ts': 26,
@@ -28,13 +35,11 @@ const MEASURED_S: Record<string, number> = {
   'test/e2e/scan.test.ts': 20,
   'test/e2e/fixtures.test.ts': 17,
   'test/crawler/viewer/screencast.test.ts': 15,
-  'test/fuzz/http-fuzz.test.ts': 15,
-  'test/shared/infra.test.ts': 13,
-  'test/shared/infra-redis-down.test.ts': 6,
   'test/e2e/dashboard-browser.test.ts': 6,
-  'test/api/mcp-transport.test.ts': 5,
-  'test/shared/egress/proxy.test.ts': 5,
-  'test/e2e/ssrf.test.ts': 5,
+  'test/e2e/report-pages-browser.test.ts': 6,
+  'test/e2e/mcp-app.test.ts': 6,
+  'test/e2e/csp-advice.test.ts': 6,
+  'test/e2e/patches.test.ts': 6,
 }
 
 const args = process.argv.slice(2)
@@ -50,63 +55,83 @@ if (args.length > 0) {
 }
 
 const files = [...new Bun.Glob('test/**/*.test.ts').scanSync({ cwd: ROOT })].sort()
-const shardCount = Math.max(1, Math.min(8, Number(process.env.TEST_SHARDS ?? 2) || 2))
+const jobs = Math.max(1, Math.min(8, Number(process.env.TEST_JOBS ?? 2) || 2))
+const isHeavy = (f: string) => f in HEAVY_S
+const weight = (f: string) => HEAVY_S[f] ?? 1
 
-/** Longest files first, each to the shard with the least work so far. */
-function shard(list: string[], n: number): string[][] {
-  const shards = Array.from({ length: n }, () => ({ files: [] as string[], seconds: 0 }))
-  const weight = (f: string) => MEASURED_S[f] ?? 1
-  for (const f of [...list].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
-    const least = shards.reduce((m, s) => (s.seconds < m.seconds ? s : m))
-    least.files.push(f)
-    least.seconds += weight(f)
-  }
-  return shards.map((s) => s.files).filter((s) => s.length > 0)
-}
-
-interface ShardRun {
-  index: number
-  files: string[]
+interface FileRun {
+  file: string
   code: number | null
   output: string
   ms: number
+  pass: number
+  fail: number
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'appaudit-tests-'))
-async function runShard(index: number, shardFiles: string[]): Promise<ShardRun> {
-  const out = join(scratch, `shard-${index}.log`)
+let seq = 0
+async function runFile(file: string): Promise<FileRun> {
+  const out = join(scratch, `${++seq}.log`)
   const t0 = performance.now()
-  const p = Bun.spawn([process.execPath, 'test', ...TIMEOUT_ARGS, ...shardFiles.map((f) => `./${f}`)], {
+  const p = Bun.spawn([process.execPath, 'test', ...TIMEOUT_ARGS, `./${file}`], {
     cwd: ROOT,
     stdout: Bun.file(out),
     stderr: Bun.file(`${out}.err`),
     stdin: 'ignore',
-    timeout: SHARD_DEADLINE_MS,
+    timeout: FILE_DEADLINE_MS,
     killSignal: 'SIGKILL',
   })
   const code = await p.exited
   const output = readFileSync(out, 'utf8') + readFileSync(`${out}.err`, 'utf8')
-  return { index, files: shardFiles, code, output, ms: performance.now() - t0 }
+  const pass = Number(/^\s*(\d+) pass$/m.exec(output)?.[1] ?? 0)
+  // A file that died or was killed without reporting a failure still failed.
+  const fail = Number(/^\s*(\d+) fail$/m.exec(output)?.[1] ?? 0) || (code === 0 ? 0 : 1)
+  return { file, code, output, ms: performance.now() - t0, pass, fail }
 }
 
-const plan = shard(files, shardCount)
-console.log(`${files.length} test files in ${plan.length} shard(s), run side by side`)
+// Longest first, so the long heavy files start early and the light ones fill the gaps at the end.
+const queue = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))
+let heavyRunning = false
+const results: FileRun[] = []
+console.log(`${files.length} test files, each in its own process, ${jobs} at a time (heavy files one at a time)`)
 const t0 = performance.now()
-const runs = await Promise.all(plan.map((f, i) => runShard(i + 1, f)))
+
+/** The next file this worker may start: the first in the queue, unless it is heavy while another heavy runs. */
+function take(): string | undefined {
+  const i = queue.findIndex((f) => !(isHeavy(f) && heavyRunning))
+  return i < 0 ? undefined : queue.splice(i, 1)[0]
+}
+
+async function worker(): Promise<void> {
+  for (let guard = 0; guard < files.length * 1000 && queue.length > 0; guard++) {
+    const file = take()
+    if (!file) {
+      // Only heavy files are left and one is running: wait for it.
+      await Bun.sleep(200)
+      continue
+    }
+    const heavy = isHeavy(file)
+    if (heavy) heavyRunning = true
+    try {
+      const r = await runFile(file)
+      results.push(r)
+      console.log(`\n===== ${file}: ${(r.ms / 1000).toFixed(1)} s, ${r.pass} pass, ${r.fail} fail, exit ${r.code} =====`)
+      console.log(r.output.trimEnd())
+    } finally {
+      if (heavy) heavyRunning = false
+    }
+  }
+}
+
+await Promise.all(Array.from({ length: jobs }, () => worker()))
 rmSync(scratch, { recursive: true, force: true })
 
-let passed = 0
-let failed = 0
-for (const r of runs) {
-  console.log(`\n===== shard ${r.index}/${runs.length}: ${r.files.length} files, ${(r.ms / 1000).toFixed(1)} s, exit ${r.code} =====`)
-  console.log(r.output.trimEnd())
-  const pass = Number(/^\s*(\d+) pass$/m.exec(r.output)?.[1] ?? 0)
-  const fail = Number(/^\s*(\d+) fail$/m.exec(r.output)?.[1] ?? 0)
-  passed += pass
-  // A shard that died or was killed without reporting a failure still failed.
-  failed += fail || (r.code === 0 ? 0 : 1)
-}
-console.log(`\nshards: ${runs.map((r) => `${relative(ROOT, r.files[0] ?? '')}... ${(r.ms / 1000).toFixed(0)} s`).join(' | ')}`)
+const passed = results.reduce((n, r) => n + r.pass, 0)
+const failed = results.reduce((n, r) => n + r.fail, 0)
+const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 15)
+console.log(`\nslowest files:\n${slowest.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}`).join('\n')}`)
+const failedFiles = results.filter((r) => r.fail > 0 || r.code !== 0)
+if (failedFiles.length) console.log(`\nfiles with failures:\n${failedFiles.map((r) => `  ${r.file}`).join('\n')}`)
 console.log(`wall time ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 console.log(`test: ${passed} passed, ${failed} failed`)
-process.exit(failed === 0 && runs.every((r) => r.code === 0) ? 0 : 1)
+process.exit(failed === 0 && results.length === files.length && results.every((r) => r.code === 0) ? 0 : 1)
