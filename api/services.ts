@@ -7,6 +7,7 @@ import type { Infra } from '../shared/infra/types.ts'
 import { AccountService } from './accounts/service.ts'
 import { AuditService } from './audits/service.ts'
 import { CheckCatalog } from './checks/service.ts'
+import { DirectoryRunService } from './directory-runs/service.ts'
 import { ExposureService } from './data-exposure/service.ts'
 import { FindingsService } from './findings/service.ts'
 import { MonitorService } from './monitors/service.ts'
@@ -30,18 +31,20 @@ export interface Services {
   monitors: MonitorService
   reports: ReportsService
   patches: PatchService
+  directoryRuns: DirectoryRunService
 }
 
 export function createServices(config: Config, db: Database, infra: Infra, log: Logger): Services {
   const checks = new CheckCatalog()
   const findings = new FindingsService({ db, checks })
+  const audits = new AuditService({ config, db, infra, log })
   return {
     config,
     db,
     infra,
     log,
     scans: new ScanService({ config, db, infra, log }),
-    audits: new AuditService({ config, db, infra, log }),
+    audits,
     findings,
     checks,
     accounts: new AccountService({ db }),
@@ -50,5 +53,6 @@ export function createServices(config: Config, db: Database, infra: Infra, log: 
     monitors: new MonitorService({ config, db, infra, log }),
     reports: new ReportsService({ config, db, kv: infra.kv, findings }),
     patches: new PatchService({ config, db, log }),
+    directoryRuns: new DirectoryRunService({ config, db, infra, log, audits }),
   }
 }

@@ -13,6 +13,7 @@ import { createServices, type Services } from '../api/services.ts'
 import { answerArgv } from './admin.ts'
 import { type AdminChannel, serveAdminChannel } from './admin-channel.ts'
 import { holdDataDir } from './data-dir-lock.ts'
+import { recoverDirectoryRuns } from '../shared/recovery.ts'
 import { keepLocalKey, linkLocalUser, localApiKey, localSignInPassword } from './local-secrets.ts'
 
 export interface Running {
@@ -116,6 +117,17 @@ export async function boot(config: Config, log: Logger): Promise<Running> {
         const cron = startCronSchedule(services)
         stops.push(() => cron.stop())
       }
+      // Directory runs are driven by api processes: light work (starting scans and audits, reading outcomes).
+      // Runs this process's queue lost at a restart are dispatched again at once (the embedded queue lives in memory).
+      const driving = new AbortController()
+      const driver = services.directoryRuns.startDriver(driving.signal)
+      stops.push(async () => {
+        driving.abort()
+        await driver
+      })
+      void recoverDirectoryRuns(db.sql, infra.queue, log, 0).catch((e) =>
+        log.warn('directory run recovery failed', { error: (e as Error).message }),
+      )
       // Live-viewer sockets are upgraded here: Elysia's .ws() works only with app.listen.
       const viewer = createViewerSockets({ config, pubsub: infra.pubsub, kv: infra.kv, log })
       server = Bun.serve({

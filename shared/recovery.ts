@@ -4,6 +4,7 @@
 // Shared by the crawler's own periodic recovery (crawler/recovery.ts) and /api/cron/recover (api/cron/).
 import type { Config } from './config.ts'
 import { failAuditAndRefund, unheldAudits } from './db/audits.ts'
+import { orphanedDirectoryRuns } from './db/directory-runs.ts'
 import type { Sql } from './db/index.ts'
 import { failScan, unfinishedScans } from './db/scans.ts'
 import type { Infra, JobQueue } from './infra/types.ts'
@@ -62,4 +63,17 @@ export async function recoverAudits(sql: Sql, infra: Pick<Infra, 'queue' | 'pubs
   for (const id of lost) await infra.queue.enqueue({ kind: 'audit', ref: id })
   if (abandoned.length || lost.length) log.info('recovered audits', { failed: abandoned.length, redispatched: lost.length })
   return { failed: abandoned.length, redispatched: lost.length }
+}
+
+/**
+ * Directory runs Postgres holds as unfinished that no driver holds and the queue does not hold either are
+ * dispatched again; the driver that takes one carries on from its items. None is ever failed here: the
+ * driver ends a run that is past its time limit itself.
+ */
+export async function recoverDirectoryRuns(sql: Sql, queue: JobQueue, log: Logger, graceSeconds: number) {
+  const held = await queue.heldRefs('directory')
+  const lost = (await orphanedDirectoryRuns(sql, graceSeconds)).filter((id) => !held.has(id))
+  for (const id of lost) await queue.enqueue({ kind: 'directory', ref: id })
+  if (lost.length) log.info('recovered directory runs', { redispatched: lost.length })
+  return { redispatched: lost.length }
 }

@@ -13,7 +13,7 @@ import { expireGracePeriods } from '../../shared/db/billing.ts'
 import { expireRows } from '../../shared/db/expiry.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/log.ts'
-import { recoverAudits, recoverScans, recoveryOptions } from '../../shared/recovery.ts'
+import { recoverAudits, recoverDirectoryRuns, recoverScans, recoveryOptions } from '../../shared/recovery.ts'
 import type { MonitorService } from '../monitors/service.ts'
 
 export const CRON_JOBS = ['expire', 'recover', 'monitors'] as const
@@ -102,6 +102,7 @@ export class CronService {
         const opts = recoveryOptions(config)
         const scans = await recoverScans(db.sql, infra.queue, log, opts.scans)
         const audits = await recoverAudits(db.sql, infra, log, opts.audits)
+        const runs = await recoverDirectoryRuns(db.sql, infra.queue, log, opts.scans.graceSeconds)
         return {
           job,
           scansFailed: scans.failed,
@@ -109,6 +110,7 @@ export class CronService {
           // Failed as ours, so each was refunded (once: the refund's idempotency key).
           auditsFailed: audits.failed,
           auditsRedispatched: audits.redispatched,
+          directoryRunsRedispatched: runs.redispatched,
         }
       }
       case 'monitors':

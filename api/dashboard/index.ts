@@ -16,6 +16,7 @@ import { AppError, isAppError } from '../../shared/errors.ts'
 import type { AuditService } from '../audits/service.ts'
 import type { ScanService } from '../scans/service.ts'
 import { dashboardGuards, json, problem } from './guards.ts'
+import type { DirectoryRunService } from '../directory-runs/service.ts'
 import { type PatchService, readPatch } from '../patches/service.ts'
 import { appsPage, settingsPage } from './pages.ts'
 import { type RepositoryPanel, repositoryPanel, repositoryRoutes } from './repository.ts'
@@ -31,7 +32,7 @@ export interface DashboardDeps {
   /** The embedded default: keeps a regenerated local key in DATA_DIR (returns where), so the next start prints and uses it. */
   keepLocalKey?: (key: { plaintext: string; label: string }) => string | null
   /** The services scan_app and audit_app call, for the start forms; absent: the forms answer 503. */
-  services?: { scans: ScanService; audits: AuditService; patches?: PatchService }
+  services?: { scans: ScanService; audits: AuditService; patches?: PatchService; directoryRuns?: DirectoryRunService }
 }
 
 /** Start an audit: the fields of the dashboard's form, bounded like audit_app's options. */
@@ -254,8 +255,10 @@ export function dashboardRoutes(d: DashboardDeps) {
       const patch = await readPatch(d.sql, d.baseUrl, s.user.accountId, params.id)
       return patch ? json(200, patch) : notFound()
     })
-    .get('/api/directory-runs/:id', async ({ request }) => {
+    .get('/api/directory-runs/:id', async ({ request, params }) => {
       const s = await authenticate(request)
-      return s instanceof Response ? s : notFound()
+      if (s instanceof Response) return s
+      const run = (await d.services?.directoryRuns?.read(s.user.accountId, params.id)) ?? null
+      return run ? json(200, run) : notFound()
     })
 }

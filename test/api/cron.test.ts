@@ -7,12 +7,13 @@ import { cronRoutes } from '../../api/cron/index.ts'
 import { startCronSchedule } from '../../api/cron/service.ts'
 import { createAccount } from '../../shared/db/accounts.ts'
 import { createAudit } from '../../shared/db/audits.ts'
+import { insertDirectoryRun } from '../../shared/db/directory-runs.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
 import { createClient, createCode, createToken } from '../../shared/db/oauth.ts'
 import { createScan, getScanById } from '../../shared/db/scans.ts'
 import { createSession, upsertUser } from '../../shared/db/users.ts'
-import { sha256Hex } from '../../shared/ids.ts'
+import { newId, sha256Hex } from '../../shared/ids.ts'
 import { createLogger, type Logger } from '../../shared/log.ts'
 import { recoverAudits } from '../../shared/recovery.ts'
 import { PG_ADMIN_URL, startService, type Mode, type TestService } from '../harness/service.ts'
@@ -199,9 +200,22 @@ describe.each(['production', 'embedded'] as Mode[])('/api/cron/* (%s)', (mode) =
     const abandonedAudit = await audit(7_200)
     const lostAudit = await audit(60)
     expect((await getBalance(sql, account.id)).used).toBe(2)
+    // A directory run recorded but never driven (its job lost with the queue): dispatched again, never failed here.
+    const lostRun = await insertDirectoryRun(
+      sql,
+      { id: newId('dir'), accountId: account.id, credentialId: 'key', mode: 'scan', options: {}, urls: ['http://192.0.2.1/'] },
+      2,
+    )
+    await ago(sql, 'directory_runs', 'created_at', lostRun!.id, 60)
 
     const [a, b] = await Promise.all([run('recover'), run('recover')])
-    expect(combined(a, b)).toEqual({ scansFailed: 1, scansRedispatched: 1, auditsFailed: 1, auditsRedispatched: 1 })
+    expect(combined(a, b)).toEqual({
+      scansFailed: 1,
+      scansRedispatched: 1,
+      auditsFailed: 1,
+      auditsRedispatched: 1,
+      directoryRunsRedispatched: 1,
+    })
     expect((await getScanById(sql, abandonedScan))?.status).toBe('failed')
     const { queue } = svc.running.services.infra
     expect((await queue.heldRefs('scan')).has(lostScan)).toBe(true)
@@ -210,7 +224,14 @@ describe.each(['production', 'embedded'] as Mode[])('/api/cron/* (%s)', (mode) =
     expect(refunds.length).toBe(1)
     expect((await getBalance(sql, account.id)).used).toBe(1)
     // Once more: the lost ones are held now, the abandoned ones finished.
-    expect(await run('recover')).toEqual({ job: 'recover', scansFailed: 0, scansRedispatched: 0, auditsFailed: 0, auditsRedispatched: 0 })
+    expect(await run('recover')).toEqual({
+      job: 'recover',
+      scansFailed: 0,
+      scansRedispatched: 0,
+      auditsFailed: 0,
+      auditsRedispatched: 0,
+      directoryRunsRedispatched: 0,
+    })
     expect((await getBalance(sql, account.id)).used).toBe(1)
   })
 

@@ -19,7 +19,7 @@ import { until } from '../harness/wait.ts'
 type Args = Record<string, unknown>
 type Result = Awaited<ReturnType<Client['callTool']>>
 
-const NOT_BUILT = ['start_directory_run', 'audit_authenticated']
+const NOT_BUILT = ['audit_authenticated']
 
 let svc: TestService
 let fx: SupabaseFixture
@@ -182,6 +182,21 @@ describe('structuredContent of every tool that runs here', () => {
     expect(patch.patchId).toMatch(/^pat_/)
   }, 60_000)
 
+  test('start_directory_run, started and then read back once it ended', async () => {
+    const started = await ok('start_directory_run', { urls: [app.url] })
+    expect(started.runId).toMatch(/^dir_/)
+    const done = await until(
+      async () => {
+        const r = await ok('start_directory_run', { runId: started.runId })
+        return (r.status === 'completed' || r.status === 'failed') && r
+      },
+      90_000,
+      'the directory run to end',
+      { everyMs: 300 },
+    )
+    expect(done.items[0].status).toBe('done')
+  }, 120_000)
+
   test('audit_app, then get_audit while it runs and once completed', async () => {
     const started = await ok('audit_app', { url: auditSite.url, options: { maxPages: 2, maxDepth: 1 } })
     auditId = started.auditId
@@ -222,10 +237,7 @@ describe('structuredContent of every tool that runs here', () => {
 
   test('error results carry no structuredContent, and the SDK client accepts them', async () => {
     expect((await failed('get_scan', { scanId: 'scn_doesnotexist' })).code).toBe('not_found')
-    for (const name of NOT_BUILT) {
-      const args = name === 'start_directory_run' ? { urls: ['https://example.com/'] } : { url: 'https://example.com/' }
-      expect((await failed(name, args)).code).toBe('not_implemented')
-    }
+    for (const name of NOT_BUILT) expect((await failed(name, { url: 'https://example.com/' })).code).toBe('not_implemented')
   })
 })
 

@@ -99,7 +99,7 @@ describe('tools/call', () => {
   })
 
   test('a tool that is not built answers not_implemented, never a made-up result', async () => {
-    const r = await scale.callTool({ name: 'start_directory_run', arguments: { urls: ['https://example.com/'] } })
+    const r = await scale.callTool({ name: 'audit_authenticated', arguments: { url: 'https://example.com/' } })
     expect(r.isError).toBe(true)
     expect(payload(r).error.code).toBe('not_implemented')
   })

@@ -16,7 +16,8 @@ import { monitorApp } from './monitor_app.ts'
 import { compareScans } from './compare_scans.ts'
 import { exportReport } from './export_report.ts'
 import { createPatch } from './create_patch.ts'
-import { startDirectoryRun, auditAuthenticated } from './planned.ts'
+import { startDirectoryRun } from './start_directory_run.ts'
+import { auditAuthenticated } from './planned.ts'
 
 export const TOOLS: readonly Tool[] = [
   scanApp,
