@@ -10,7 +10,9 @@ import { hostname } from 'node:os'
 import type { Page } from 'playwright-core'
 import { auditChannel, type AuditEvent } from '../shared/audit-events.ts'
 import { sleep } from '../shared/async.ts'
+import { type AuditAuth, authPurpose, scrubber, scrubDeep, secretsOf } from '../shared/audit-auth.ts'
 import { buildAuditResult } from '../shared/audit-report.ts'
+import { SecretBox } from '../shared/secret-box.ts'
 import {
   claimAudit,
   completeAudit,
@@ -24,6 +26,7 @@ import {
   updateAuditProgress,
   type AuditProgress,
   type AuditRow,
+  readAuditCredentials,
 } from '../shared/db/audits.ts'
 import { policyFromConfig } from '../shared/egress/guard.ts'
 import { newId } from '../shared/ids.ts'
@@ -110,7 +113,8 @@ export async function handleAudit(
       run: (held) => crawlToEnd(deps, d, held, consumer, log, stopping),
       failOurs: (ref, message) => failOurs(deps, ref, message),
       // The crawl throws the target's faults only for its start page (crawler/audit/crawl.ts).
-      failTarget: (ref, e) => failStartPage(deps, ref, e.code, `The start page could not be loaded: ${e.message}.`),
+      failTarget: (ref, e) =>
+        failStartPage(deps, ref, e.code, e.code === 'login_failed' ? e.message : `The start page could not be loaded: ${e.message}.`),
       beforeRetry: (ref) =>
         releaseAudit(db.sql, ref, consumer).then(
           () => {},
@@ -223,6 +227,7 @@ async function crawlToEnd(
       stoppedBy: outcome.stoppedBy,
       pagesDiscovered: outcome.progress.pagesDiscovered,
       finishedAt: new Date().toISOString(),
+      ...(audit.authenticated ? { session: { lostAt: outcome.sessionLostAt } } : {}),
     },
     pages,
     outcome.siteChecks,
@@ -247,9 +252,10 @@ async function crawlAndStore(
   consumer: string,
   signal: AbortSignal,
   log: Logger,
-): Promise<{ stoppedBy: CrawlSummary['stoppedBy']; siteChecks: CheckResult[]; progress: AuditProgress }> {
+): Promise<{ stoppedBy: CrawlSummary['stoppedBy']; siteChecks: CheckResult[]; progress: AuditProgress; sessionLostAt: string | null }> {
   const { db, infra, config } = deps
   const auditId = audit.id
+  const auth = audit.authenticated ? await openCredentials(deps, auditId) : undefined
   const stored = await listAuditPages(db.sql, auditId)
   const progress: AuditProgress = {
     pagesDiscovered: Math.max(audit.progress.pagesDiscovered, stored.length),
@@ -261,7 +267,7 @@ async function crawlAndStore(
   const budgetMs = audit.options.maxDurationSeconds * 1000 - (Date.now() - (audit.startedAt ?? new Date()).getTime())
   const pagesLeft = audit.options.maxPages - stored.length
   if (stored.length > 0 && (budgetMs <= 0 || pagesLeft <= 0)) {
-    return { stoppedBy: budgetMs <= 0 ? 'maxDuration' : 'maxPages', siteChecks: [], progress }
+    return { stoppedBy: budgetMs <= 0 ? 'maxDuration' : 'maxPages', siteChecks: [], progress, sessionLostAt: null }
   }
 
   let lastWrite = 0
@@ -308,6 +314,7 @@ async function crawlAndStore(
         navTimeoutMs: config.NAV_TIMEOUT_MS,
         signal,
         resume: stored.map((p) => ({ url: p.url, depth: p.depth, links: p.links })),
+        ...(auth ? { auth } : {}),
       },
       {
         browser: deps.browser,
@@ -338,7 +345,9 @@ async function crawlAndStore(
             .catch((e) => log.debug('screencast not attached', { error: (e as Error).message }))
         },
         async onPage(page) {
-          const ok = await storeAuditPage(db.sql, auditId, consumer, page, startedAt.get(page.url) ?? null)
+          // Behind a login, nothing a page reports may carry a credential (an error, evidence echoing a header).
+          const record = auth ? scrubDeep(page, auth.scrub) : page
+          const ok = await storeAuditPage(db.sql, auditId, consumer, record, startedAt.get(page.url) ?? null)
           startedAt.delete(page.url)
           if (!ok) return
           if (page.ok) progress.pagesScanned++
@@ -347,9 +356,23 @@ async function crawlAndStore(
         },
       },
     )
-    return { stoppedBy: summary.stoppedBy, siteChecks: summary.siteChecks, progress }
+    return { stoppedBy: summary.stoppedBy, siteChecks: summary.siteChecks, progress, sessionLostAt: summary.sessionLostAt }
   } finally {
     if (pendingWrite) clearTimeout(pendingWrite)
     await detachCast()
   }
+}
+
+/**
+ * An authenticated audit's credentials, opened for this crawl only (they stay sealed in the database until
+ * the audit ends and are never written anywhere else), with the scrubber for everything the crawl reports.
+ * A missing key or value is our fault: the attempt fails and is retried, then refunded.
+ */
+async function openCredentials(deps: WorkerDeps, auditId: string): Promise<{ credentials: AuditAuth; scrub: (s: string) => string }> {
+  const box = SecretBox.fromConfig(deps.config)
+  if (!box) throw new Error('this crawler has no SECRETS_KEY, so it cannot open the credentials of an authenticated audit')
+  const sealed = await readAuditCredentials(deps.db.sql, auditId)
+  if (!sealed) throw new Error('the credentials of this authenticated audit are gone')
+  const credentials = JSON.parse(box.open(sealed, authPurpose(auditId))) as AuditAuth
+  return { credentials, scrub: scrubber(secretsOf(credentials)) }
 }

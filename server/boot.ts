@@ -14,7 +14,7 @@ import { answerArgv } from './admin.ts'
 import { type AdminChannel, serveAdminChannel } from './admin-channel.ts'
 import { holdDataDir } from './data-dir-lock.ts'
 import { recoverDirectoryRuns } from '../shared/recovery.ts'
-import { keepLocalKey, linkLocalUser, localApiKey, localSignInPassword } from './local-secrets.ts'
+import { keepLocalKey, linkLocalUser, localApiKey, localSecretsKey, localSignInPassword } from './local-secrets.ts'
 
 export interface Running {
   services: Services
@@ -33,8 +33,10 @@ export interface Running {
 /** DATA_DIR is held by another process (an admin command, or another service): start-up stops, and says so. */
 export class DataDirInUse extends Error {}
 
-export async function boot(config: Config, log: Logger): Promise<Running> {
-  const embeddedDb = !config.DATABASE_URL
+export async function boot(given: Config, log: Logger): Promise<Running> {
+  const embeddedDb = !given.DATABASE_URL
+  // The embedded default keeps a secrets key of its own in DATA_DIR when none is configured.
+  const config: Config = embeddedDb && !given.SECRETS_KEY ? { ...given, SECRETS_KEY: localSecretsKey(given.DATA_DIR) } : given
   // The embedded database has one user: hold DATA_DIR before opening it, so an admin command or a second
   // service never writes a database this one does not see.
   let releaseDataDir = () => {}

@@ -13,6 +13,7 @@ import { linkUser } from '../shared/db/users.ts'
 
 export const LOCAL_KEY_FILE = 'local-api-key'
 export const LOCAL_PASSWORD_FILE = 'local-signin-password'
+export const LOCAL_SECRETS_KEY_FILE = 'secrets-key'
 
 function readSecret(path: string): string | null {
   if (!existsSync(path)) return null
@@ -38,6 +39,21 @@ export async function localApiKey(sql: Sql, dataDir: string): Promise<{ plaintex
   const key = await issueLocalStartKey(sql)
   writeSecret(path, key.plaintext)
   return { plaintext: key.plaintext, path, isNew: true }
+}
+
+/**
+ * The embedded default's SECRETS_KEY when none is configured: 32 random bytes made on first start and kept in
+ * DATA_DIR (owner-only), beside the database whose secrets it seals, so connected repositories and
+ * authenticated audits work out of the box and survive a restart.
+ */
+export function localSecretsKey(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true })
+  const path = join(dataDir, LOCAL_SECRETS_KEY_FILE)
+  const saved = readSecret(path)
+  if (saved) return saved
+  const key = randomBytes(32).toString('base64')
+  writeSecret(path, key)
+  return key
 }
 
 /** LOCAL_IDP_PASSWORD when set; else the password saved in DATA_DIR, made on first start. */

@@ -65,7 +65,7 @@ export interface AuditPageSummary {
   cookiesSet?: string[]
 }
 
-export type StoppedBy = 'done' | 'maxPages' | 'maxDuration' | 'aborted'
+export type StoppedBy = 'done' | 'maxPages' | 'maxDuration' | 'aborted' | 'sessionLost'
 
 export interface AuditResult {
   auditId: string
@@ -74,6 +74,8 @@ export interface AuditResult {
   grade: Grade
   checksVersion: string
   stoppedBy: StoppedBy
+  /** An audit behind a login: whether the session held, and where it was lost. */
+  session?: { authenticated: true; lost: boolean; lostAt: string | null }
   pagesDiscovered: number
   pagesScanned: number
   pagesFailed: number
@@ -143,7 +145,14 @@ export function subjectFingerprint(checkId: string, kind: SubjectKind, key: stri
 }
 
 export function buildAuditResult(
-  meta: { auditId: string; url: string; stoppedBy: StoppedBy; pagesDiscovered: number; finishedAt: string },
+  meta: {
+    auditId: string
+    url: string
+    stoppedBy: StoppedBy
+    pagesDiscovered: number
+    finishedAt: string
+    session?: { lostAt: string | null }
+  },
   pages: AuditPageInput[],
   siteChecks: CheckResult[],
 ): AuditResult {
@@ -271,6 +280,7 @@ export function buildAuditResult(
     grade: gradeOf(score),
     checksVersion: CHECKS_VERSION,
     stoppedBy: meta.stoppedBy,
+    ...(meta.session ? { session: { authenticated: true, lost: meta.session.lostAt !== null, lostAt: meta.session.lostAt } } : {}),
     pagesDiscovered: Math.max(meta.pagesDiscovered, pages.length),
     pagesScanned: pages.filter((p) => p.ok).length,
     pagesFailed: pages.filter((p) => !p.ok).length,

@@ -110,7 +110,7 @@ export const ConfigSchema = Type.Object({
   ),
   SECRETS_KEY: Str(
     '',
-    'Key that encrypts stored secrets (a connected repository\'s token) with AES-256-GCM: 32 random bytes in base64 (openssl rand -base64 32). Empty: connecting a repository is refused. Rotation: README, "Patches and connected repositories".',
+    'Key that encrypts stored secrets (a connected repository\'s token, an authenticated audit\'s credentials) with AES-256-GCM: 32 random bytes in base64 (openssl rand -base64 32). Empty: the embedded default makes one in DATA_DIR; with DATABASE_URL, connecting a repository and audit_authenticated are refused. Rotation: README, "Patches and connected repositories".',
   ),
   SECRETS_KEY_PREVIOUS: Str(
     '',

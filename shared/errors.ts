@@ -14,6 +14,10 @@ const CODES = {
     fault: 'target',
   },
   target_unreachable: { message: 'The target did not answer (DNS failure, refused connection or timeout).', fault: 'target' },
+  login_failed: {
+    message: 'An authenticated audit could not log in with the credentials given; nothing was audited, and its charge was refunded.',
+    fault: 'target',
+  },
   not_found: { message: 'No such resource for this account.', fault: 'ours' },
   plan_required: { message: 'The tool needs a higher plan than the account has.', fault: 'ours' },
   not_implemented: { message: 'The tool is listed but not available on this server yet.', fault: 'ours' },

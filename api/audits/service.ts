@@ -17,6 +17,9 @@ import type { Database } from '../../shared/db/index.ts'
 
 import { auditChannel, type AuditEvent } from '../../shared/audit-events.ts'
 import { AppError } from '../../shared/errors.ts'
+import { type AuditAuth, authPurpose, validateAuth } from '../../shared/audit-auth.ts'
+import { newId } from '../../shared/ids.ts'
+import { SecretBox } from '../../shared/secret-box.ts'
 import { AUDIT_STARTS } from '../../shared/rate-limits.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
@@ -38,8 +41,12 @@ export interface AuditRequestOptions {
 export class AuditService {
   /** Summaries of completed results, by audit and finish time (the account is checked on the row first). */
   private summaries = new Lru<string, AuditSummaryParts>(SUMMARY_CACHE_ENTRIES)
+  /** Seals an authenticated audit's credentials; null without SECRETS_KEY (audit_authenticated is then refused). */
+  private readonly box: SecretBox | null
 
-  constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {}
+  constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {
+    this.box = SecretBox.fromConfig(deps.config)
+  }
 
   /** Options with defaults applied; a duration above AUDIT_MAX_DURATION_S is cut to it. */
   resolveOptions(o: AuditRequestOptions = {}): AuditOptions {
@@ -51,16 +58,32 @@ export class AuditService {
     }
   }
 
-  async start(principal: Principal, rawUrl: string, requested: AuditRequestOptions = {}) {
+  /**
+   * audit_app, and audit_authenticated with `auth`: the credentials are checked against the URL, sealed for
+   * the new audit (AES-GCM, SECRETS_KEY) and stored with it in the same transaction as its charge.
+   */
+  async start(principal: Principal, rawUrl: string, requested: AuditRequestOptions = {}, auth?: AuditAuth) {
     const { config, db, infra } = this.deps
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, and no charge.
     const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
+    let credentials: { auditId: string; sealed: string } | undefined
+    if (auth) {
+      if (!this.box) {
+        throw new AppError(
+          'invalid_params',
+          'This server has no SECRETS_KEY, so it cannot keep credentials for an audit; its operator must set one (README, "Configuration"). Nothing was started.',
+        )
+      }
+      const checked = validateAuth(auth, url)
+      const auditId = newId('aud')
+      credentials = { auditId, sealed: this.box.seal(JSON.stringify(checked), authPurpose(auditId)) }
+    }
     // A start page that does not answer now would fail the audit: refuse it before charging. An account
     // that could not start an audit anyway is told so first, without a request to the target.
     await refuseUnstartableAudit(db.sql, principal.account.id, AUDIT_STARTS.perHour)
     await requireAnswer(config, url, 'no audit was started and nothing was charged.')
     const options = this.resolveOptions(requested)
-    const audit = await createAudit(db.sql, principal.account.id, url.href, options, AUDIT_STARTS.perHour)
+    const audit = await createAudit(db.sql, principal.account.id, url.href, options, AUDIT_STARTS.perHour, credentials)
     const log = this.deps.log.child({ auditId: audit.id })
     try {
       const token = await createViewerToken(infra.kv, audit.id, config.VIEWER_TOKEN_TTL_S)
@@ -72,6 +95,7 @@ export class AuditService {
         status: audit.status,
         url: audit.url,
         options,
+        ...(audit.authenticated ? { authenticated: true } : {}),
       }
     } catch (e) {
       // Not started, so not charged: an audit that waits for a queue that is down would start by surprise later.
@@ -226,6 +250,7 @@ export function auditView(row: AuditRow) {
       refunded: row.refunded,
     },
     attempts: row.attempts,
+    ...(row.authenticated ? { authenticated: true } : {}),
     createdAt: row.createdAt,
     charge: { from: row.chargedFrom, refunded: row.refunded },
     ...(row.error ? { error: row.error } : {}),

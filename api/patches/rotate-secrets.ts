@@ -1,26 +1,33 @@
-// Re-encrypts every stored secret (connected repositories' tokens) with the current SECRETS_KEY, during a
+// Re-encrypts every stored secret (connected repositories' tokens, running authenticated audits' credentials) with the current SECRETS_KEY, during a
 // key rotation (README, "Patches and connected repositories"): start every process with the new SECRETS_KEY and the old one in
 // SECRETS_KEY_PREVIOUS, run `bun api/patches/rotate-secrets.ts`, then drop SECRETS_KEY_PREVIOUS. Values
 // already sealed with the current key are left alone, so running it twice is harmless. Prints counts only.
 import { loadConfigOrExit } from '../../shared/config.ts'
 import { openDatabase, type Sql } from '../../shared/db/index.ts'
+import { authPurpose } from '../../shared/audit-auth.ts'
+import { resealAuditCredentials } from '../../shared/db/audits.ts'
 import { SecretBox } from '../../shared/secret-box.ts'
 import { tokenPurpose } from './service.ts'
 import { resealAll } from './store.ts'
 
-/** Re-seals what `box` holds under an older key; a value no configured key opens is counted and left. */
+/**
+ * Re-seals what `box` holds under an older key (repository tokens, and the credentials of authenticated
+ * audits still running); a value no configured key opens is counted and left.
+ */
 export async function rotateSecrets(sql: Sql, box: SecretBox): Promise<{ resealed: number; unreadable: number }> {
   let unreadable = 0
-  const resealed = await resealAll(sql, (sealed, accountId) => {
+  const reseal = (sealed: string, purpose: string) => {
     if (!box.isStale(sealed)) return null
     try {
-      return box.seal(box.open(sealed, tokenPurpose(accountId)), tokenPurpose(accountId))
+      return box.seal(box.open(sealed, purpose), purpose)
     } catch {
       unreadable++
       return null
     }
-  })
-  return { resealed, unreadable }
+  }
+  const tokens = await resealAll(sql, (sealed, accountId) => reseal(sealed, tokenPurpose(accountId)))
+  const credentials = await resealAuditCredentials(sql, (sealed, auditId) => reseal(sealed, authPurpose(auditId)))
+  return { resealed: tokens + credentials, unreadable }
 }
 
 if (import.meta.main) {

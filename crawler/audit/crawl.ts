@@ -11,6 +11,9 @@
 // depth and wall-time caps, on abort, or when nothing is left. Pages still loading at a stop are dropped
 // unreported, so a resumed run visits them.
 import type { Page } from 'playwright-core'
+import { type AuditAuth, isLogoutUrl, sentToLogin } from '../../shared/audit-auth.ts'
+import { AppError } from '../../shared/errors.ts'
+import { logIn } from './auth.ts'
 import type { CrawledPage } from '../../shared/audit-page.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
@@ -43,6 +46,12 @@ export interface CrawlOptions {
   signal: AbortSignal
   /** Pages already done by an earlier holder of this audit: not visited again; their links seed the frontier. */
   resume?: Array<{ url: string; depth: number; links: string[] }>
+  /**
+   * An authenticated crawl (audit_authenticated): the credentials, and the scrubber that takes every secret
+   * out of what the crawl reports (errors, logs). The crawl stays on the start URL's origin, never follows a
+   * logout link, and stops when a page is sent to a login page (stoppedBy sessionLost).
+   */
+  auth?: { credentials: AuditAuth; scrub: (s: string) => string }
 }
 
 export type { CrawledPage } from '../../shared/audit-page.ts'
@@ -162,15 +171,27 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     )
     if (!site) return run.summary(0, siteChecks)
     siteChecks = SITE_CHECKS.map((c) => runCheck(c, site.artifacts))
-    const origin = site.artifacts.target.origin
-    const startUrl = normaliseUrl(site.artifacts.target.finalUrl, site.artifacts.target.finalUrl, origin) ?? site.artifacts.target.finalUrl
+    const auth = opts.auth
+    const scrub = auth?.scrub ?? ((x: string) => x)
+    // The site checks read the start page without credentials, so it may have been redirected to a login
+    // page: an authenticated crawl starts at the URL it was asked for, on its origin (or the https origin of
+    // the same host, when the site redirected there).
+    const asked = new URL(opts.startUrl)
+    const landed = new URL(site.artifacts.target.finalUrl)
+    const origin = !auth || landed.host === asked.host ? site.artifacts.target.origin : asked.origin
+    const startFrom = auth ? `${origin}${asked.pathname}${asked.search}` : site.artifacts.target.finalUrl
+    const startUrl = normaliseUrl(startFrom, startFrom, origin) ?? startFrom
 
     proxy = await startEgressProxy(deps.policy)
+    // A login form is filled once; its cookies and storage then open every lane's context.
+    const storageState = auth?.credentials.login
+      ? await logIn(deps.browser, proxy, auth.credentials.login, opts.navTimeoutMs, scrub)
+      : undefined
     const { robots, status: robotsStatus } = await loadRobots(origin, proxy, deps.probeTimeoutMs, run.signal)
     const crawlDelayMs = Math.min(robots.crawlDelayMs ?? 0, CRAWL.maxCrawlDelayMs)
     log.info('crawl starting', { origin, robotsStatus, crawlDelayMs, concurrency: opts.concurrency })
 
-    const fr = new Frontier(opts.maxDepth, (u) => robots.isAllowed(u.pathname + u.search))
+    const fr = new Frontier(opts.maxDepth, (u) => robots.isAllowed(u.pathname + u.search) && !(auth && isLogoutUrl(u)))
     let reported = -1
     const report = () => {
       if (fr.size === reported) return
@@ -219,6 +240,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
       axeExtraMs: CRAWL.axeExtraMs,
       closeTimeoutMs: CRAWL.closeTimeoutMs,
       blockMedia: CRAWL.blockMedia,
+      ...(auth ? { auth: { credentials: auth.credentials, ...(storageState ? { storageState } : {}) } } : {}),
     }
     const crawlLane = async (index: number) => {
       const lane = new PageLane(index, deps.browser, proxy!, settings, log)
@@ -244,6 +266,19 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
               continue
             }
             const v = r.visit
+            if (auth && v && sentToLogin(entry.url, v.finalUrl, auth.credentials.login?.url)) {
+              // The session is gone: every page from here would be the login page. Stop, and say where.
+              if (entry.depth === 0 && !opts.resume?.length) {
+                throw new AppError(
+                  'login_failed',
+                  `The start page sent the crawler to a login page (${new URL(v.finalUrl).pathname}): the credentials did not log in.`,
+                )
+              }
+              run.sessionLostAt ??= entry.url
+              log.warn('session lost; stopping the crawl', { url: entry.url })
+              run.stop('sessionLost')
+              return
+            }
             const links = v ? [...new Set(v.links.map((h) => normaliseUrl(h, v.base, origin)).filter((l): l is string => l !== null))] : []
             const page: CrawledPage = v
               ? {
@@ -252,7 +287,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
                   depth: entry.depth,
                   httpStatus: v.httpStatus,
                   ok: v.ok,
-                  ...(v.error ? { error: v.error } : {}),
+                  ...(v.error ? { error: scrub(v.error) } : {}),
                   links,
                   checks: v.checks,
                   loadMs: v.loadMs,
@@ -264,7 +299,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
                   depth: entry.depth,
                   httpStatus: null,
                   ok: false,
-                  error: r.error ?? 'page failed',
+                  error: scrub(r.error ?? 'page failed'),
                   links: [],
                   checks: [],
                   loadMs: Math.round(performance.now() - t0),
@@ -285,7 +320,11 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
           } catch (e) {
             // Our side failed (browser gone, context refused): the page is reported failed and the lane
             // goes on with a fresh context.
-            const error = (e as Error).message.split('\n')[0] ?? 'page task failed'
+            if (e instanceof AppError && e.code === 'login_failed') {
+              run.hookFailed(e)
+              return
+            }
+            const error = scrub((e as Error).message.split('\n')[0] ?? 'page task failed')
             log.warn('page task failed', { url: entry.url, error })
             await lane.dropContext()
             run.failed++

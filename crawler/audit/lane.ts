@@ -7,6 +7,8 @@ import type { EgressProxy } from '../../shared/egress/proxy.ts'
 import type { Logger } from '../../shared/log.ts'
 import type { BrowserPool } from '../browser.ts'
 import type { FrontierEntry } from './frontier.ts'
+import type { AuditAuth } from '../../shared/audit-auth.ts'
+import { applyAuth, type StorageState } from './auth.ts'
 import { openLaneContext, openLaneTab, visitPage, type PageVisit } from './page.ts'
 
 export interface LaneSettings {
@@ -19,6 +21,8 @@ export interface LaneSettings {
   /** Closing a tab or context that does not answer within this: the lane gives up on that context. */
   closeTimeoutMs: number
   blockMedia: boolean
+  /** An authenticated crawl: the credentials, and what the login form left (cookies, storage). */
+  auth?: { credentials: AuditAuth; storageState?: StorageState }
 }
 
 export interface PageOutcome {
@@ -46,7 +50,8 @@ export class PageLane {
     if (this.context && this.generation !== this.pool.generation) await this.dropContext()
     if (!this.context) {
       this.generation = this.pool.generation
-      this.context = await openLaneContext(this.pool, this.proxy)
+      this.context = await openLaneContext(this.pool, this.proxy, this.settings.auth?.storageState)
+      if (this.settings.auth) await applyAuth(this.context, this.settings.auth.credentials, this.settings.origin)
     }
     this.tab ??= await openLaneTab(this.context, this.settings.blockMedia)
   }

@@ -93,8 +93,13 @@ export const CRAWL_LIMITS = {
 }
 
 /** A browser context for one crawl lane: the crawl's proxy, service workers and downloads refused. */
-export async function openLaneContext(pool: BrowserPool, proxy: EgressProxy): Promise<BrowserContext> {
+export async function openLaneContext(
+  pool: BrowserPool,
+  proxy: EgressProxy,
+  storageState?: Awaited<ReturnType<BrowserContext['storageState']>>,
+): Promise<BrowserContext> {
   return pool.newContext({
+    ...(storageState ? { storageState } : {}),
     proxy: proxySettingsFor(proxy),
     userAgent: BROWSER_USER_AGENT,
     serviceWorkers: 'block',

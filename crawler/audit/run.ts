@@ -3,7 +3,7 @@
 // stats and stop reason apart from its pool.
 import type { CheckResult } from '../../shared/report.ts'
 
-export type Stop = 'maxDuration' | 'aborted' | 'hookFailed'
+export type Stop = 'maxDuration' | 'aborted' | 'hookFailed' | 'sessionLost'
 
 export interface CrawlSummary {
   /** Pages of this run that loaded with a status below 400 (resumed pages not included). */
@@ -12,7 +12,9 @@ export interface CrawlSummary {
   pagesFailed: number
   /** Distinct pages known at the end, resumed ones included. */
   pagesDiscovered: number
-  stoppedBy: 'done' | 'maxPages' | 'maxDuration' | 'aborted'
+  stoppedBy: 'done' | 'maxPages' | 'maxDuration' | 'aborted' | 'sessionLost'
+  /** An authenticated crawl whose session ended: the page that was sent to the login page instead. */
+  sessionLostAt: string | null
   /** Site-level check results from the start URL's scan. */
   siteChecks: CheckResult[]
 }
@@ -30,6 +32,8 @@ export class CrawlRun {
   failed = 0
   /** The page budget ran out with pages still queued. */
   budgetHit = false
+  /** An authenticated crawl: the first page sent to a login page (the session was lost there). */
+  sessionLostAt: string | null = null
 
   constructor(
     private readonly caller: AbortSignal,
@@ -90,7 +94,22 @@ export class CrawlRun {
 
   summary(pagesDiscovered: number, siteChecks: CheckResult[]): CrawlSummary {
     const stoppedBy: CrawlSummary['stoppedBy'] =
-      this.stopped === 'aborted' ? 'aborted' : this.stopped === 'maxDuration' ? 'maxDuration' : this.budgetHit ? 'maxPages' : 'done'
-    return { pagesScanned: this.scanned, pagesFailed: this.failed, pagesDiscovered, stoppedBy, siteChecks }
+      this.stopped === 'aborted'
+        ? 'aborted'
+        : this.stopped === 'maxDuration'
+          ? 'maxDuration'
+          : this.stopped === 'sessionLost'
+            ? 'sessionLost'
+            : this.budgetHit
+              ? 'maxPages'
+              : 'done'
+    return {
+      pagesScanned: this.scanned,
+      pagesFailed: this.failed,
+      pagesDiscovered,
+      stoppedBy,
+      siteChecks,
+      sessionLostAt: this.sessionLostAt,
+    }
   }
 }

@@ -9,7 +9,7 @@ export type ResultList = 'findings' | 'pages' | 'checks' | 'thirdParties'
 
 /** Every column of an audit but its result. */
 const ROW_COLUMNS =
-  'id, account_id, app_id, url, options, status, pages_discovered, pages_scanned, pages_failed, current_url, error, attempts, worker, lease_until, charged_from, refunded, created_at, started_at, finished_at'
+  'id, account_id, app_id, url, options, status, pages_discovered, pages_scanned, pages_failed, current_url, error, attempts, worker, lease_until, charged_from, refunded, created_at, started_at, finished_at, authenticated'
 
 type Raw = Omit<AuditRaw, 'result'>
 

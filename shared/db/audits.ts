@@ -41,6 +41,8 @@ export interface AuditRow {
   createdAt: Date
   startedAt: Date | null
   finishedAt: Date | null
+  /** Audited behind a login (audit_authenticated); its credentials are wiped when it ends. */
+  authenticated: boolean
 }
 
 export type AuditRaw = {
@@ -64,6 +66,7 @@ export type AuditRaw = {
   created_at: Date
   started_at: Date | null
   finished_at: Date | null
+  authenticated?: boolean
 }
 
 export const toAudit = (r: AuditRaw): AuditRow => ({
@@ -84,6 +87,7 @@ export const toAudit = (r: AuditRaw): AuditRow => ({
   createdAt: r.created_at,
   startedAt: r.started_at,
   finishedAt: r.finished_at,
+  authenticated: r.authenticated === true,
 })
 
 export const isFinished = (s: AuditStatus) => s === 'completed' || s === 'failed' || s === 'cancelled'
@@ -99,6 +103,8 @@ export async function createAudit(
   url: string,
   options: AuditOptions,
   perHour = Number.POSITIVE_INFINITY,
+  /** An authenticated audit: its id, chosen by the caller because the credentials are sealed for it, and those. */
+  credentials?: { auditId: string; sealed: string },
 ): Promise<AuditRow> {
   return sql.begin(async (tx) => {
     const { source } = await reserveAudit(tx, accountId)
@@ -109,8 +115,9 @@ export async function createAudit(
       RETURNING id`
     const appId = app!.id
     const [row] = await tx<AuditRaw[]>`
-      INSERT INTO audits (id, account_id, app_id, url, options, charged_from)
-      VALUES (${newId('aud')}, ${accountId}, ${appId}, ${url}, ${tx.json(options as never)}, ${source})
+      INSERT INTO audits (id, account_id, app_id, url, options, charged_from, auth_sealed, authenticated)
+      VALUES (${credentials?.auditId ?? newId('aud')}, ${accountId}, ${appId}, ${url}, ${tx.json(options as never)}, ${source},
+        ${credentials?.sealed ?? null}, ${credentials !== undefined})
       RETURNING *`
     await debitAudit(tx, accountId, row!.id, source)
     return toAudit(row!)
@@ -143,6 +150,39 @@ async function refuseOverHourlyRate(tx: Tx | Sql, accountId: string, perHour: nu
 export async function getAudit(sql: Sql, accountId: string, auditId: string): Promise<AuditRow | null> {
   const [row] = await sql<AuditRaw[]>`SELECT * FROM audits WHERE id = ${auditId} AND account_id = ${accountId}`
   return row ? toAudit(row) : null
+}
+
+/**
+ * Worker side: an authenticated audit's sealed credentials while it is unfinished; null once it has ended
+ * (they are wiped then) or for an audit without any.
+ */
+export async function readAuditCredentials(sql: Sql, auditId: string): Promise<string | null> {
+  const [row] = await sql<{ auth_sealed: string | null }[]>`
+    SELECT auth_sealed FROM audits WHERE id = ${auditId} AND status IN ('queued', 'running')`
+  return row?.auth_sealed ?? null
+}
+
+/**
+ * Key rotation: passes each unfinished audit's sealed credentials to `reseal` and stores what it returns
+ * (null: leave it). Only a value unchanged since it was read is replaced. Returns how many were replaced.
+ */
+export async function resealAuditCredentials(sql: Sql, reseal: (sealed: string, auditId: string) => string | null): Promise<number> {
+  let n = 0
+  let after = ''
+  for (let round = 0; round < 100_000; round++) {
+    const rows = await sql<{ id: string; auth_sealed: string }[]>`
+      SELECT id, auth_sealed FROM audits WHERE auth_sealed IS NOT NULL AND id > ${after} ORDER BY id LIMIT 500`
+    if (rows.length === 0) break
+    for (const r of rows) {
+      const next = reseal(r.auth_sealed, r.id)
+      if (next !== null) {
+        const done = await sql`UPDATE audits SET auth_sealed = ${next} WHERE id = ${r.id} AND auth_sealed = ${r.auth_sealed}`
+        n += done.count
+      }
+    }
+    after = rows[rows.length - 1]!.id
+  }
+  return n
 }
 
 /** Worker side: the audit by id alone (the job carries no account). */

@@ -19,7 +19,7 @@ import { until } from '../harness/wait.ts'
 type Args = Record<string, unknown>
 type Result = Awaited<ReturnType<Client['callTool']>>
 
-const NOT_BUILT = ['audit_authenticated']
+const NOT_BUILT: string[] = []
 
 let svc: TestService
 let fx: SupabaseFixture
@@ -64,6 +64,8 @@ beforeAll(async () => {
     AUDIT_CONCURRENCY: '1',
     NAV_TIMEOUT_MS: '20000',
     SCAN_TIMEOUT_MS: '90000',
+    // audit_authenticated seals what it is given with it.
+    SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
   })
   client = await connectClient(svc.mcpUrl, await svc.key('scale'))
   // listTools caches each tool's outputSchema in the client: from here on callTool validates.
@@ -196,6 +198,15 @@ describe('structuredContent of every tool that runs here', () => {
     )
     expect(done.items[0].status).toBe('done')
   }, 120_000)
+
+  test('audit_authenticated', async () => {
+    const started = await ok('audit_authenticated', {
+      url: auditSite.url,
+      cookies: [{ name: 'sid', value: 'a-session-id' }],
+      options: { maxPages: 1, maxDepth: 0 },
+    })
+    expect(started.authenticated).toBe(true)
+  }, 60_000)
 
   test('audit_app, then get_audit while it runs and once completed', async () => {
     const started = await ok('audit_app', { url: auditSite.url, options: { maxPages: 2, maxDepth: 1 } })

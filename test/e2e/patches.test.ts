@@ -15,6 +15,7 @@ import { PATCH_PLATFORMS } from '../../api/patches/builder.ts'
 import { createApiKey } from '../../shared/db/accounts.ts'
 import { call, connectClient, errorOf, ok } from '../harness/client.ts'
 import { jarFetch, signIn, startSignInService, type CookieJar, type SignInService } from '../harness/signin.ts'
+import { captureLogLines } from '../harness/logs.ts'
 import { until } from '../harness/wait.ts'
 import { weakSite, type Site } from '../fixtures/sites.ts'
 import { type GitHost, type PullRequestApi, sh, startGitHost, startPullRequestApi } from './git-host.ts'
@@ -26,19 +27,7 @@ const WRONG_TOKEN = `ghp_${randomBytes(18).toString('hex')}`
 const SECRETS_KEY = randomBytes(32).toString('base64')
 
 // The service's log lines (it runs in this process and writes JSON lines to stdout/stderr), kept to search.
-const logLines: string[] = []
-const realOut = process.stdout.write.bind(process.stdout)
-const realErr = process.stderr.write.bind(process.stderr)
-function capture(real: typeof realOut) {
-  return ((chunk: unknown, ...rest: unknown[]) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8')
-    if (text.startsWith('{"t":')) {
-      logLines.push(text)
-      return true
-    }
-    return (real as (...a: unknown[]) => boolean)(chunk, ...rest)
-  }) as typeof realOut
-}
+let logs: ReturnType<typeof captureLogLines>
 
 let svc: SignInService
 let site: Site
@@ -52,8 +41,7 @@ const clients: Client[] = []
 const dirs: string[] = []
 
 beforeAll(async () => {
-  process.stdout.write = capture(realOut)
-  process.stderr.write = capture(realErr)
+  logs = captureLogLines()
   site = await weakSite()
   git = await startGitHost(TOKEN)
   api = await startPullRequestApi(TOKEN)
@@ -81,8 +69,7 @@ afterAll(async () => {
   await git?.stop()
   await api?.stop()
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
-  process.stdout.write = realOut
-  process.stderr.write = realErr
+  logs?.restore()
 })
 
 async function client(key: string): Promise<Client> {
@@ -185,7 +172,7 @@ describe('create_patch without a repository', () => {
       const dir = applyDiff(CREATES_EXISTING.has(platform) ? null : platform, r.diff)
       for (const f of r.files as Array<{ path: string }>) expect(readFileSync(join(dir, f.path), 'utf8')).toContain('nosniff')
       expect(r.pullRequest).toBeUndefined()
-      realErr(`create_patch ${platform}: ${ms} ms, ${r.diff.length} bytes of diff\n`)
+      process.stderr.write(`create_patch ${platform}: ${ms} ms, ${r.diff.length} bytes of diff\n`)
       otherPatchId = r.patchId
     },
   )
@@ -320,7 +307,7 @@ describe('a connected repository', () => {
     const started = Date.now()
     patch = await ok(c, 'create_patch', { scanId })
     const ms = Date.now() - started
-    realErr(`create_patch with a repository (clone, push, pull request): ${ms} ms\n`)
+    process.stderr.write(`create_patch with a repository (clone, push, pull request): ${ms} ms\n`)
     expect(patch.status).toBe('pr_opened')
     expect(patch.platform).toBe('vercel') // from the repository's vercel.json, not the scan
     expect(patch.branch).toMatch(/^appaudit\/fix-[a-z0-9]+$/)
@@ -420,12 +407,12 @@ describe('a connected repository', () => {
 
   test('the token appears in no log line, no database row (only sealed), no answer', async () => {
     const basic = Buffer.from(`x-access-token:${TOKEN}`).toString('base64')
-    expect(logLines.length).toBeGreaterThan(10)
-    expect(logLines.some((l) => l.includes('pull request opened'))).toBe(true)
+    expect(logs.lines.length).toBeGreaterThan(10)
+    expect(logs.lines.some((l) => l.includes('pull request opened'))).toBe(true)
     // Every answer matched create_patch's declared outputSchema (the server logs any drift).
-    expect(logLines.filter((l) => l.includes('does not match its outputSchema'))).toEqual([])
+    expect(logs.lines.filter((l) => l.includes('does not match its outputSchema'))).toEqual([])
     for (const secret of [TOKEN, WRONG_TOKEN, basic]) {
-      expect(logLines.filter((l) => l.includes(secret))).toEqual([])
+      expect(logs.lines.filter((l) => l.includes(secret))).toEqual([])
     }
     const sql = svc.running.services.db.sql
     const tables = await sql<{ table_name: string }[]>`

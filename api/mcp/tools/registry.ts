@@ -17,7 +17,7 @@ import { compareScans } from './compare_scans.ts'
 import { exportReport } from './export_report.ts'
 import { createPatch } from './create_patch.ts'
 import { startDirectoryRun } from './start_directory_run.ts'
-import { auditAuthenticated } from './planned.ts'
+import { auditAuthenticated } from './audit_authenticated.ts'
 
 export const TOOLS: readonly Tool[] = [
   scanApp,

@@ -31,8 +31,34 @@ export const ErrorInfo = Type.Object({ code: Type.String(), message: Type.String
 export const ScanStatus = Type.Union(['queued', 'running', 'completed', 'failed'].map((s) => Type.Literal(s)))
 export const AuditStatus = Type.Union(['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s)))
 
+/** What a caller may set of an audit (audit_app, audit_authenticated, start_directory_run in mode audit). */
+export const AuditOptionsInput = (description?: string) =>
+  Type.Object(
+    {
+      maxPages: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Most pages to visit (default 50).' })),
+      maxDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Most link hops from the start URL (default 3).' })),
+      maxDurationSeconds: Type.Optional(
+        Type.Integer({
+          minimum: 5,
+          maximum: 7200,
+          description: "Longest crawl time (default and ceiling: the server's limit, 600 unless configured).",
+        }),
+      ),
+    },
+    { ...strict, ...(description ? { description } : {}) },
+  )
+
 /** The options an audit runs with, defaults applied. */
 export const AuditOptions = Type.Object({ maxPages: Type.Integer(), maxDepth: Type.Integer(), maxDurationSeconds: Type.Integer() })
+
+/** What a started audit answers (audit_app, audit_authenticated): its id, the live view, its state and options. */
+export const StartedAuditFields = {
+  auditId: Type.String(),
+  browserViewer: Type.String({ description: 'Live view of the crawl for a human; stops working when the crawl ends.' }),
+  status: AuditStatus,
+  url: Type.String(),
+  options: AuditOptions,
+}
 
 /** An object whose fields are open: only the ones named are described, and more may appear. */
 export const OpenObject = (description?: string) => Type.Object({}, description ? { description } : {})

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { DIRECTORY_LIMITS } from '../../directory-runs/service.ts'
 import { creates, defineTool } from './types.ts'
-import { AuditOptions, ErrorInfo, Nullable, strict, Url, When } from './schemas.ts'
+import { AuditOptions, AuditOptionsInput, ErrorInfo, Nullable, strict, Url, When } from './schemas.ts'
 
 const ItemStatus = Type.Union(['pending', 'dispatched', 'done', 'failed'].map((s) => Type.Literal(s)))
 
@@ -60,16 +60,7 @@ export const startDirectoryRun = defineTool({
         }),
       ),
       mode: Type.Optional(Type.Union([Type.Literal('scan'), Type.Literal('audit')], { description: 'scan (default) or audit.' })),
-      options: Type.Optional(
-        Type.Object(
-          {
-            maxPages: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-            maxDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
-            maxDurationSeconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 7200 })),
-          },
-          { ...strict, description: 'For mode audit: what every audit of the run uses, as in audit_app.' },
-        ),
-      ),
+      options: Type.Optional(AuditOptionsInput('For mode audit: what every audit of the run uses, as in audit_app.')),
       runId: Type.Optional(
         Type.String({ minLength: 4, maxLength: 64, pattern: '^dir_[0-9A-Za-z]+$', description: 'Read this run instead of starting one.' }),
       ),

@@ -8,6 +8,9 @@ import { saveConnection } from '../../../api/patches/store.ts'
 import { createAccount } from '../../../shared/db/accounts.ts'
 import { type Database, openDatabase } from '../../../shared/db/index.ts'
 import { SecretBox } from '../../../shared/secret-box.ts'
+import { authPurpose } from '../../../shared/audit-auth.ts'
+import { createAudit } from '../../../shared/db/audits.ts'
+import { newId } from '../../../shared/ids.ts'
 import { freshDatabase } from '../../harness/service.ts'
 
 let pg: Awaited<ReturnType<typeof freshDatabase>>
@@ -61,4 +64,32 @@ test('re-seals tokens sealed with the previous key; a second run changes nothing
     expect(() => onlyNew.open(r.token_sealed, tokenPurpose(stranger.id))).toThrow()
   }
   expect(await rotateSecrets(db.sql, rotating)).toEqual({ resealed: 0, unreadable: 1 })
+})
+
+test("re-seals a running authenticated audit's credentials, bound to that audit; an ended audit has none left", async () => {
+  const oldKey = key()
+  const newKey = key()
+  const account = await createAccount(db.sql, 'scale')
+  const auditId = newId('aud')
+  const credentials = JSON.stringify({ cookies: [{ name: 'sid', value: randomBytes(12).toString('hex') }] })
+  const options = { maxPages: 5, maxDepth: 1, maxDurationSeconds: 60 }
+  await createAudit(db.sql, account.id, 'https://www.example.com/', options, Infinity, {
+    auditId,
+    sealed: new SecretBox(oldKey).seal(credentials, authPurpose(auditId)),
+  })
+  const ended = await createAudit(db.sql, account.id, 'https://www.example.com/', options, Infinity, {
+    auditId: newId('aud'),
+    sealed: new SecretBox(oldKey).seal(credentials, 'x'),
+  })
+  // Ending an audit wipes its credentials, whichever statement ends it.
+  await db.sql`UPDATE audits SET status = 'failed', finished_at = now() WHERE id = ${ended.id}`
+  expect((await db.sql`SELECT auth_sealed FROM audits WHERE id = ${ended.id}`)[0]!.auth_sealed).toBeNull()
+
+  const rotating = new SecretBox(newKey, [oldKey])
+  const r = await rotateSecrets(db.sql, rotating)
+  expect(r.resealed).toBe(1)
+  const [row] = await db.sql<{ auth_sealed: string }[]>`SELECT auth_sealed FROM audits WHERE id = ${auditId}`
+  expect(new SecretBox(newKey).open(row!.auth_sealed, authPurpose(auditId))).toBe(credentials)
+  expect(() => new SecretBox(newKey).open(row!.auth_sealed, authPurpose(ended.id))).toThrow()
+  expect((await rotateSecrets(db.sql, rotating)).resealed).toBe(0)
 })
