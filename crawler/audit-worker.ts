@@ -36,7 +36,9 @@ import type { CheckResult } from '../shared/report.ts'
 import { endViewer } from '../shared/viewer.ts'
 import { crawlSite, type CrawlSummary } from './audit/crawl.ts'
 import { runJob } from './job.ts'
-import { attachScreencast } from './viewer/screencast.ts'
+import { publishViewerEnd, publishViewerProgress, severityCounts } from './viewer/progress.ts'
+import { type AttachedCast, attachScreencast, captureReplayFrame } from './viewer/screencast.ts'
+import { REPLAY_LIMITS, replayUsage, storeAuditFrame } from '../shared/db/audit-frames.ts'
 import { trustedSpki, type RunningWorker, type WorkerDeps } from './scan-worker.ts'
 
 /** Progress goes to Postgres and pub/sub at most this often. */
@@ -65,6 +67,8 @@ export function startAuditWorker(deps: WorkerDeps): RunningWorker {
 async function finish(deps: WorkerDeps, auditId: string, status: 'completed' | 'failed' | 'cancelled') {
   const { infra } = deps
   await infra.pubsub.publish(auditChannel(auditId), JSON.stringify({ type: 'done', status } satisfies AuditEvent)).catch(() => {})
+  // Viewers see the end state before their sockets close.
+  await publishViewerEnd(infra, auditId, status)
   await endViewer(infra.pubsub, infra.kv, auditId).catch(() => {})
 }
 
@@ -282,6 +286,13 @@ async function crawlAndStore(
     await infra.pubsub
       .publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent))
       .catch(() => {})
+    await publishViewerProgress(infra, auditId, {
+      state: snapshot.pagesScanned + snapshot.pagesFailed > 0 ? 'crawling' : 'waiting',
+      ...snapshot,
+      findings: severityCounts(failing),
+      startedAt: crawlStarted.toISOString(),
+      lanes,
+    })
   }
   // Throttled with a trailing write, so the last change before a pause is never lost.
   const touch = () => {
@@ -291,15 +302,21 @@ async function crawlAndStore(
   }
 
   const startedAt = new Map<string, Date>()
-  let cast: { detach(): Promise<void> } | null = null
-  /** The tab the viewer shows (lanes navigate one tab each from page to page). */
-  let castPage: Page | null = null
-  const detachCast = async () => {
-    const c = cast
-    cast = null
-    castPage = null
-    await c?.detach().catch(() => {})
+  const castDeps = { auditId, pubsub: infra.pubsub, kv: infra.kv, log }
+  /** Every lane's tab is attached to the live view once; the view follows the lane a viewer chose, or the latest. */
+  const casts = new Map<Page, Promise<AttachedCast | null>>()
+  const detachCasts = async () => {
+    const all = [...casts.values()]
+    casts.clear()
+    for (const c of all) await (await c)?.detach().catch(() => {})
   }
+  // The replay: one still of each page judged, within its cap (counted on from what an earlier holder stored).
+  const replay = await replayUsage(db.sql, auditId)
+  // Findings so far, for the viewer: the checks failing or warning on any page, by severity.
+  const failing = new Map<string, string>()
+  for (const p of stored) for (const c of p.checks) if (c.status === 'fail' || c.status === 'warn') failing.set(c.id, c.severity)
+  const crawlStarted = audit.startedAt ?? new Date()
+  const lanes = config.AUDIT_CONCURRENCY
   if (stored.length) log.info('resuming audit', { pagesStored: stored.length })
   await updateAuditProgress(db.sql, auditId, consumer, progress)
 
@@ -328,23 +345,22 @@ async function crawlAndStore(
           progress.pagesDiscovered = Math.max(progress.pagesDiscovered, total)
           touch()
         },
-        onPageStart(url: string, page: Page) {
+        onPageStart(url: string, page: Page, lane: number) {
           startedAt.set(url, new Date())
           progress.currentUrl = url
           touch()
-          if (page === castPage) return // the same tab navigates on: its screencast goes on
-          const previous = cast
-          cast = null
-          castPage = page
-          void previous?.detach().catch(() => {})
-          attachScreencast(page, { auditId, pubsub: infra.pubsub, kv: infra.kv, log })
-            .then((c) => {
-              if (cast || castPage !== page || signal.aborted) void c.detach()
-              else cast = c
+          let cast = casts.get(page)
+          if (!cast) {
+            cast = attachScreencast(page, castDeps, lane).catch((e) => {
+              log.debug('screencast not attached', { error: (e as Error).message })
+              return null
             })
-            .catch((e) => log.debug('screencast not attached', { error: (e as Error).message }))
+            casts.set(page, cast)
+            page.once('close', () => casts.delete(page))
+          }
+          void cast.then((c) => c?.touch(url))
         },
-        async onPage(page) {
+        async onPage(page, tab) {
           // Behind a login, nothing a page reports may carry a credential (an error, evidence echoing a header).
           const record = auth ? scrubDeep(page, auth.scrub) : page
           const ok = await storeAuditPage(db.sql, auditId, consumer, record, startedAt.get(page.url) ?? null)
@@ -352,14 +368,30 @@ async function crawlAndStore(
           if (!ok) return
           if (page.ok) progress.pagesScanned++
           else progress.pagesFailed++
+          for (const c of page.checks) if (c.status === 'fail' || c.status === 'warn') failing.set(c.id, c.severity)
           touch()
+          if (tab && replay.frames < REPLAY_LIMITS.maxFrames && replay.bytes < REPLAY_LIMITS.maxBytes) {
+            const jpeg = await captureReplayFrame(tab.page, castDeps, tab.lane)
+            if (jpeg && replay.bytes + jpeg.byteLength <= REPLAY_LIMITS.maxBytes) {
+              const seq = replay.nextSeq++
+              replay.frames++
+              replay.bytes += jpeg.byteLength
+              await storeAuditFrame(db.sql, auditId, seq, auth ? auth.scrub(page.url) : page.url, jpeg).catch((e) =>
+                log.warn('replay frame not stored', { error: (e as Error).message }),
+              )
+            }
+          }
         },
       },
     )
     return { stoppedBy: summary.stoppedBy, siteChecks: summary.siteChecks, progress, sessionLostAt: summary.sessionLostAt }
   } finally {
-    if (pendingWrite) clearTimeout(pendingWrite)
-    await detachCast()
+    // The last change is written now rather than dropped: the viewer's end state shows the final counts.
+    if (pendingWrite) {
+      clearTimeout(pendingWrite)
+      await writeProgress()
+    }
+    await detachCasts()
   }
 }
 

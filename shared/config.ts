@@ -59,7 +59,12 @@ export const ConfigSchema = Type.Object({
     maximum: 1_000_000,
     description: 'Multiplies the request rates of /api/mcp in shared/rate-limits.ts (per credential and per account); 0 turns them off.',
   }),
-  VIEWER_TOKEN_TTL_S: Int(7_200, 60, 518_400, 'Longest life of a live-viewer link; the end of its crawl kills it sooner.'),
+  VIEWER_TOKEN_TTL_S: Int(
+    7_200,
+    60,
+    518_400,
+    'Least life of a live-viewer link: it lives as long as its audit can run, and the end of its crawl kills it sooner.',
+  ),
   OIDC_ISSUER: Str(
     '',
     'Identity provider (OpenID Connect issuer URL) for dashboard sign-in. Empty: the embedded default starts a local development provider; other deployments have no sign-in.',

@@ -77,3 +77,19 @@ export async function recoverDirectoryRuns(sql: Sql, queue: JobQueue, log: Logge
   if (lost.length) log.info('recovered directory runs', { redispatched: lost.length })
   return { redispatched: lost.length }
 }
+
+/**
+ * How long a live-viewer link lives: as long as its audit can still be running (queued, crawled for up to
+ * its duration, taken over after a crash until recovery gives up on it), and never less than
+ * VIEWER_TOKEN_TTL_S. The end of the crawl kills the link sooner.
+ */
+export function viewerLinkTtlS(
+  config: Pick<Config, 'RECOVERY_GRACE_S' | 'AUDIT_MAX_DURATION_S' | 'VIEWER_TOKEN_TTL_S'>,
+  maxDurationSeconds: number,
+) {
+  const canRun = recoveryOptions(config).audits.abandonSeconds + maxDurationSeconds
+  return Math.min(MAX_VIEWER_LINK_TTL_S, Math.max(config.VIEWER_TOKEN_TTL_S, canRun))
+}
+
+/** Below VIEWER_ENDED_TTL_S (7 days), so a link opened after its crawl says "ended", not "not valid". */
+const MAX_VIEWER_LINK_TTL_S = 6 * 86_400

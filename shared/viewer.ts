@@ -28,22 +28,57 @@ export const CLOSE_POLICY = 1008
 /** Audit ids become parts of keys and channel names: keep them to a safe alphabet. */
 export const isViewerAuditId = (s: string) => /^[A-Za-z0-9_-]{1,80}$/.test(s)
 
+/** How long the latest frame and progress of an audit are kept for a viewer that opens (renewed as they change). */
+export const VIEWER_LATEST_TTL_S = 900
+
 export const viewerKeys = {
   token: (tokenHash: string) => `viewer:token:${tokenHash}`,
   /** The hashes of an audit's tokens, so ending it can delete them. */
   tokens: (auditId: string) => `viewer:tokens:${auditId}`,
   ended: (auditId: string) => `viewer:ended:${auditId}`,
   watching: (auditId: string) => `viewer:watching:${auditId}`,
+  /** The latest frame message, sent to a viewer the moment it opens. */
+  latest: (auditId: string) => `viewer:latest:${auditId}`,
+  /** The latest progress message (pages, findings so far, lanes, state). */
+  progress: (auditId: string) => `viewer:progress:${auditId}`,
 }
 
 export const viewerChannels = {
   /** JSON frames from the crawler: {"type":"frame","url":...,"data":<base64 JPEG>,"ts":...}. */
   frames: (auditId: string) => `viewer:frames:${auditId}`,
-  /** Control messages: 'ended' (from endViewer), 'watch' and 'unwatch' (from api replicas). */
+  /**
+   * Control messages: 'ended' (from endViewer), 'watch' and 'unwatch' (from api replicas), and what a viewer
+   * may ask for: 'focus:N' (follow lane N), 'focus:auto' (follow the most recent page), 'quality:low' and
+   * 'quality:normal' (a slow link).
+   */
   control: (auditId: string) => `viewer:control:${auditId}`,
 }
 
 export type ViewerControl = 'ended' | 'watch' | 'unwatch'
+
+/** The lanes a viewer may choose between: more than any crawl runs. */
+export const MAX_VIEWER_LANES = 16
+
+export type ParsedControl =
+  | { kind: 'ended' | 'watch' | 'unwatch' }
+  | { kind: 'focus'; lane: number | null }
+  | { kind: 'quality'; quality: 'normal' | 'low' }
+
+/** A control message, or null for anything else. Also what a viewer's socket may send after its token. */
+export function parseViewerControl(m: string): ParsedControl | null {
+  if (m === 'ended' || m === 'watch' || m === 'unwatch') return { kind: m }
+  if (m === 'focus:auto') return { kind: 'focus', lane: null }
+  const focus = /^focus:(\d{1,2})$/.exec(m)
+  if (focus && Number(focus[1]) < MAX_VIEWER_LANES) return { kind: 'focus', lane: Number(focus[1]) }
+  if (m === 'quality:low' || m === 'quality:normal') return { kind: 'quality', quality: m === 'quality:low' ? 'low' : 'normal' }
+  return null
+}
+
+/** What a viewer may ask of the crawl: its own requests only (never 'ended', 'watch' or 'unwatch'). */
+export const isViewerRequest = (m: string) => {
+  const c = parseViewerControl(m)
+  return c !== null && (c.kind === 'focus' || c.kind === 'quality')
+}
 
 export function viewerLink(baseUrl: string, auditId: string, token: string): string {
   return `${baseUrl}/viewer/${auditId}#${token}`
@@ -90,5 +125,6 @@ export async function endViewer(pubsub: PubSub, kv: KeyValue, auditId: string): 
   for (const hash of known.split(',').filter(Boolean)) await kv.del(viewerKeys.token(hash))
   await kv.del(viewerKeys.tokens(auditId))
   await kv.del(viewerKeys.watching(auditId))
+  await kv.del(viewerKeys.latest(auditId))
   await pubsub.publish(viewerChannels.control(auditId), 'ended' satisfies ViewerControl)
 }

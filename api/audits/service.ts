@@ -25,6 +25,7 @@ import type { Logger } from '../../shared/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import { createViewerToken, endViewer, viewerLink } from '../../shared/viewer.ts'
 import { checkTarget } from '../http/target.ts'
+import { viewerLinkTtlS } from '../../shared/recovery.ts'
 import { requireAnswer } from '../http/reachable.ts'
 import { readAuditLists, readAuditRow, readAuditSlice, readAuditSummary, type AuditSummaryParts } from '../../shared/db/audit-results.ts'
 import { offsetOf } from '../pagination.ts'
@@ -86,7 +87,7 @@ export class AuditService {
     const audit = await createAudit(db.sql, principal.account.id, url.href, options, AUDIT_STARTS.perHour, credentials)
     const log = this.deps.log.child({ auditId: audit.id })
     try {
-      const token = await createViewerToken(infra.kv, audit.id, config.VIEWER_TOKEN_TTL_S)
+      const token = await createViewerToken(infra.kv, audit.id, viewerLinkTtlS(config, options.maxDurationSeconds))
       await infra.queue.enqueue({ kind: 'audit', ref: audit.id })
       log.info('audit queued', { url: url.origin, chargedFrom: audit.chargedFrom })
       return {

@@ -8,7 +8,8 @@
 //   - pages are never framed, never cached, scripts and styles by nonce only (pageHeaders); the badge is
 //     cached briefly with an ETag.
 import Elysia from 'elysia'
-import { isSlug, sharedScore, shareReport, type ShareKind, withdrawShare } from '../../shared/db/shares.ts'
+import { findShare, isSlug, sharedScore, shareReport, type ShareKind, withdrawShare } from '../../shared/db/shares.ts'
+import { viewerLinkTtlS } from '../../shared/recovery.ts'
 import { createViewerToken, viewerLink } from '../../shared/viewer.ts'
 import { dashboardGuards } from '../dashboard/guards.ts'
 import { dashboardPage } from '../dashboard/pages.ts'
@@ -16,7 +17,7 @@ import { htmlPage, layout, newNonce, pageHeaders } from '../http/pages.ts'
 import type { Services } from '../services.ts'
 import { BADGE_MAX_AGE_S, badgeEtag, badgeSvg, matchesEtag } from './badge.ts'
 import { badgeSection, type ListPages, REPORT_SCRIPT, REPORT_STYLE, reportBody } from './pages.ts'
-import { replayHtml } from './replay.ts'
+import { frameResponse, replayHtml } from './replay.ts'
 import { ReportPages } from './service.ts'
 
 const ID_PATTERN: Record<ShareKind, RegExp> = { scan: /^scn_[0-9A-Za-z]{1,64}$/, audit: /^aud_[0-9A-Za-z]{1,64}$/ }
@@ -70,8 +71,8 @@ export function reportPageRoutes(services: Services) {
     const url = new URL(request.url)
     const nonce = newNonce()
     const ended = d.status !== 'queued' && d.status !== 'running'
-    const replay = kind === 'audit' && ended ? await replayHtml(services, id, nonce) : null
     const base = `/dashboard/${kind}s/${id}`
+    const replay = kind === 'audit' && ended ? await replayHtml(db.sql, log, id, `${base}/replay`, nonce) : null
     const notice = NOTICES[url.searchParams.get('notice') ?? '']
     const body = reportBody(d, {
       at: listPages(url),
@@ -125,56 +126,71 @@ export function reportPageRoutes(services: Services) {
           `<h1>The crawl has ended</h1><p>The live viewer works only while it runs. <a href="${base}">See the report</a></p>`,
         )
       }
-      const token = await createViewerToken(infra.kv, id, config.VIEWER_TOKEN_TTL_S)
+      const token = await createViewerToken(infra.kv, id, viewerLinkTtlS(config, config.AUDIT_MAX_DURATION_S))
       return seeOther(viewerLink(config.baseUrl, id, token))
     }
     return notFoundPage()
   }
 
-  return new Elysia({ name: 'report-pages' })
-    .get('/dashboard/scans/:id', ({ request, params }) => ownerPage(request, 'scan', params.id))
-    .get('/dashboard/audits/:id', ({ request, params }) => ownerPage(request, 'audit', params.id))
-    .post('/dashboard/scans/:id/:verb', ({ request, params }) => ownerAction(request, 'scan', params.id, params.verb), { parse: 'none' })
-    .post('/dashboard/audits/:id/:verb', ({ request, params }) => ownerAction(request, 'audit', params.id, params.verb), {
-      parse: 'none',
-    })
-    .get('/r/:slug', async ({ request, params }) => {
-      if (!isSlug(params.slug)) return publicNotFound()
-      const d = await pages.loadPublic(params.slug)
-      if (!d) return publicNotFound()
-      const nonce = newNonce()
-      const ended = d.status !== 'queued' && d.status !== 'running'
-      const replay = d.kind === 'audit' && ended ? await replayHtml(services, d.id, nonce) : null
-      const publicUrl = `${config.baseUrl}/r/${params.slug}`
-      const body = reportBody(d, {
-        at: listPages(new URL(request.url)),
-        linkBase: `/r/${params.slug}`,
-        replay,
-        afterScore: badgeSection(publicUrl, d.model),
+  return (
+    new Elysia({ name: 'report-pages' })
+      .get('/dashboard/scans/:id', ({ request, params }) => ownerPage(request, 'scan', params.id))
+      .get('/dashboard/audits/:id', ({ request, params }) => ownerPage(request, 'audit', params.id))
+      .post('/dashboard/scans/:id/:verb', ({ request, params }) => ownerAction(request, 'scan', params.id, params.verb), { parse: 'none' })
+      .post('/dashboard/audits/:id/:verb', ({ request, params }) => ownerAction(request, 'audit', params.id, params.verb), {
+        parse: 'none',
       })
-      const html = layout({
-        title: `${d.kind === 'scan' ? 'Scan' : 'Audit'} of ${d.url}`,
-        nonce,
-        body: `<style nonce="${nonce}">${REPORT_STYLE}</style>${body}<p class="muted">A report shared by its owner through App Audit.</p>`,
-      }).replace('<head>', `<head><meta name="robots" content="${NOINDEX}"><meta name="referrer" content="no-referrer">`)
-      return new Response(html, { headers: pageHeaders(nonce, { 'x-robots-tag': NOINDEX, 'referrer-policy': 'no-referrer' }) })
-    })
-    .get('/r/:slug/badge', async ({ request, params }) => {
-      if (!isSlug(params.slug)) return publicNotFound()
-      const shared = await sharedScore(db.sql, params.slug)
-      if (!shared) return publicNotFound()
-      const svg = badgeSvg(shared.score, shared.grade)
-      const etag = badgeEtag(svg)
-      const headers = {
-        'cache-control': `public, max-age=${BADGE_MAX_AGE_S}`,
-        etag,
-        'x-robots-tag': NOINDEX,
-        'x-content-type-options': 'nosniff',
-        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-        // Embedded by READMEs on other sites (an <img>), so other origins may load it.
-        'cross-origin-resource-policy': 'cross-origin',
-      }
-      if (matchesEtag(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
-      return new Response(svg, { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } })
-    })
+      .get('/r/:slug', async ({ request, params }) => {
+        if (!isSlug(params.slug)) return publicNotFound()
+        const d = await pages.loadPublic(params.slug)
+        if (!d) return publicNotFound()
+        const nonce = newNonce()
+        const ended = d.status !== 'queued' && d.status !== 'running'
+        const replay = d.kind === 'audit' && ended ? await replayHtml(db.sql, log, d.id, `/r/${params.slug}/replay`, nonce) : null
+        const publicUrl = `${config.baseUrl}/r/${params.slug}`
+        const body = reportBody(d, {
+          at: listPages(new URL(request.url)),
+          linkBase: `/r/${params.slug}`,
+          replay,
+          afterScore: badgeSection(publicUrl, d.model),
+        })
+        const html = layout({
+          title: `${d.kind === 'scan' ? 'Scan' : 'Audit'} of ${d.url}`,
+          nonce,
+          body: `<style nonce="${nonce}">${REPORT_STYLE}</style>${body}<p class="muted">A report shared by its owner through App Audit.</p>`,
+        }).replace('<head>', `<head><meta name="robots" content="${NOINDEX}"><meta name="referrer" content="no-referrer">`)
+        return new Response(html, { headers: pageHeaders(nonce, { 'x-robots-tag': NOINDEX, 'referrer-policy': 'no-referrer' }) })
+      })
+      // The replay's frames: the owner's, by session; a shared audit's, by its public link until it is withdrawn.
+      .get('/dashboard/audits/:id/replay/:seq', async ({ request, params }) => {
+        const s = await guards.pageSession(request)
+        if (s instanceof Response) return s
+        if (!isIdOf('audit', params.id)) return notFoundPage()
+        return frameResponse(db.sql, params.id, params.seq, s.user.accountId)
+      })
+      .get('/r/:slug/replay/:seq', async ({ params }) => {
+        if (!isSlug(params.slug)) return publicNotFound()
+        const share = await findShare(db.sql, params.slug)
+        if (!share || share.kind !== 'audit') return publicNotFound()
+        return frameResponse(db.sql, share.targetId, params.seq)
+      })
+      .get('/r/:slug/badge', async ({ request, params }) => {
+        if (!isSlug(params.slug)) return publicNotFound()
+        const shared = await sharedScore(db.sql, params.slug)
+        if (!shared) return publicNotFound()
+        const svg = badgeSvg(shared.score, shared.grade)
+        const etag = badgeEtag(svg)
+        const headers = {
+          'cache-control': `public, max-age=${BADGE_MAX_AGE_S}`,
+          etag,
+          'x-robots-tag': NOINDEX,
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+          // Embedded by READMEs on other sites (an <img>), so other origins may load it.
+          'cross-origin-resource-policy': 'cross-origin',
+        }
+        if (matchesEtag(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+        return new Response(svg, { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } })
+      })
+  )
 }

@@ -178,7 +178,7 @@ ${m.checks
       ? opts.replay
         ? `<section class="card" id="replay"><h2>Replay of the crawl</h2>${opts.replay}</section>`
         : owner
-          ? // REPLAY: the crawl's recorded frames play here once the replay player (api/viewer/replay.ts) is present.
+          ? // Audits recorded before replays were kept, or whose crawl reached no page.
             '<section class="card" id="replay"><h2>Replay of the crawl</h2><p class="replay-slot muted">No replay is recorded for this audit.</p></section>'
           : ''
       : ''

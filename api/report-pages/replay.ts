@@ -1,36 +1,102 @@
-// The crawl's replay on an audit's report page. The player and its frames come from api/viewer/replay.ts
-// (loadReplay, replayPlayerHtml), loaded when that module is present: until it is, audits show no replay.
-// The player is a self-contained fragment with inline script and style; each gets the page's nonce, so
-// the page's CSP (scripts and styles by nonce only) still holds.
-import type { Services } from '../services.ts'
+// The crawl's replay on an audit's report page: the still the crawler kept of each page it judged
+// (shared/db/audit-frames.ts), played back as a timeline a person can scrub. The page embeds the index (when,
+// which URL) and loads each frame from its own route: the owner's (/dashboard/audits/{id}/replay/{seq}) or,
+// for a shared report, the public one (/r/{slug}/replay/{seq}). Script and style carry the page's nonce, so
+// the page's CSP (scripts and styles by nonce only, images from 'self') holds.
+import { listAuditFrames, readAuditFrame } from '../../shared/db/audit-frames.ts'
+import type { Sql } from '../../shared/db/index.ts'
+import type { Logger } from '../../shared/log.ts'
 
-interface ReplayModule {
-  loadReplay(services: Services, auditId: string): Promise<unknown>
-  replayPlayerHtml(frames: never): string
-}
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
-let loaded: Promise<ReplayModule | null> | null = null
+/** JSON inside <script type="application/json">: "<" escaped, so no "</script>" can end it early. */
+const jsonInScript = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c')
 
-function replayModule(): Promise<ReplayModule | null> {
-  loaded ??= import(new URL('../viewer/replay.ts', import.meta.url).href)
-    .then((m) => (typeof m?.loadReplay === 'function' && typeof m?.replayPlayerHtml === 'function' ? (m as ReplayModule) : null))
-    .catch(() => null)
-  return loaded
-}
+const STYLE = `
+.replay-player{display:grid;gap:.5rem}
+.replay-player img{width:100%;max-width:960px;height:auto;background:#000;border-radius:4px}
+.replay-controls{display:flex;gap:.6rem;align-items:center;flex-wrap:wrap}
+.replay-controls input[type=range]{flex:1 1 16rem}
+.replay-meta{font-size:.9em;color:#555;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+`
 
-/** Gives every <script> and <style> of a fragment the page's nonce (one that names its own keeps it). */
-export const withNonce = (html: string, nonce: string) => html.replace(/<(script|style)\b(?![^>]*\bnonce=)/gi, `<$1 nonce="${nonce}"`)
+// Plain ES2017: the index is read from the JSON script, each frame is an <img> from the frame route.
+const SCRIPT = `
+(function () {
+  var root = document.getElementById('replay-player');
+  if (!root) return;
+  var frames = JSON.parse(document.getElementById('replay-index').textContent || '[]');
+  if (!frames.length) return;
+  var base = root.getAttribute('data-base');
+  var img = document.getElementById('replay-img');
+  var seek = document.getElementById('replay-seek');
+  var play = document.getElementById('replay-play');
+  var at = document.getElementById('replay-at');
+  var url = document.getElementById('replay-url');
+  var t0 = Date.parse(frames[0].at) || 0;
+  var timer = null;
+  function show(i) {
+    var f = frames[i];
+    img.src = base + '/' + f.seq;
+    img.alt = 'The crawler on ' + f.url;
+    seek.value = String(i);
+    var s = Math.max(0, Math.round(((Date.parse(f.at) || t0) - t0) / 1000));
+    at.textContent = (i + 1) + ' of ' + frames.length + ' · ' + Math.floor(s / 60) + ':' + ('0' + (s % 60)).slice(-2);
+    url.textContent = f.url;
+  }
+  function stop() { if (timer) clearInterval(timer); timer = null; play.textContent = 'Play'; }
+  seek.addEventListener('input', function () { stop(); show(Number(seek.value)); });
+  play.addEventListener('click', function () {
+    if (timer) return stop();
+    var i = Number(seek.value);
+    if (i >= frames.length - 1) i = -1;
+    play.textContent = 'Pause';
+    timer = setInterval(function () { i++; if (i >= frames.length) return stop(); show(i); }, 400);
+  });
+  show(0);
+})();
+`
 
-/** The replay player for an audit, or null when there is none (no player yet, no frames kept, or an error). */
-export async function replayHtml(services: Services, auditId: string, nonce: string): Promise<string | null> {
-  const m = await replayModule()
-  if (!m) return null
+/** The replay player for an audit whose frames are served under `frameBase`, or null when it kept none. */
+export async function replayHtml(sql: Sql, log: Logger, auditId: string, frameBase: string, nonce: string): Promise<string | null> {
   try {
-    const frames = await m.loadReplay(services, auditId)
-    if (!frames || (Array.isArray(frames) && frames.length === 0)) return null
-    return withNonce(m.replayPlayerHtml(frames as never), nonce)
+    const frames = await listAuditFrames(sql, auditId)
+    if (frames.length === 0) return null
+    const index = frames.map((f) => ({ seq: f.seq, at: f.at.toISOString(), url: f.url }))
+    return `<style nonce="${nonce}">${STYLE}</style>
+<div class="replay-player" id="replay-player" data-base="${escapeHtml(frameBase)}">
+<img id="replay-img" width="480" height="300" alt="The crawler's browser">
+<div class="replay-controls"><button type="button" id="replay-play">Play</button>
+<input type="range" id="replay-seek" min="0" max="${frames.length - 1}" value="0" aria-label="Position in the crawl">
+<span id="replay-at"></span></div>
+<div class="replay-meta" id="replay-url"></div>
+<p class="muted">One still of each page as the crawler judged it, ${frames.length} in all.</p>
+</div>
+<script type="application/json" id="replay-index" nonce="${nonce}">${jsonInScript(index)}</script>
+<script nonce="${nonce}">${SCRIPT}</script>`
   } catch (e) {
-    services.log.warn('replay could not be shown', { auditId, error: (e as Error).message })
+    log.warn('replay could not be shown', { auditId, error: (e as Error).message })
     return null
   }
+}
+
+/** One frame as an image response (of the owner's audit when `ownerAccountId` is given); 404 for any frame not there. */
+export async function frameResponse(sql: Sql, auditId: string, rawSeq: string, ownerAccountId?: string): Promise<Response> {
+  const seq = Number(rawSeq)
+  const notFound = () =>
+    new Response('Not found\n', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } })
+  if (!/^\d{1,6}$/.test(rawSeq) || !Number.isSafeInteger(seq)) return notFound()
+  const jpeg = await readAuditFrame(sql, auditId, seq, ownerAccountId)
+  if (!jpeg) return notFound()
+  return new Response(new Uint8Array(jpeg), {
+    headers: {
+      'content-type': 'image/jpeg',
+      // A frame never changes; private, since it is the owner's (or a shared report's, until it is withdrawn).
+      'cache-control': 'private, max-age=3600',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'",
+      'cross-origin-resource-policy': 'same-origin',
+    },
+  })
 }

@@ -6,9 +6,14 @@ import { CLOSE_ENDED, CLOSE_POLICY } from '../../shared/viewer.ts'
 
 const STYLE = `
 body{margin:0;font:15px/1.45 system-ui,sans-serif;background:#111;color:#eee}
-header{display:flex;gap:1em;align-items:baseline;padding:.5em 1em;background:#1d1d1d}
-header b{white-space:nowrap}#url{flex:1;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:#9cf}
-#status{white-space:nowrap;color:#aaa}
+header{display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:baseline;padding:.5em 1em;background:#1d1d1d}
+header b{white-space:nowrap}#url{flex:1 1 20em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:#9cf}
+#state{white-space:nowrap;padding:0 .5em;border-radius:3px;background:#333}
+#state.crawling{background:#1f5f2f}#state.completed{background:#245}#state.failed,#state.cancelled{background:#6a2323}
+.stat{white-space:nowrap;color:#bbb}.stat b{color:#eee;font-weight:600}
+#findings .critical{color:#ff6b6b}#findings .high{color:#ffa94d}#findings .medium{color:#ffd43b}#findings .low{color:#bbb}
+#lanes{display:flex;gap:.3em}#lanes button{font:inherit;font-size:13px;background:#333;color:#eee;border:1px solid #555;border-radius:3px;padding:0 .5em;cursor:pointer}
+#lanes button[aria-pressed=true]{background:#246;border-color:#69c}
 main{display:flex;justify-content:center;padding:1em}
 #screen{max-width:100%;height:auto;background:#000;min-height:120px}
 .notice{max-width:40em;margin:4em auto;padding:1.5em 2em;background:#1d1d1d;border-radius:6px}
@@ -16,32 +21,79 @@ main{display:flex;justify-content:center;padding:1em}
 [hidden]{display:none!important}
 `
 
-// Plain ES2017 so any current browser runs it. Everything the server sends is JSON text; the client sends
-// only the token, once: the server acts on nothing else.
+// Plain ES2017 so any current browser runs it. Everything the server sends is JSON text. The client sends
+// the token once, then only which lane to follow (focus:N, focus:auto): the crawl's pages are never touched.
 const SCRIPT = `
 (function () {
   var $ = function (id) { return document.getElementById(id) };
   var token = '';
   try { token = decodeURIComponent(location.hash.slice(1)) } catch (e) { /* a mangled link: not valid */ }
-  var shown = 0;
+  var shown = 0, started = 0, lanes = 0, following = 'auto', stamps = [];
+  var STATES = { waiting: 'waiting for the first page', crawling: 'crawling', completed: 'finished', failed: 'failed', cancelled: 'cancelled' };
   function notice(kind) {
     $('live').hidden = true;
     $(kind).hidden = false;
     document.title = $(kind).querySelector('h1').textContent;
   }
+  function setState(s) { $('state').textContent = STATES[s] || s; $('state').className = s; }
+  function elapsed() {
+    if (!started) return;
+    var s = Math.max(0, Math.round((Date.now() - started) / 1000));
+    $('elapsed').textContent = Math.floor(s / 60) + ':' + ('0' + (s % 60)).slice(-2);
+  }
+  setInterval(elapsed, 1000);
+  function fps() {
+    var now = Date.now();
+    while (stamps.length && now - stamps[0] > 2000) stamps.shift();
+    $('fps').textContent = (stamps.length / 2).toFixed(1);
+  }
+  setInterval(fps, 500);
+  function laneButtons(n) {
+    if (n === lanes) return;
+    lanes = n;
+    var box = $('lanes');
+    while (box.firstChild) box.removeChild(box.firstChild);
+    if (n < 2) return;
+    var choices = ['auto'];
+    for (var i = 0; i < n; i++) choices.push(String(i));
+    choices.forEach(function (c) {
+      var b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = c === 'auto' ? 'latest page' : 'lane ' + (Number(c) + 1);
+      b.setAttribute('aria-pressed', String(c === following));
+      b.onclick = function () {
+        following = c;
+        if (ws.readyState === 1) ws.send('focus:' + c);
+        Array.prototype.forEach.call(box.children, function (x) { x.setAttribute('aria-pressed', String(x === b)); });
+      };
+      box.appendChild(b);
+    });
+  }
   if (!token) { notice('invalid'); return; }
   var path = location.pathname.replace(/\\/+$/, '');
   var ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + path + '/ws');
-  ws.onopen = function () { ws.send(token); $('status').textContent = 'connecting'; };
+  ws.onopen = function () { ws.send(token); setState('waiting'); };
   ws.onmessage = function (ev) {
     var m; try { m = JSON.parse(ev.data) } catch (e) { return }
-    if (m.type === 'ready') { $('status').textContent = 'live, waiting for the next frame'; }
+    if (m.type === 'ready') { setState('waiting'); }
     else if (m.type === 'frame' && typeof m.data === 'string') {
       $('screen').src = 'data:image/jpeg;base64,' + m.data;
       shown++;
+      stamps.push(Date.now());
       $('frames').textContent = String(shown);
-      $('url').textContent = m.url || '';
-      $('status').textContent = 'live';
+      if (m.url) $('url').textContent = m.url;
+      if (typeof m.lanes === 'number') laneButtons(m.lanes);
+      if (typeof m.lane === 'number') $('lane').textContent = lanes > 1 ? 'lane ' + (m.lane + 1) : '';
+    }
+    else if (m.type === 'progress') {
+      setState(m.state);
+      $('scanned').textContent = String(m.pagesScanned + m.pagesFailed);
+      $('discovered').textContent = String(m.pagesDiscovered);
+      if (m.currentUrl && !shown) $('url').textContent = m.currentUrl;
+      var f = m.findings || {};
+      ['critical', 'high', 'medium', 'low'].forEach(function (k) { $('f-' + k).textContent = String(f[k] || 0); });
+      if (m.startedAt && !started) { started = Date.parse(m.startedAt) || 0; elapsed(); }
+      if (typeof m.lanes === 'number') laneButtons(m.lanes);
     }
   };
   ws.onclose = function (ev) {
@@ -85,7 +137,12 @@ their evidence, the fix for your platform and every page crawled. It is ready on
 <style>${STYLE}</style></head>
 <body>
 <div id="live">
-<header><b>Live crawl</b><span id="url"></span><span id="status">starting</span><span>frames: <span id="frames">0</span></span></header>
+<header><b>Live crawl</b><span id="state" class="waiting">starting</span>
+<span class="stat">pages <b id="scanned">0</b> of <b id="discovered">0</b></span>
+<span class="stat" id="findings">findings <b class="critical" id="f-critical">0</b> critical · <b class="high" id="f-high">0</b> high · <b class="medium" id="f-medium">0</b> medium · <b class="low" id="f-low">0</b> low</span>
+<span class="stat">elapsed <b id="elapsed">0:00</b></span>
+<span class="stat"><b id="fps">0.0</b> fps · frames <b id="frames">0</b></span>
+<span id="url"></span><span class="stat" id="lane"></span><span id="lanes" aria-label="Which lane to follow"></span></header>
 <main><img id="screen" alt="The crawler's browser, live" width="1280" height="720"></main>
 </div>
 <section id="ended" class="notice" hidden><h1>This crawl has ended</h1>

@@ -11,6 +11,7 @@ import {
   VIEWER_WATCH_TTL_S,
   isViewerAuditId,
   isViewerEnded,
+  isViewerRequest,
   viewerChannels,
   viewerKeys,
   viewerTokenState,
@@ -23,7 +24,9 @@ export interface ViewerSocketData {
   state: 'awaiting-token' | 'checking' | 'live' | 'closed'
   timer: ReturnType<typeof setTimeout> | null
   /** Set while live: the relay this socket gets frames from. */
-  relay: { remove(ws: ViewerSocket): void } | null
+  relay: { remove(ws: ViewerSocket): void; request(message: string): void } | null
+  /** When this socket last asked for something (a lane, a quality): at most one request per REQUEST_GAP_MS. */
+  lastRequestAt?: number
 }
 
 export type ViewerSocket = ServerWebSocket<ViewerSocketData>
@@ -34,7 +37,11 @@ const TOKEN_WAIT_MS = 10_000
 /** Refresh of the watching key and re-check of the ended mark (in case an 'ended' message was lost). */
 const REFRESH_MS = 2_000
 /** A viewer this far behind gets frames dropped, not queued: it only ever wants the latest. */
-const MAX_BUFFERED_BYTES = 1 << 20
+const MAX_BUFFERED_BYTES = 512 * 1024
+/** Frames dropped within windowMs that switch the crawl to lighter frames, and how long without drops switches back. */
+const ADAPT = { dropsForLow: 8, windowMs: 5_000, calmMsForNormal: 30_000 } as const
+/** A viewer's requests (focus, quality) closer together than this are ignored: a script cannot flood the crawl. */
+const REQUEST_GAP_MS = 250
 
 export const ENDED_REASON = 'This crawl has ended'
 export const INVALID_REASON = 'This viewer link is not valid'
@@ -68,9 +75,42 @@ class AuditRelay {
   }
 
   private relay(message: string) {
+    // Progress is small and always sent; a frame is dropped for a viewer that is behind (it wants the latest only).
+    const isFrame = message.startsWith('{"type":"frame"')
     for (const ws of this.sockets) {
-      if (ws.data.state === 'live' && ws.getBufferedAmount() < MAX_BUFFERED_BYTES) ws.send(message)
+      if (ws.data.state !== 'live') continue
+      if (isFrame && ws.getBufferedAmount() >= MAX_BUFFERED_BYTES) this.dropped()
+      else ws.send(message)
     }
+    if (isFrame) this.adapt()
+  }
+
+  // A viewer on a slow link drops frames: ask the crawl for lighter ones, and go back once nothing drops.
+  private drops: number[] = []
+  private lowQuality = false
+  private lastDropAt = 0
+  private dropped() {
+    const now = performance.now()
+    this.lastDropAt = now
+    this.drops.push(now)
+    while (this.drops.length && now - this.drops[0]! > ADAPT.windowMs) this.drops.shift()
+  }
+  private adapt() {
+    const now = performance.now()
+    if (!this.lowQuality && this.drops.length >= ADAPT.dropsForLow) {
+      this.lowQuality = true
+      this.drops = []
+      this.request('quality:low')
+    } else if (this.lowQuality && now - this.lastDropAt > ADAPT.calmMsForNormal) {
+      this.lowQuality = false
+      this.request('quality:normal')
+    }
+  }
+
+  /** What a viewer asked for (follow a lane, lighter frames): passed to the crawl as is, validated first. */
+  request(message: string) {
+    if (!isViewerRequest(message)) return
+    void this.deps.pubsub.publish(viewerChannels.control(this.auditId), message).catch(() => {})
   }
 
   private async announce() {
@@ -173,6 +213,14 @@ export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: 
     ws.data.state = 'live'
     ws.data.relay = relay
     ws.send(JSON.stringify({ type: 'ready', auditId }))
+    // The picture and the counts as they last were, at once: the next frame may be a moment away.
+    const [progress, latest] = await Promise.all([
+      kv.get(viewerKeys.progress(auditId)).catch(() => null),
+      kv.get(viewerKeys.latest(auditId)).catch(() => null),
+    ])
+    if (ws.data.state !== 'live') return
+    if (progress) ws.send(progress)
+    if (latest) ws.send(latest)
     log.info('viewer connected', { auditId })
     // endViewer may have run between the check and the subscription: its message would be missed.
     if (await isViewerEnded(kv, auditId).catch(() => false)) relay.end()
@@ -187,7 +235,14 @@ export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: 
       ws.data.timer = setTimeout(() => closeSocket(ws, CLOSE_POLICY, 'No viewer token was sent'), TOKEN_WAIT_MS)
     },
     message(ws, message) {
-      // Read-only: after the token, nothing the client sends is acted upon.
+      // Read-only: after the token, the page is never touched. A viewer may only choose which lane it follows
+      // and ask for lighter frames (focus:N, focus:auto, quality:low, quality:normal); anything else is ignored.
+      if (ws.data.state === 'live' && typeof message === 'string') {
+        const now = performance.now()
+        if (now - (ws.data.lastRequestAt ?? -Infinity) < REQUEST_GAP_MS) return
+        ws.data.lastRequestAt = now
+        return ws.data.relay?.request(message)
+      }
       if (ws.data.state !== 'awaiting-token') return
       if (ws.data.timer) clearTimeout(ws.data.timer)
       ws.data.timer = null

@@ -59,10 +59,13 @@ export type { CrawledPage } from '../../shared/audit-page.ts'
 export interface CrawlHooks {
   /** Distinct pages known so far (resumed, visited, queued); called when it changes. */
   onDiscovered(total: number): void
-  /** A page is about to navigate (the viewer may attach to it). Must not throw or block. */
-  onPageStart(url: string, page: Page): void
-  /** A page is done. Awaited; a rejection stops the crawl and crawlSite rejects with it. */
-  onPage(page: CrawledPage): Promise<void>
+  /** Lane `lane`'s tab is about to navigate to `url` (the viewer may attach to it). Must not throw or block. */
+  onPageStart(url: string, page: Page, lane: number): void
+  /**
+   * A page is done. `tab` is the lane's tab still showing it, when it loaded (the replay takes its still).
+   * Awaited; a rejection stops the crawl and crawlSite rejects with it.
+   */
+  onPage(page: CrawledPage, tab?: { page: Page; lane: number }): Promise<void>
 }
 
 export type { CrawlSummary } from './run.ts'
@@ -248,6 +251,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
         for (;;) {
           const entry = await dispatch.take()
           if (!entry) return
+          let tab = null as Page | null
           try {
             await lane.ready()
             await dispatch.politeWait()
@@ -256,7 +260,10 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             const r = await lane.visit(entry, {
               halt: run.signal,
               wantsAxe: (t) => axe.wants(t, entry.depth === 0),
-              onPageStart: (page) => hooks.onPageStart(entry.url, page),
+              onPageStart: (page) => {
+                tab = page
+                hooks.onPageStart(entry.url, page, index)
+              },
             })
             dispatch.served()
             if (run.halted && !r.visit) return // stopped mid-page: left for a resumed run
@@ -311,7 +318,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
               if (final) fr.markDone(final) // reached by a redirect: not visited again under its own name
             }
             try {
-              await hooks.onPage(page)
+              await hooks.onPage(page, v && tab && !tab.isClosed() ? { page: tab, lane: index } : undefined)
             } catch (e) {
               run.hookFailed(e)
               return

@@ -222,6 +222,48 @@ describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mo
     expect(again.messages).toEqual([])
   })
 
+  test('a viewer that opens gets the progress and the latest frame at once; it may only choose a lane or lighter frames', async () => {
+    const a = auditId()
+    const token = await createViewerToken(infra().kv, a, 60)
+    const progress = JSON.stringify({ type: 'progress', state: 'crawling', pagesScanned: 3, pagesFailed: 0, pagesDiscovered: 9 })
+    const latest = JSON.stringify({ type: 'frame', url: 'http://site/3', data: 'AAAA', ts: 1, lane: 1, lanes: 2, seq: 7 })
+    await infra().kv.set(viewerKeys.progress(a), progress, 60)
+    await infra().kv.set(viewerKeys.latest(a), latest, 60)
+    const controls: string[] = []
+    const unsub = await infra().pubsub.subscribe(viewerChannels.control(a), (m) => controls.push(m))
+    const s = openSocket(`${wsBase}/viewer/${a}/ws`, svc.url)
+    await within(s.opened, 5_000)
+    s.ws.send(token)
+    await until(() => s.messages.length >= 3, 5_000, 'ready, progress and frame', { rethrow: true, everyMs: 25 })
+    expect(JSON.parse(s.messages[0]!)).toMatchObject({ type: 'ready', auditId: a })
+    expect(s.messages.slice(1, 3)).toEqual([progress, latest])
+    // Progress published by the crawl is relayed like frames.
+    await infra().pubsub.publish(viewerChannels.frames(a), progress.replace('"pagesScanned":3', '"pagesScanned":4'))
+    await until(() => s.messages.length >= 4, 5_000, 'relayed progress', { rethrow: true, everyMs: 25 })
+    expect(JSON.parse(s.messages[3]!).pagesScanned).toBe(4)
+
+    // What a viewer may ask reaches the crawl; anything else, and a flood, does not.
+    const gap = () => Bun.sleep(300)
+    for (const m of ['focus:1', 'quality:low', 'focus:auto']) {
+      s.ws.send(m)
+      await gap()
+    }
+    for (const m of ['ended', 'watch', 'unwatch', 'focus:99', 'focus:-1', 'quality:max', '{"type":"navigate"}']) {
+      s.ws.send(m)
+      await gap()
+    }
+    for (let i = 0; i < 20; i++) s.ws.send('focus:0')
+    await Bun.sleep(500)
+    const asked = controls.filter((c) => c !== 'watch' && c !== 'unwatch')
+    expect(asked.slice(0, 3)).toEqual(['focus:1', 'quality:low', 'focus:auto'])
+    // The burst of 20: one got through.
+    expect(asked.slice(3)).toEqual(['focus:0'])
+    // An oversized message closes the socket (1009).
+    s.ws.send('x'.repeat(2_000))
+    expect((await within(s.closed, 5_000)).code).toBe(1009)
+    await unsub()
+  })
+
   test('the watching mark goes away with the last viewer', async () => {
     const a = auditId()
     const token = await createViewerToken(infra().kv, a, 60)

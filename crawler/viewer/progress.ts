@@ -1,0 +1,46 @@
+// What the live viewer shows beside the picture: the crawl's state, pages scanned of discovered, the current
+// URL, findings so far by severity, when it started and how many lanes it has. Sent on the viewer's frames
+// channel (relayed to every open viewer as it is) and kept in the store, so a viewer that opens shows it at
+// once. Small and at most once a second per audit, so it is sent whether or not anyone watches.
+import type { Infra } from '../../shared/infra/types.ts'
+import { VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/viewer.ts'
+
+export type ViewerState = 'waiting' | 'crawling' | 'completed' | 'failed' | 'cancelled'
+
+export interface ViewerProgress {
+  type: 'progress'
+  state: ViewerState
+  pagesScanned: number
+  pagesFailed: number
+  pagesDiscovered: number
+  currentUrl: string | null
+  findings: Record<'critical' | 'high' | 'medium' | 'low', number>
+  startedAt: string
+  lanes: number
+}
+
+const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const
+
+/** Distinct failing or warning checks, counted by severity (info findings are not counted). */
+export function severityCounts(failing: Map<string, string>): ViewerProgress['findings'] {
+  const out = { critical: 0, high: 0, medium: 0, low: 0 }
+  for (const s of failing.values()) if ((SEVERITIES as readonly string[]).includes(s)) out[s as keyof typeof out]++
+  return out
+}
+
+export async function publishViewerProgress(infra: Pick<Infra, 'kv' | 'pubsub'>, auditId: string, p: Omit<ViewerProgress, 'type'>) {
+  const message = JSON.stringify({ type: 'progress', ...p } satisfies ViewerProgress)
+  await infra.kv.set(viewerKeys.progress(auditId), message, VIEWER_LATEST_TTL_S).catch(() => {})
+  await infra.pubsub.publish(viewerChannels.frames(auditId), message).catch(() => {})
+}
+
+/** The end state, on the last progress seen (so the counts stay), just before the viewer is ended. */
+export async function publishViewerEnd(infra: Pick<Infra, 'kv' | 'pubsub'>, auditId: string, status: 'completed' | 'failed' | 'cancelled') {
+  const last = await infra.kv.get(viewerKeys.progress(auditId)).catch(() => null)
+  let p: Omit<ViewerProgress, 'type'> | null = null
+  try {
+    p = last ? (JSON.parse(last) as ViewerProgress) : null
+  } catch {}
+  if (!p) return
+  await publishViewerProgress(infra, auditId, { ...p, state: status, currentUrl: null })
+}
