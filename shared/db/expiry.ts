@@ -1,5 +1,5 @@
-// Deleting what has outlived its use: authorization codes, sign-in sessions, mca_ tokens and OAuth clients
-// registered but never used. Run by /api/cron/expire (api/cron/service.ts).
+// Deleting what has outlived its use: authorization codes, sign-in sessions, mca_ tokens, OAuth clients
+// registered but never used, and crawl replays past their retention. Run by /api/cron/expire (api/cron/service.ts).
 //
 // Every statement is safe to run twice at once: rows are picked FOR UPDATE SKIP LOCKED, so two runs delete
 // disjoint rows and their counts add up to what one run would have deleted. Deletes go in batches so
@@ -18,6 +18,8 @@ export const CODE_KEPT_AFTER_EXPIRY_S = 86_400
  * but nothing else would ever remove such rows.)
  */
 export const UNUSED_CLIENT_AGE_S = 7 * 86_400
+/** An audit's replay (its frames, the bulk of what an audit stores) is kept this long; the audit itself stays. */
+export const REPLAY_RETENTION_S = 30 * 86_400
 const BATCH = 5_000
 const MAX_BATCHES = 20
 
@@ -26,6 +28,7 @@ export interface ExpiryCounts {
   signInSessions: number
   oauthTokens: number
   unusedOAuthClients: number
+  replayFrames: number
 }
 
 /** Runs `deleteBatch` until a batch comes back short, at most MAX_BATCHES times; returns the total. */
@@ -78,5 +81,13 @@ export async function expireRows(sql: Sql): Promise<ExpiryCounts> {
       DELETE FROM oauth_clients c USING doomed WHERE c.id = doomed.id`
     return r.count
   })
-  return { authorizationCodes, signInSessions, oauthTokens, unusedOAuthClients }
+  const replayFrames = await inBatches(async () => {
+    const r = await sql`
+      WITH doomed AS (
+        SELECT audit_id, seq FROM audit_frames WHERE at < now() - make_interval(secs => ${REPLAY_RETENTION_S})
+        LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
+      DELETE FROM audit_frames f USING doomed WHERE f.audit_id = doomed.audit_id AND f.seq = doomed.seq`
+    return r.count
+  })
+  return { authorizationCodes, signInSessions, oauthTokens, unusedOAuthClients, replayFrames }
 }

@@ -8,6 +8,8 @@ import { startCronSchedule } from '../../api/cron/service.ts'
 import { createAccount } from '../../shared/db/accounts.ts'
 import { createAudit } from '../../shared/db/audits.ts'
 import { insertDirectoryRun } from '../../shared/db/directory-runs.ts'
+import { listAuditFrames, storeAuditFrame } from '../../shared/db/audit-frames.ts'
+import { REPLAY_RETENTION_S } from '../../shared/db/expiry.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
 import { createClient, createCode, createToken } from '../../shared/db/oauth.ts'
@@ -142,6 +144,16 @@ describe.each(['production', 'embedded'] as Mode[])('/api/cron/* (%s)', (mode) =
     const deadSession = (await createSession(sql, user.id, 3_600)).session.id
     await ago(sql, 'user_sessions', 'expires_at', deadSession, 60)
 
+    // An audit's replay past its retention goes; a recent frame stays (and so does the audit).
+    const replayed = await createAudit(sql, user.accountId, 'https://www.example.com/', {
+      maxPages: 2,
+      maxDepth: 0,
+      maxDurationSeconds: 60,
+    })
+    await storeAuditFrame(sql, replayed.id, 1, 'https://www.example.com/', new Uint8Array([0xff, 0xd8, 0xff, 0xd9]))
+    await storeAuditFrame(sql, replayed.id, 2, 'https://www.example.com/a', new Uint8Array([0xff, 0xd8, 0xff, 0xd9]))
+    await sql`UPDATE audit_frames SET at = now() - make_interval(secs => ${REPLAY_RETENTION_S + 60}) WHERE audit_id = ${replayed.id} AND seq = 1`
+
     // A paid plan whose grace period after a failed renewal has run out goes back to free; one still in it stays.
     const lapsed = await createAccount(sql, 'launch')
     const inGrace = await createAccount(sql, 'launch')
@@ -155,6 +167,7 @@ describe.each(['production', 'embedded'] as Mode[])('/api/cron/* (%s)', (mode) =
       signInSessions: 1,
       oauthTokens: 1,
       unusedOAuthClients: 1,
+      replayFrames: 1,
       gracePeriodsEnded: 1,
     })
     const plans = await sql<{ id: string; plan: string }[]>`SELECT id, plan FROM accounts WHERE id IN (${lapsed.id}, ${inGrace.id})`
@@ -172,6 +185,7 @@ describe.each(['production', 'embedded'] as Mode[])('/api/cron/* (%s)', (mode) =
            + (SELECT count(*) FROM oauth_tokens WHERE id = ${expiredToken})::int
            + (SELECT count(*) FROM user_sessions WHERE id = ${deadSession})::int AS n`
     expect(left[0]!.n).toBe(0)
+    expect((await listAuditFrames(sql, replayed.id)).map((f) => f.seq)).toEqual([2])
     // Once more: nothing left to do.
     expect(await run('expire')).toEqual({
       job: 'expire',
@@ -179,6 +193,7 @@ describe.each(['production', 'embedded'] as Mode[])('/api/cron/* (%s)', (mode) =
       signInSessions: 0,
       oauthTokens: 0,
       unusedOAuthClients: 0,
+      replayFrames: 0,
       gracePeriodsEnded: 0,
     })
   })
