@@ -79,10 +79,6 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(statusRoutes(services))
     .use(cronRoutes(services))
     .use(exportRoutes(infra))
-    .get('/healthz', async () => {
-      await services.db.sql`SELECT 1`
-      return { ok: true, version: pkg.version, database: services.db.kind, queue: services.infra.kind }
-    })
     .use(publicRoutes({ baseUrl: config.baseUrl, version: pkg.version }))
 }
 

@@ -107,6 +107,14 @@ export class BrowserPool {
     this.closing.add(done)
   }
 
+  /** Readiness: a browser is up and connected (launched now if none is). Throws when none can start. */
+  async check(): Promise<void> {
+    if (this.closed) throw new Error('browser pool closed')
+    this.browser ??= this.launch()
+    const b = await this.browser
+    if (!b.isConnected()) throw new Error('browser disconnected')
+  }
+
   /** Launches now, so the first scan does not pay for it. */
   async warm(): Promise<void> {
     this.browser ??= this.launch()

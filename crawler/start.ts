@@ -23,6 +23,7 @@ export async function startCrawler(deps: { config: Config; db: Database; infra: 
   })
   return {
     worker,
+    browser,
     async stop() {
       await recovery.stop()
       // Audits first: their crawls are aborted and handed back at once, while scans finish (seconds).

@@ -14,6 +14,8 @@ import { answerArgv } from './admin.ts'
 import { type AdminChannel, serveAdminChannel } from './admin-channel.ts'
 import { holdDataDir } from './data-dir-lock.ts'
 import { recoverDirectoryRuns } from '../shared/recovery.ts'
+import { healthResponse, type Probe, readiness } from '../shared/health.ts'
+import pkg from '../package.json' with { type: 'json' }
 import { keepLocalKey, linkLocalUser, localApiKey, localSecretsKey, localSignInPassword } from './local-secrets.ts'
 
 export interface Running {
@@ -27,8 +29,13 @@ export interface Running {
   localKey: { plaintext: string; path: string; isNew: boolean } | null
   /** The embedded default's admin channel (DATA_DIR/admin.sock), when it listens. */
   adminSocket: string | null
+  /** Where /healthz and /readyz answer: the api's port, or a crawler's own (HEALTH_PORT). */
+  healthPort: number | null
   stop(): Promise<void>
 }
+
+/** How long a stopping api lets requests in flight finish before it closes what is left. */
+const DRAIN_MS = 10_000
 
 /** DATA_DIR is held by another process (an admin command, or another service): start-up stops, and says so. */
 export class DataDirInUse extends Error {}
@@ -62,6 +69,14 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
   }
   const services = createServices(config, db, infra, log)
   const stops: Array<() => Promise<void>> = []
+  // Readiness: the stores this process needs, and (added below) the browser of a crawler.
+  const probes: Probe[] = [
+    { name: 'database', check: () => db.sql`SELECT 1` },
+    { name: config.REDIS_URL ? 'redis' : 'store', check: () => infra.kv.get('health:probe') },
+  ]
+  const health = (path: string) =>
+    healthResponse(path, () => readiness(probes, () => stopping), { role: config.ROLE, version: pkg.version })
+  let healthServer: Bun.Server<undefined> | null = null
 
   let server: Bun.Server<ViewerSocketData> | null = null
   let localSignIn: Running['localSignIn'] = null
@@ -69,7 +84,10 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
   let admin: AdminChannel | null = null
   // Stop taking work first (admin channel, api, then workers hand back jobs), then close the stores and
   // let go of DATA_DIR. Also run when a step of start-up fails, so nothing is left half started.
+  let stopping = false
   async function stop() {
+    // Not ready from now on: /readyz answers 503, so a load balancer sends nothing new while this drains.
+    stopping = true
     for (const s of stops) await s().catch((e) => log.warn('stop step failed', { error: (e as Error).message }))
     await infra.close().catch(() => {})
     await db.close().catch(() => {})
@@ -137,6 +155,8 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
         port: config.PORT,
         fetch: (req, srv) => {
           if (!URL.canParse(req.url)) return unroutable()
+          const probe = req.method === 'GET' ? health(new URL(req.url).pathname) : null
+          if (probe) return probe
           rememberPeer(req, srv.requestIP(req)?.address)
           const ws = viewer.upgrade(req, srv)
           return ws === 'upgraded' ? undefined : (ws ?? app.handle(req))
@@ -148,7 +168,14 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
         development: false,
         error: (e) => deliberateError('UNKNOWN', e, null, log),
       })
-      stops.push(async () => server?.stop(true))
+      // Draining: no new connections, requests in flight may finish (a long stream is cut at the deadline).
+      stops.push(async () => {
+        const srv = server
+        if (!srv) return
+        void srv.stop(false)
+        for (let waited = 0; waited < DRAIN_MS && srv.pendingRequests > 0; waited += 100) await Bun.sleep(100)
+        await srv.stop(true)
+      })
     }
 
     if (config.ROLE !== 'api') {
@@ -156,6 +183,22 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
       const { startCrawler } = await import('../crawler/start.ts')
       const crawler = await startCrawler({ config, db, infra, log })
       stops.push(() => crawler.stop())
+      probes.push({ name: 'browser', check: () => crawler.browser.check() })
+      if (config.ROLE === 'crawler') {
+        // A crawler has no api: its probes get a small port of their own.
+        healthServer = Bun.serve({
+          hostname: config.HEALTH_HOST,
+          port: config.HEALTH_PORT,
+          development: false,
+          fetch: (req) =>
+            (req.method === 'GET' && URL.canParse(req.url) ? health(new URL(req.url).pathname) : null) ??
+            new Response('Not found\n', { status: 404 }),
+        })
+        const hs = healthServer
+        // Last to go: it says "not ready" while the crawler hands its work back.
+        stops.push(async () => void hs.stop(true))
+        log.info('crawler health server listening', { port: hs.port })
+      }
     }
   } catch (e) {
     await stop()
@@ -169,6 +212,7 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
     localSignIn,
     localKey,
     adminSocket: admin?.path ?? null,
+    healthPort: healthServer?.port ?? server?.port ?? null,
     stop,
   }
 }

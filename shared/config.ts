@@ -10,6 +10,8 @@ const Str = (def: string, doc: string, extra: Record<string, unknown> = {}) => T
 export const ConfigSchema = Type.Object({
   PORT: Int(8787, 0, 65535, 'TCP port the api listens on (0 picks a free one).'),
   HOST: Str('127.0.0.1', 'Address the api binds to. The embedded default stays on loopback.'),
+  HEALTH_PORT: Int(8788, 0, 65535, "Port of a crawler-only process's health server (/healthz, /readyz); an api answers them on PORT."),
+  HEALTH_HOST: Str('127.0.0.1', "Address a crawler-only process's health server binds to (0.0.0.0 in a container)."),
   BASE_URL: Str('', 'Public base URL in its www form, e.g. https://www.example.com. Empty: http://localhost:PORT.'),
   DATABASE_URL: Str('', 'PostgreSQL URL. Empty: embedded PGlite on disk under DATA_DIR.'),
   REDIS_URL: Str('', 'Redis URL for job streams, pub/sub and MCP sessions. Empty: in-process implementations.'),
