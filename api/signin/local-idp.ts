@@ -12,6 +12,10 @@ import { esc } from '../http/pages.ts'
 
 export interface LocalIdpOptions {
   port: number
+  /** Address to listen on (default 127.0.0.1). */
+  host?: string
+  /** The issuer URL browsers and the service reach it at (default http://127.0.0.1:PORT). */
+  issuer?: string
   /** The development user's sign-in name (also its email); its subject is derived from it. */
   user: string
   password: string
@@ -58,10 +62,10 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   const server = createServer((req, res) => handle(req, res))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(opts.port, '127.0.0.1', () => resolve())
+    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve())
   })
   const port = (server.address() as { port: number }).port
-  const issuer = `http://127.0.0.1:${port}`
+  const issuer = opts.issuer ?? `http://127.0.0.1:${port}`
   const subject = localSubject(opts.user)
 
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
