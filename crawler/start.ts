@@ -2,18 +2,33 @@
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
 import type { Logger } from '../shared/log.ts'
-import type { Infra } from '../shared/infra/types.ts'
+import type { Infra, JobQueue } from '../shared/infra/types.ts'
 import { BrowserPool, chromiumPath } from './browser.ts'
 import { startAuditWorker } from './audit-worker.ts'
 import { DEFAULT_RECOVERY, startRecovery } from './recovery.ts'
 import { startScanWorker, trustedSpki } from './scan-worker.ts'
+import { startPodCost } from './pod-cost.ts'
 
-export async function startCrawler(deps: { config: Config; db: Database; infra: Infra; log: Logger }) {
-  const browser = new BrowserPool(chromiumPath(deps.config.CHROMIUM_PATH), deps.log, trustedSpki(deps.config))
+export async function startCrawler(given: { config: Config; db: Database; infra: Infra; log: Logger }) {
+  const browser = new BrowserPool(chromiumPath(given.config.CHROMIUM_PATH), given.log, trustedSpki(given.config))
   await browser.warm()
+  const { config } = given
+  // On Kubernetes the pod says how busy it is (its deletion cost), so a scale-down takes an idle one first.
+  const cost = startPodCost(
+    config.POD_NAME
+      ? {
+          podName: config.POD_NAME,
+          namespace: config.POD_NAMESPACE,
+          apiUrl: config.K8S_API_URL,
+          serviceAccountDir: config.K8S_SERVICE_ACCOUNT_DIR,
+          log: given.log,
+        }
+      : null,
+  )
+  const jobs = { inFlight: 0 }
+  const deps = { ...given, infra: { ...given.infra, queue: countingQueue(given.infra.queue, jobs, (n) => cost.set(n)) } }
   const worker = startScanWorker({ ...deps, browser })
   const audits = startAuditWorker({ ...deps, browser })
-  const { config } = deps
   const grace = config.RECOVERY_GRACE_S
   const recovery = startRecovery(deps.db.sql, deps.infra, deps.log, {
     everyMs: config.RECOVERY_INTERVAL_MS,
@@ -29,6 +44,29 @@ export async function startCrawler(deps: { config: Config; db: Database; infra: 
       // Audits first: their crawls are aborted and handed back at once, while scans finish (seconds).
       await Promise.all([audits.stop(), worker.stop()])
       await browser.close()
+      await cost.stop()
     },
+  }
+}
+
+/** The queue as the workers see it, counting the jobs they hold (the pod's deletion cost). */
+function countingQueue(queue: JobQueue, jobs: { inFlight: number }, changed: (n: number) => void): JobQueue {
+  return {
+    enqueue: (job) => queue.enqueue(job),
+    heldRefs: (kind) => queue.heldRefs(kind),
+    close: () => queue.close(),
+    consume: (kind, handler, opts) =>
+      queue.consume(
+        kind,
+        async (d) => {
+          changed(++jobs.inFlight)
+          try {
+            await handler(d)
+          } finally {
+            changed(--jobs.inFlight)
+          }
+        },
+        opts,
+      ),
   }
 }

@@ -12,6 +12,13 @@ export const ConfigSchema = Type.Object({
   HOST: Str('127.0.0.1', 'Address the api binds to. The embedded default stays on loopback.'),
   HEALTH_PORT: Int(8788, 0, 65535, "Port of a crawler-only process's health server (/healthz, /readyz); an api answers them on PORT."),
   HEALTH_HOST: Str('127.0.0.1', "Address a crawler-only process's health server binds to (0.0.0.0 in a container)."),
+  POD_NAME: Str('', "On Kubernetes, this pod's name (the downward API): a crawler then marks its pod's deletion cost with its work."),
+  POD_NAMESPACE: Str('', "On Kubernetes, this pod's namespace (the downward API)."),
+  K8S_API_URL: Str('https://kubernetes.default.svc', 'The Kubernetes API a crawler sets its deletion cost through.'),
+  K8S_SERVICE_ACCOUNT_DIR: Str(
+    '/var/run/secrets/kubernetes.io/serviceaccount',
+    "Where the pod's service-account token and the cluster's CA are.",
+  ),
   BASE_URL: Str('', 'Public base URL in its www form, e.g. https://www.example.com. Empty: http://localhost:PORT.'),
   DATABASE_URL: Str('', 'PostgreSQL URL. Empty: embedded PGlite on disk under DATA_DIR.'),
   REDIS_URL: Str('', 'Redis URL for job streams, pub/sub and MCP sessions. Empty: in-process implementations.'),
