@@ -11,9 +11,13 @@ ARG BUN_VERSION=1.4.5
 # ---- build: bun from npm, the production dependencies ----
 FROM ${DEBIAN_IMAGE} AS build
 ARG BUN_VERSION
+# Behind an intercepting proxy, its CA (PEM, base64) for npm and bun: build stage only, never in the images.
+ARG EXTRA_CA_B64=""
 RUN apt-get update \
  && apt-get install -y --no-install-recommends nodejs npm ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \
+ && if [ -n "$EXTRA_CA_B64" ]; then echo "$EXTRA_CA_B64" | base64 -d > /usr/local/share/ca-certificates/extra.crt && update-ca-certificates; fi
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 # bun's own install script links the platform's binary; the folder's package.json allows it.
 RUN mkdir -p /opt/bun \
  && echo '{"private": true, "allowScripts": {"bun": true}}' > /opt/bun/package.json \

@@ -40,6 +40,10 @@ else
   exit 1
 fi
 
+# Behind an intercepting proxy (its CA among the host's local ones), npm and bun in the build need that CA.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  BUILD_FLAGS+=(--build-arg "EXTRA_CA_B64=$(cat /usr/local/share/ca-certificates/*.crt | base64 -w0)")
+fi
 for target in api crawler; do
   echo "build-images: building appaudit-$target:$TAG" >&2
   "${ENGINE[@]}" build "${BUILD_FLAGS[@]}" --target "$target" -t "localhost/appaudit-$target:$TAG" "$ROOT" >&2

@@ -2,6 +2,7 @@
 import { expect } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { until } from './wait.ts'
 
 export async function connectClient(mcpUrl: string, key: string): Promise<Client> {
   const client = new Client({ name: 'appaudit-tests', version: '1.0.0' })
@@ -52,4 +53,17 @@ export async function errorOf(client: Client, name: string, args: ToolArgs) {
   const r = await call(client, name, args)
   expect(r.isError).toBe(true)
   return r.body.error
+}
+
+/** get_audit, polled until the audit has ended (completed, failed or cancelled); its last answer. */
+export async function auditEnded(client: Client, auditId: string, ms: number, what = 'the audit to finish') {
+  return until(
+    async () => {
+      const a = await ok(client, 'get_audit', { auditId })
+      return a.status !== 'queued' && a.status !== 'running' && a
+    },
+    ms,
+    what,
+    { everyMs: 250 },
+  )
 }
