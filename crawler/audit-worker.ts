@@ -347,7 +347,7 @@ async function crawlAndStore(
         },
         onPageStart(url: string, page: Page, lane: number) {
           startedAt.set(url, new Date())
-          progress.currentUrl = url
+          progress.currentUrl = auth ? auth.scrub(url) : url
           touch()
           let cast = casts.get(page)
           if (!cast) {
@@ -370,13 +370,14 @@ async function crawlAndStore(
           else progress.pagesFailed++
           for (const c of page.checks) if (c.status === 'fail' || c.status === 'warn') failing.set(c.id, c.severity)
           touch()
-          if (tab && replay.frames < REPLAY_LIMITS.maxFrames && replay.bytes < REPLAY_LIMITS.maxBytes) {
+          // No replay of pages behind a login: a picture of an account page cannot be scrubbed of what it shows.
+          if (tab && !auth && replay.frames < REPLAY_LIMITS.maxFrames && replay.bytes < REPLAY_LIMITS.maxBytes) {
             const jpeg = await captureReplayFrame(tab.page, castDeps, tab.lane)
             if (jpeg && replay.bytes + jpeg.byteLength <= REPLAY_LIMITS.maxBytes) {
               const seq = replay.nextSeq++
               replay.frames++
               replay.bytes += jpeg.byteLength
-              await storeAuditFrame(db.sql, auditId, seq, auth ? auth.scrub(page.url) : page.url, jpeg).catch((e) =>
+              await storeAuditFrame(db.sql, auditId, seq, page.url, jpeg).catch((e) =>
                 log.warn('replay frame not stored', { error: (e as Error).message }),
               )
             }

@@ -3,14 +3,16 @@
 // down the ReplicaSet removes idle pods before busy ones (an audit handed back costs its crawl so far).
 // One PATCH (JSON merge patch) of its own pod through the Kubernetes API with the pod's service-account
 // token; the Role of k8s/base allows nothing else. Outside Kubernetes (no POD_NAME) it does nothing.
-// Changes are sent at most every MIN_GAP_MS, the last one always; a failed call is logged and retried with
-// the next change, never thrown.
+// Changes are sent at most every MIN_GAP_MS, the last one always; a failed call is logged, never thrown, and
+// tried again after RETRY_MS.
 import { readFileSync } from 'node:fs'
 import type { Logger } from '../shared/log.ts'
 
 export const DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost'
 const MIN_GAP_MS = 2_000
 const CALL_TIMEOUT_MS = 5_000
+/** After a failed call, the next try. */
+const RETRY_MS = 10_000
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount'
 
 export interface PodCostOptions {
@@ -48,6 +50,8 @@ export function startPodCost(o: PodCostOptions | null): PodCost {
   let timer: ReturnType<typeof setTimeout> | null = null
   let inFlight: Promise<void> = Promise.resolve()
   let lastAt = 0
+  let stopped = false
+  let retry: ReturnType<typeof setTimeout> | null = null
 
   const send = async () => {
     timer = null
@@ -75,6 +79,8 @@ export function startPodCost(o: PodCostOptions | null): PodCost {
     } catch (e) {
       o.log.warn('pod deletion cost not set', { error: (e as Error).message })
     }
+    // Not set: tried again after a pause, so a busy pod does not stay marked idle until its work changes.
+    if (sent !== wanted && !stopped) retry = setTimeout(schedule, RETRY_MS)
   }
   const schedule = () => {
     if (timer) return
@@ -89,6 +95,8 @@ export function startPodCost(o: PodCostOptions | null): PodCost {
       if (wanted !== sent) schedule()
     },
     async stop() {
+      stopped = true
+      if (retry) clearTimeout(retry)
       if (timer) {
         clearTimeout(timer)
         timer = null

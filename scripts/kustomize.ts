@@ -29,7 +29,15 @@ interface Kustomization {
 
 const KNOWN = new Set(['apiVersion', 'kind', 'namespace', 'resources', 'labels', 'images', 'patches'])
 /** Kinds that live in no namespace (of those these manifests could hold). */
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'GatewayClass'])
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'GatewayClass',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+])
 
 function readDocs(file: string): Manifest[] {
   return parseAllDocuments(readFileSync(file, 'utf8'))

@@ -75,7 +75,12 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
     { name: config.REDIS_URL ? 'redis' : 'store', check: () => infra.kv.get('health:probe') },
   ]
   const health = (path: string) =>
-    healthResponse(path, () => readiness(probes, () => stopping), { role: config.ROLE, version: pkg.version })
+    healthResponse(
+      path,
+      () => readiness(probes, () => stopping),
+      { role: config.ROLE, version: pkg.version },
+      (checks) => log.warn('not ready', { checks }),
+    )
   let healthServer: Bun.Server<undefined> | null = null
 
   let server: Bun.Server<ViewerSocketData> | null = null

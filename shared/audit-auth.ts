@@ -191,10 +191,13 @@ export function sentToLogin(requested: string, final: string, loginUrl?: string)
   } catch {
     return false
   }
-  if (req.pathname === fin.pathname) return false
+  const path = (u: URL) => u.pathname.replace(/\/+$/, '') || '/'
+  if (path(req) === path(fin)) return false
   if (loginUrl) {
     const login = new URL(loginUrl)
-    if (fin.origin === login.origin && fin.pathname === login.pathname) return true
+    if (fin.origin === login.origin && path(fin) === path(login)) return true
   }
-  return LOGIN.test(fin.pathname)
+  // Without a login form: a redirect to a page that names a login, from one that did not (a page under
+  // /docs/auth moving within it is not a lost session).
+  return LOGIN.test(fin.pathname) && !LOGIN.test(req.pathname)
 }

@@ -35,14 +35,25 @@ export async function readiness(probes: Probe[], stopping: () => boolean): Promi
   return { ready: results.every(([, r]) => r === 'ok'), checks: Object.fromEntries(results) }
 }
 
+/**
+ * The answer to /healthz or /readyz (null for any other path). The answer names each check and says ok or
+ * failed, never why: an error can name internal hosts and users, and /readyz is public on an api. Why goes
+ * to `onNotReady` (the log).
+ */
 export function healthResponse(
   path: string,
   state: () => Promise<Readiness>,
   info: Record<string, unknown>,
+  onNotReady: (checks: Record<string, string>) => void = () => {},
 ): Promise<Response> | Response | null {
   const json = (status: number, body: unknown) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
   if (path === '/healthz') return json(200, { ok: true, ...info })
-  if (path === '/readyz') return state().then((r) => json(r.ready ? 200 : 503, { ...r, ...info }))
+  if (path === '/readyz')
+    return state().then((r) => {
+      if (!r.ready) onNotReady(r.checks)
+      const checks = Object.fromEntries(Object.entries(r.checks).map(([k, v]) => [k, v === 'ok' || v === 'stopping' ? v : 'failed']))
+      return json(r.ready ? 200 : 503, { ready: r.ready, checks, ...info })
+    })
   return null
 }

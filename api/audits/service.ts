@@ -62,12 +62,14 @@ export class AuditService {
   /**
    * audit_app, and audit_authenticated with `auth`: the credentials are checked against the URL, sealed for
    * the new audit (AES-GCM, SECRETS_KEY) and stored with it in the same transaction as its charge.
+   * `chosenId`: the id the audit gets (a directory run records it before starting, so a retry never starts
+   * and charges a second audit).
    */
-  async start(principal: Principal, rawUrl: string, requested: AuditRequestOptions = {}, auth?: AuditAuth) {
+  async start(principal: Principal, rawUrl: string, requested: AuditRequestOptions = {}, auth?: AuditAuth, chosenId?: string) {
     const { config, db, infra } = this.deps
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, and no charge.
     const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
-    let credentials: { auditId: string; sealed: string } | undefined
+    let credentials: { auditId: string; sealed?: string } | undefined = chosenId ? { auditId: chosenId } : undefined
     if (auth) {
       if (!this.box) {
         throw new AppError(
@@ -76,7 +78,7 @@ export class AuditService {
         )
       }
       const checked = validateAuth(auth, url)
-      const auditId = newId('aud')
+      const auditId = chosenId ?? newId('aud')
       credentials = { auditId, sealed: this.box.seal(JSON.stringify(checked), authPurpose(auditId)) }
     }
     // A start page that does not answer now would fail the audit: refuse it before charging. An account

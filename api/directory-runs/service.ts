@@ -24,7 +24,7 @@ import {
   type ItemOutcome,
   releaseDirectoryRun,
   renewDirectoryRunLease,
-  updateDirectoryRunItem,
+  moveDirectoryRunItem,
 } from '../../shared/db/directory-runs.ts'
 import type { Database } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
@@ -54,6 +54,8 @@ export const DIRECTORY_LIMITS = {
   /** Worst findings kept per item for the summary table. */
   worstPerItem: 2,
 } as const
+
+type ItemChange = Parameters<typeof moveDirectoryRunItem>[4]
 
 export interface StartDirectoryRunInput {
   urls?: string[]
@@ -190,12 +192,20 @@ export class DirectoryRunService {
       await finishDirectoryRun(db.sql, runId, worker, 'failed', { code: 'not_found', message: 'The account no longer exists' })
       return d.ack()
     }
+    if (run.attempts > MAX_DRIVES) {
+      await finishDirectoryRun(db.sql, runId, worker, 'failed', {
+        code: 'directory_run_failed',
+        message: `Interrupted ${MAX_DRIVES} times; its items keep what they reached.`,
+      })
+      return d.ack()
+    }
     const principal: Principal = { account, credentialId: run.credentialId, kind: 'api_key' }
     const deadline = runDeadline(run, this.deps.config)
     const tick = DIRECTORY_LIMITS.tickMs[run.mode]
     log.info('directory run driving', { mode: run.mode, items: run.items.length, attempt: run.attempts })
     // Bounded: one pass per tick until the deadline, and a pass more to settle what is left.
-    const maxPasses = Math.ceil((deadline - Date.now()) / tick) + 2
+    // At least one pass, so a run found past its deadline is settled (its open items fail with timeout).
+    const maxPasses = Math.max(1, Math.ceil((deadline - Date.now()) / tick)) + 2
     let items = run.items
     let failures = 0
     for (let pass = 0; pass < maxPasses; pass++) {
@@ -213,6 +223,11 @@ export class DirectoryRunService {
         if (failures >= MAX_FAILED_PASSES) {
           await releaseDirectoryRun(db.sql, runId, worker).catch(() => {})
           return d.release({ countAttempt: true })
+        }
+        // Keep the lease while the store blinks, so no second driver takes the run meanwhile.
+        if ((await renewDirectoryRunLease(db.sql, runId, worker, DIRECTORY_LIMITS.leaseMs).catch(() => null)) === false) {
+          log.warn('directory run lease lost; leaving it to its new holder')
+          return d.ack()
         }
         await sleepUnless(tick, signal)
         continue
@@ -255,8 +270,8 @@ export class DirectoryRunService {
   ): Promise<DirectoryRunItem[]> {
     const { db } = this.deps
     const next = [...items]
-    const set = async (i: number, change: Parameters<typeof updateDirectoryRunItem>[3]) => {
-      if (await updateDirectoryRunItem(db.sql, run.id, next[i]!.position, change)) {
+    const set = async (i: number, change: ItemChange) => {
+      if (await moveDirectoryRunItem(db.sql, run.id, next[i]!.position, next[i]!.status, change)) {
         next[i] = { ...next[i]!, ...change, error: change.error ?? null, outcome: change.outcome ?? null } as DirectoryRunItem
       }
     }
@@ -279,25 +294,39 @@ export class DirectoryRunService {
       if (inFlight >= DIRECTORY_LIMITS.inFlightPerRun[run.mode]) break
       const started = await this.dispatch(run, principal, item, log)
       if (started === 'wait') break
-      await set(i, started)
+      // An audit's item is recorded by dispatch() itself (before the audit starts); a scan's is recorded here.
+      if (run.mode === 'audit') next[i] = { ...item, ...started, error: started.error ?? null, outcome: null } as DirectoryRunItem
+      else await set(i, started)
       if (started.status === 'dispatched') inFlight++
     }
     return next
   }
 
   /** Starts one item: its scan or audit id, a failure that is the item's (blocked, unreachable...), or 'wait' for a free slot. */
-  private async dispatch(
-    run: DirectoryRunRow,
-    principal: Principal,
-    item: DirectoryRunItem,
-    log: Logger,
-  ): Promise<Parameters<typeof updateDirectoryRunItem>[3] | 'wait'> {
+  private async dispatch(run: DirectoryRunRow, principal: Principal, item: DirectoryRunItem, log: Logger): Promise<ItemChange | 'wait'> {
     const { config, db, infra } = this.deps
-    try {
-      if (run.mode === 'audit') {
-        const a = await this.deps.audits.start(principal, item.url, run.options as AuditRequestOptions)
-        return { status: 'dispatched', auditId: a.auditId }
+    if (run.mode === 'audit') {
+      // The audit's id is recorded on the item before the audit is started and charged: a driver that dies
+      // in between leaves an item whose audit never existed (it fails), never one that is charged twice.
+      const auditId = newId('aud')
+      if (!(await moveDirectoryRunItem(db.sql, run.id, item.position, 'pending', { status: 'dispatched', auditId }))) return 'wait'
+      try {
+        await this.deps.audits.start(principal, item.url, run.options as AuditRequestOptions, undefined, auditId)
+        return { status: 'dispatched', auditId }
+      } catch (e) {
+        if (!isAppError(e)) throw e
+        if (e.code === 'rate_limited' || e.code === 'scanner_unavailable') {
+          await moveDirectoryRunItem(db.sql, run.id, item.position, 'dispatched', { status: 'pending' })
+          return 'wait'
+        }
+        await moveDirectoryRunItem(db.sql, run.id, item.position, 'dispatched', {
+          status: 'failed',
+          error: { code: e.code, message: e.message },
+        })
+        return { status: 'failed', error: { code: e.code, message: e.message } }
       }
+    }
+    try {
       const url = await checkTarget(config, item.url, { refuseUnreachable: true })
       const scan = await createScanUnderCap(db.sql, principal.account.id, url.href, {
         maxInFlight: CONCURRENT_SCANS.perPlan[principal.account.plan],
@@ -318,7 +347,7 @@ export class DirectoryRunService {
   }
 
   /** How a dispatched item settled, or null while its scan or audit still runs. */
-  private async outcomeOf(run: DirectoryRunRow, item: DirectoryRunItem): Promise<Parameters<typeof updateDirectoryRunItem>[3] | null> {
+  private async outcomeOf(run: DirectoryRunRow, item: DirectoryRunItem): Promise<ItemChange | null> {
     const { sql } = this.deps.db
     if (item.scanId) {
       const scan = await getScanById(sql, item.scanId)
@@ -330,7 +359,9 @@ export class DirectoryRunService {
     }
     if (item.auditId) {
       const audit = await getAuditById(sql, item.auditId)
-      if (!audit) return { status: 'failed', error: { code: 'not_found', message: 'The audit was deleted' } }
+      // Its id is recorded before it starts: none means its driver stopped in between (nothing was charged).
+      if (!audit)
+        return { status: 'failed', error: { code: 'audit_failed', message: 'The audit was not started: its run was interrupted first' } }
       if (audit.status === 'failed' || audit.status === 'cancelled')
         return { status: 'failed', error: audit.error ?? { code: 'audit_failed', message: `The audit was ${audit.status}` } }
       if (audit.status !== 'completed') return null
@@ -341,6 +372,9 @@ export class DirectoryRunService {
     return { status: 'failed', error: { code: 'internal', message: 'Dispatched without a scan or audit' } }
   }
 }
+
+/** Times a run may be taken up by a driver before it is failed (a run that keeps killing its drivers). */
+const MAX_DRIVES = 20
 
 /** Passes in a row that may fail (the database or queue unreachable) before the run is handed back. */
 const MAX_FAILED_PASSES = 30

@@ -13,6 +13,8 @@ export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>
 
 /** How long one field or the submit button may take to appear. */
 const FIELD_TIMEOUT_MS = 5_000
+/** One request of the audited origin fetched with the credentials' headers. */
+const AUTH_FETCH_TIMEOUT_MS = 30_000
 /** After the submit, how long the page may keep the network busy before it is read. */
 const SETTLE_MS = 3_000
 
@@ -73,11 +75,26 @@ export async function applyAuth(context: BrowserContext, auth: AuditAuth, origin
     )
   }
   const headers = auth.headers ?? {}
-  if (Object.keys(headers).length) {
-    // Only requests to the audited origin are intercepted: a third party's script or image never sees them.
-    await context.route(
-      (url) => url.origin === origin,
-      (route) => route.continue({ headers: { ...route.request().headers(), ...headers } }),
-    )
+  const names = new Set(Object.keys(headers).map((h) => h.toLowerCase()))
+  if (names.size) {
+    // Added to requests for the audited origin only, and never carried into a redirect: Chromium keeps
+    // headers set on a request for the redirects it follows, so such a request is fetched here without
+    // following redirects (through the context's proxy, the egress guard) and its answer handed to the page.
+    // The browser then follows a redirect itself, as a new request that comes back through this route:
+    // to another origin (a sign-in service, a CDN, an open redirect) it goes without them.
+    await context.route('**/*', async (route) => {
+      const request = route.request()
+      const sent = request.headers()
+      if (new URL(request.url()).origin !== origin) {
+        if (!Object.keys(sent).some((h) => names.has(h.toLowerCase()))) return route.continue()
+        return route.continue({ headers: Object.fromEntries(Object.entries(sent).filter(([h]) => !names.has(h.toLowerCase()))) })
+      }
+      try {
+        const response = await route.fetch({ headers: { ...sent, ...headers }, maxRedirects: 0, timeout: AUTH_FETCH_TIMEOUT_MS })
+        await route.fulfill({ response })
+      } catch {
+        await route.abort('failed').catch(() => {})
+      }
+    })
   }
 }

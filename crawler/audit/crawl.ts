@@ -282,7 +282,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
                 )
               }
               run.sessionLostAt ??= entry.url
-              log.warn('session lost; stopping the crawl', { url: entry.url })
+              log.warn('session lost; stopping the crawl', { url: scrub(entry.url) })
               run.stop('sessionLost')
               return
             }

@@ -259,12 +259,15 @@ async function captureJpeg(page: Page, scale: number, quality: number): Promise<
   try {
     const cdp = await sessionOf(page)
     const viewport = page.viewportSize() ?? { width: 1280, height: 800 }
-    const shot = cdp.send('Page.captureScreenshot', {
-      format: 'jpeg',
-      quality,
-      optimizeForSpeed: true,
-      ...(scale !== 1 ? { clip: { x: 0, y: 0, width: viewport.width, height: viewport.height, scale } } : {}),
-    })
+    // Handled here: it may fail after the timeout below has won the race (a tab closed meanwhile).
+    const shot = cdp
+      .send('Page.captureScreenshot', {
+        format: 'jpeg',
+        quality,
+        optimizeForSpeed: true,
+        ...(scale !== 1 ? { clip: { x: 0, y: 0, width: viewport.width, height: viewport.height, scale } } : {}),
+      })
+      .catch(() => null)
     const timeout = new Promise<null>((r) => {
       timer = setTimeout(() => r(null), STILL_TIMEOUT_MS)
     })

@@ -103,8 +103,11 @@ export async function createAudit(
   url: string,
   options: AuditOptions,
   perHour = Number.POSITIVE_INFINITY,
-  /** An authenticated audit: its id, chosen by the caller because the credentials are sealed for it, and those. */
-  credentials?: { auditId: string; sealed: string },
+  /**
+   * The audit's id when the caller chose it (credentials are sealed for it; a directory run records it
+   * before starting), and an authenticated audit's sealed credentials.
+   */
+  chosen?: { auditId: string; sealed?: string },
 ): Promise<AuditRow> {
   return sql.begin(async (tx) => {
     const { source } = await reserveAudit(tx, accountId)
@@ -116,8 +119,8 @@ export async function createAudit(
     const appId = app!.id
     const [row] = await tx<AuditRaw[]>`
       INSERT INTO audits (id, account_id, app_id, url, options, charged_from, auth_sealed, authenticated)
-      VALUES (${credentials?.auditId ?? newId('aud')}, ${accountId}, ${appId}, ${url}, ${tx.json(options as never)}, ${source},
-        ${credentials?.sealed ?? null}, ${credentials !== undefined})
+      VALUES (${chosen?.auditId ?? newId('aud')}, ${accountId}, ${appId}, ${url}, ${tx.json(options as never)}, ${source},
+        ${chosen?.sealed ?? null}, ${chosen?.sealed !== undefined})
       RETURNING *`
     await debitAudit(tx, accountId, row!.id, source)
     return toAudit(row!)

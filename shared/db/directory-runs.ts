@@ -162,22 +162,28 @@ export async function releaseDirectoryRun(sql: Sql, runId: string, worker: strin
   return r.count > 0
 }
 
-/** Records an item's progress; only while it is unsettled, so a late write never reopens a settled item. */
-export async function updateDirectoryRunItem(
+/**
+ * Moves an item on from the state it is expected to be in, and only from it (false otherwise): pending ->
+ * dispatched (with its scan's or audit's id), dispatched -> pending (a start that must wait), pending or
+ * dispatched -> done or failed. A settled item is never reopened, and two drivers never both dispatch one.
+ */
+export async function moveDirectoryRunItem(
   sql: Sql,
   runId: string,
   position: number,
+  from: ItemStatus,
   change: { status: ItemStatus; scanId?: string; auditId?: string; error?: { code: string; message: string }; outcome?: ItemOutcome },
 ): Promise<boolean> {
+  const clearIds = change.status === 'pending'
   const r = await sql`
     UPDATE directory_run_items SET
       status = ${change.status},
-      scan_id = COALESCE(${change.scanId ?? null}, scan_id),
-      audit_id = COALESCE(${change.auditId ?? null}, audit_id),
+      scan_id = CASE WHEN ${clearIds} THEN NULL ELSE COALESCE(${change.scanId ?? null}, scan_id) END,
+      audit_id = CASE WHEN ${clearIds} THEN NULL ELSE COALESCE(${change.auditId ?? null}, audit_id) END,
       error = ${change.error ? sql.json(change.error as never) : null},
       outcome = ${change.outcome ? sql.json(change.outcome as never) : null},
       updated_at = now()
-    WHERE run_id = ${runId} AND position = ${position} AND status IN ('pending', 'dispatched')`
+    WHERE run_id = ${runId} AND position = ${position} AND status = ${from}`
   return r.count > 0
 }
 

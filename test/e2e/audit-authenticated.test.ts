@@ -100,7 +100,7 @@ describe('audit_authenticated', () => {
     expect(done.result.session).toEqual({ authenticated: true, lost: false, lostAt: null })
     expect(done.result.stoppedBy).toBe('done')
     // The pages behind the login were crawled with the session, and no logout link was followed.
-    const appPages = app.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/app/'))
+    const appPages = app.requests.filter((r) => r.method === 'GET' && /^\/app\/\d+$/.test(r.path))
     expect(new Set(appPages.map((r) => r.path)).size).toBe(4)
     expect(appPages.every((r) => r.authed)).toBe(true)
     expect(app.requests.some((r) => r.path.startsWith('/logout') || r.path.startsWith('/account/sign-out'))).toBe(false)
@@ -131,7 +131,7 @@ describe('audit_authenticated', () => {
     const byHeader = await call(c, 'audit_authenticated', {
       url: app.url,
       headers: { Authorization: `Bearer ${app.bearer}` },
-      options: { maxPages: 3, maxDepth: 1 },
+      options: { maxPages: 8, maxDepth: 1 },
     })
     const headerDone = await finished(c, byHeader.auditId)
     expect(headerDone.status).toBe('completed')
@@ -143,6 +143,8 @@ describe('audit_authenticated', () => {
     expect(crawled.items.map((p: { url: string }) => p.url)).toContain(app.url)
     expect(crawled.items.every((p: { finalUrl?: string; url: string }) => !(p.finalUrl ?? p.url).includes('/login'))).toBe(true)
     expect(app.thirdPartyRequests.every((r) => r.authorization === null && r.cookie === null)).toBe(true)
+    // Including the page a link of the app redirected to: the header did not follow the redirect there.
+    expect(app.thirdPartyRequests.some((r) => r.path === '/landing')).toBe(true)
   }, 200_000)
 
   test('a session that ends mid-crawl stops the crawl and says where', async () => {

@@ -23,6 +23,7 @@ async function modelFor(apiVersion: string, kind: string): Promise<(new (o: unkn
     'policy/v1': () => import('kubernetes-models/policy/v1'),
     'networking.k8s.io/v1': () => import('kubernetes-models/networking.k8s.io/v1'),
     'rbac.authorization.k8s.io/v1': () => import('kubernetes-models/rbac.authorization.k8s.io/v1'),
+    'admissionregistration.k8s.io/v1': () => import('kubernetes-models/admissionregistration.k8s.io/v1'),
     'keda.sh/v1alpha1': () => import('@kubernetes-models/keda/keda.sh/v1alpha1'),
     'gateway.networking.k8s.io/v1': () => import('@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1'),
   }
@@ -77,7 +78,9 @@ describe.each(overlays)('k8s overlay %s', (overlay) => {
     ])
       expect(kinds).toContain(k)
     const ns = overlay === 'prod' ? 'appaudit' : 'appaudit-dev'
-    expect(docs.every((d) => d.metadata.namespace === ns)).toBe(true)
+    // Namespaced kinds in the overlay's namespace; the admission policy and its binding are cluster-wide.
+    const clusterWide = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
+    expect(docs.every((d) => (clusterWide.has(d.kind) ? d.metadata.namespace === undefined : d.metadata.namespace === ns))).toBe(true)
     expect(find(docs, 'RoleBinding', 'appaudit-crawler-pod-cost').subjects[0].namespace).toBe(ns)
   })
 
@@ -177,8 +180,17 @@ describe.each(overlays)('k8s overlay %s', (overlay) => {
       ['redis-streams', 'appaudit:jobs:audit', 'workers', true],
       ['redis-streams', 'appaudit:jobs:scan', 'workers', true],
     ])
-    // The crawler may only patch pods (its deletion cost); nothing else of the cluster.
+    // The crawler may only patch pods (its deletion cost); nothing else of the cluster. The admission
+    // policy narrows that to its own pod and that one annotation.
     expect(find(docs, 'Role', 'appaudit-crawler-pod-cost').rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['patch'] }])
+    const vap = find(docs, 'ValidatingAdmissionPolicy', 'appaudit-crawler-pod-cost').spec
+    expect(vap.matchConditions[0].expression).toContain(':appaudit-crawler')
+    expect(vap.validations.map((v: { message: string }) => v.message)).toEqual([
+      'a crawler may change its own pod only',
+      "a crawler may not change a pod's spec or labels",
+      'a crawler may change only the pod-deletion-cost annotation',
+    ])
+    expect(find(docs, 'ValidatingAdmissionPolicyBinding', 'appaudit-crawler-pod-cost').spec.validationActions).toEqual(['Deny'])
   })
 
   test('network policies: deny by default; crawlers reach DNS, the datastores and the public internet only', () => {

@@ -55,7 +55,8 @@ describe('an api process', () => {
       'not ready without Redis',
     )
     expect(down.body.checks.database).toBe('ok')
-    expect(down.body.checks.redis).not.toBe('ok')
+    // Failed, never why (an error can name internal hosts): that goes to the log.
+    expect(down.body.checks.redis).toBe('failed')
     expect((await get(port, '/healthz')).status).toBe(200)
 
     await relay.restore()

@@ -140,5 +140,9 @@ describe('links and redirects of a session', () => {
     expect(sentToLogin('https://a.test/app/1', 'https://id.example.com/auth/realms/x')).toBe(true)
     expect(sentToLogin('https://a.test/app/1', 'https://a.test/blog/author')).toBe(false)
     expect(sentToLogin('https://a.test/login', 'https://a.test/login')).toBe(false)
+    // Ordinary redirects of pages that merely mention a login are not a lost session.
+    expect(sentToLogin('https://a.test/docs/auth', 'https://a.test/docs/auth/')).toBe(false)
+    expect(sentToLogin('https://a.test/docs/auth/intro', 'https://a.test/docs/auth/overview')).toBe(false)
+    expect(sentToLogin('https://a.test/app/1', 'https://a.test/signin/', 'https://a.test/signin')).toBe(true)
   })
 })
