@@ -112,6 +112,19 @@ describe.each(impls)('viewer tokens (%s store)', (name, make) => {
   })
 })
 
+/** A client's text frame (RFC 6455: FIN, opcode 1, masked), for a short payload. */
+function maskedText(text: string): Uint8Array {
+  const payload = Buffer.from(text)
+  if (payload.length > 125) throw new Error('short payloads only')
+  const mask = randomBytes(4)
+  const out = Buffer.alloc(2 + 4 + payload.length)
+  out[0] = 0x81
+  out[1] = 0x80 | payload.length
+  mask.copy(out, 2)
+  for (let i = 0; i < payload.length; i++) out[6 + i] = payload[i]! ^ mask[i % 4]!
+  return out
+}
+
 /** A WebSocket client that records what happens; Bun's client can set Origin. */
 function openSocket(url: string, origin: string | null) {
   const ws = new WebSocket(url, origin ? ({ headers: { origin } } as unknown as string[]) : undefined)
@@ -263,6 +276,45 @@ describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mo
     expect((await within(s.closed, 5_000)).code).toBe(1009)
     await unsub()
   })
+
+  test('a viewer on a slow link has frames dropped, and the crawl is asked for lighter frames', async () => {
+    const a = auditId()
+    const token = await createViewerToken(infra().kv, a, 60)
+    const controls: string[] = []
+    const unsub = await infra().pubsub.subscribe(viewerChannels.control(a), (m) => controls.push(m))
+    // A viewer that never reads: a WebSocket spoken by hand on a TCP socket that is paused after the token.
+    const { host, port } = new URL(svc.url)
+    let opened = false
+    const socket = await Bun.connect({
+      hostname: host.split(':')[0]!,
+      port: Number(port),
+      socket: {
+        data(sock, data) {
+          if (!opened && Buffer.from(data).toString('latin1').startsWith('HTTP/1.1 101')) {
+            opened = true
+            sock.write(maskedText(token))
+            // From now on the client reads nothing: what the server sends piles up.
+            sock.pause()
+          }
+        },
+      },
+    })
+    socket.write(
+      `GET /viewer/${a}/ws HTTP/1.1\r\nHost: ${host}\r\nOrigin: ${svc.url}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`,
+    )
+    await until(() => opened, 5_000, 'the upgrade')
+    await until(async () => (await infra().kv.get(viewerKeys.watching(a))) === '1', 5_000, 'the viewer admitted')
+    // Frames of 200 KB, far more than the socket and the server's buffer take.
+    const frame = JSON.stringify({ type: 'frame', url: 'http://site/', data: 'A'.repeat(200_000), ts: 1, lane: 0, lanes: 1, seq: 1 })
+    for (let i = 0; i < 200 && !controls.includes('quality:low'); i++) {
+      await infra().pubsub.publish(viewerChannels.frames(a), frame)
+      await Bun.sleep(10)
+    }
+    await until(() => controls.includes('quality:low'), 10_000, 'the request for lighter frames')
+    socket.end()
+    await unsub()
+  }, 30_000)
 
   test('the watching mark goes away with the last viewer', async () => {
     const a = auditId()
