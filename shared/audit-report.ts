@@ -319,3 +319,49 @@ export function buildAuditResult(
     finishedAt: meta.finishedAt,
   }
 }
+
+/** How many findings and third parties an audit's stored summary keeps whole (get_audit shows fewer). */
+export const SUMMARY_TOP = 10
+
+/** What get_audit's default answer needs of a completed result, small enough to read at once (migration 016). */
+export interface StoredAuditSummary {
+  head: Record<string, unknown>
+  severities: string[]
+  statuses: string[]
+  top: Array<Record<string, unknown>>
+  topThird: Array<Record<string, unknown>>
+  totals: { findings: number; pages: number; checks: number; thirdParties: number }
+}
+
+/** How many of a top finding's pages a summary keeps (get_audit shows two as examples). */
+const SUMMARY_PAGES = 2
+
+/** A top finding as a summary keeps it: what get_audit shows of it, its pages cut to a few examples. */
+export function summaryFinding(f: Record<string, unknown>): Record<string, unknown> {
+  const pick = ['fingerprint', 'checkId', 'title', 'category', 'severity', 'status', 'impact', 'summary', 'pageCount', 'subject']
+  const out: Record<string, unknown> = {}
+  for (const k of pick) if (k in f) out[k] = f[k]
+  if (Array.isArray(f.pages)) out.pages = f.pages.slice(0, SUMMARY_PAGES)
+  return out
+}
+
+/** A third-party host as a summary keeps it: the host and how many pages used it. */
+export const summaryThirdParty = (t: Record<string, unknown>) => ({ subject: t.subject, pageCount: t.pageCount })
+
+export function summaryOf(result: Record<string, unknown>): StoredAuditSummary {
+  const { pages, findings, checks, siteChecks: _siteChecks, thirdParties, ...head } = result
+  const list = (v: unknown) => (Array.isArray(v) ? (v as Array<Record<string, unknown>>) : [])
+  return {
+    head,
+    severities: list(findings).map((f) => String(f.severity)),
+    statuses: list(findings).map((f) => String(f.status)),
+    top: list(findings).slice(0, SUMMARY_TOP).map(summaryFinding),
+    topThird: list(thirdParties).slice(0, SUMMARY_TOP).map(summaryThirdParty),
+    totals: {
+      findings: list(findings).length,
+      pages: list(pages).length,
+      checks: list(checks).length,
+      thirdParties: list(thirdParties).length,
+    },
+  }
+}

@@ -3,6 +3,7 @@
 // for (jsonpath slices and key filters) and only that crosses the wire and gets parsed.
 import { type AuditRaw, type AuditRow, toAudit } from './audits.ts'
 import type { Sql } from './index.ts'
+import { SUMMARY_TOP, type StoredAuditSummary, summaryFinding, summaryThirdParty } from '../audit-report.ts'
 
 /** The lists of a result that are read a slice at a time. */
 export type ResultList = 'findings' | 'pages' | 'checks' | 'thirdParties'
@@ -36,16 +37,34 @@ export interface AuditSummaryParts {
   /** Severity and status of every finding, in the result's order (highest impact first). */
   findingSeverities: string[]
   findingStatuses: string[]
-  /** The first `top` findings, whole. */
+  /** The first `top` findings, as a summary keeps them (summaryFinding: what get_audit shows, a few example pages). */
   topFindings: Array<Record<string, unknown>>
-  /** The first `top` third-party hosts (most pages first), whole. */
+  /** The first `top` third-party hosts (most pages first): host and page count. */
   topThirdParties: Array<Record<string, unknown>>
   /** How many items each list holds. */
   totals: Record<ResultList, number>
 }
 
-/** What get_audit's summary needs, in one statement; null when the audit is not this account's. */
+/**
+ * What get_audit's summary needs; null when the audit is not this account's. A completed audit's summary was
+ * stored when it completed (a few KB, migration 016); one completed before that is cut out of its result.
+ */
 export async function readAuditSummary(sql: Sql, accountId: string, auditId: string, top: number): Promise<AuditSummaryParts | null> {
+  const [stored] = await sql<Array<Raw & { summary: StoredAuditSummary | null }>>`
+    SELECT ${sql.unsafe(ROW_COLUMNS)}, summary FROM audits WHERE id = ${auditId} AND account_id = ${accountId}`
+  if (!stored) return null
+  const s = stored.summary
+  if (s && top <= SUMMARY_TOP) {
+    return {
+      row: toRow(stored),
+      head: s.head,
+      findingSeverities: s.severities,
+      findingStatuses: s.statuses,
+      topFindings: top > 0 ? s.top.slice(0, top) : [],
+      topThirdParties: top > 0 ? s.topThird.slice(0, top) : [],
+      totals: s.totals,
+    }
+  }
   const [r] = await sql<
     Array<
       Raw & {
@@ -77,8 +96,8 @@ export async function readAuditSummary(sql: Sql, accountId: string, auditId: str
     head: r.head,
     findingSeverities: severities,
     findingStatuses: r.statuses ?? [],
-    topFindings: top > 0 ? (r.top ?? []) : [],
-    topThirdParties: top > 0 ? (r.top_third ?? []) : [],
+    topFindings: top > 0 ? (r.top ?? []).map(summaryFinding) : [],
+    topThirdParties: top > 0 ? (r.top_third ?? []).map(summaryThirdParty) : [],
     totals: { findings: severities.length, pages: r.pages_total ?? 0, checks: r.checks_total ?? 0, thirdParties: r.third_total ?? 0 },
   }
 }

@@ -4,6 +4,7 @@
 import { AppError } from '../errors.ts'
 import { newId } from '../ids.ts'
 import type { Sql } from './index.ts'
+import { summaryOf } from '../audit-report.ts'
 import { debitAudit, refundAuditIn, refuseUnaffordableAudit, reserveAudit, type ChargeSource, type Tx } from './ledger.ts'
 import type { CrawledPage } from '../audit-page.ts'
 import type { CheckResult } from '../report-schema.ts'
@@ -293,8 +294,11 @@ export async function updateAuditProgress(sql: Sql, auditId: string, worker: str
 
 /** Stores the result, only while `worker` holds the audit. */
 export async function completeAudit(sql: Sql, auditId: string, worker: string, result: unknown, p: AuditProgress): Promise<boolean> {
+  // The summary get_audit answers with, computed once here rather than cut out of the result at every read.
+  const summary = summaryOf(result as Record<string, unknown>)
   const r = await sql`
-    UPDATE audits SET status = 'completed', result = ${sql.json(result as never)}, error = NULL, finished_at = now(),
+    UPDATE audits SET status = 'completed', result = ${sql.json(result as never)}, summary = ${sql.json(summary as never)},
+      error = NULL, finished_at = now(),
       lease_until = NULL, current_url = NULL, pages_discovered = ${p.pagesDiscovered}, pages_scanned = ${p.pagesScanned},
       pages_failed = ${p.pagesFailed}
     WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`

@@ -9,6 +9,7 @@ import { createAccount, createApiKey } from '../../shared/db/accounts.ts'
 import { createAudit } from '../../shared/db/audits.ts'
 import { weakSite, type Site } from '../fixtures/sites.ts'
 import { generateAuditPages, storeCompletedAudit } from '../fixtures/large-audit.ts'
+import { readAuditSummary } from '../../shared/db/audit-results.ts'
 import { connectClient, errorOf, ok } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 
@@ -106,6 +107,24 @@ describe('get_audit on a completed 500-page audit', () => {
     expect(a.more.findings).toEqual({ total: r.findings.length, arguments: { auditId: big.auditId, section: 'findings' } })
     expect(a.more.pages).toEqual({ total: 500, arguments: { auditId: big.auditId, section: 'pages' } })
     expect(a.more.checks).toEqual({ total: r.checks.length, arguments: { auditId: big.auditId, section: 'checks' } })
+  })
+
+  test('the summary stored at completion is what cutting it out of the result gives (audits completed before it)', async () => {
+    const sql = svc.running.services.db.sql
+    const [row] = await sql<{ summary: unknown }[]>`SELECT summary FROM audits WHERE id = ${big.auditId}`
+    expect(row!.summary).not.toBeNull()
+    expect(bytes(row!.summary)).toBeLessThan(64 * 1024)
+    const stored = await readAuditSummary(sql, accountId, big.auditId, 10)
+    await sql`UPDATE audits SET summary = NULL WHERE id = ${big.auditId}`
+    try {
+      expect(await readAuditSummary(sql, accountId, big.auditId, 10)).toEqual(stored)
+    } finally {
+      await sql`UPDATE audits SET summary = ${sql.json(row!.summary as never)} WHERE id = ${big.auditId}`
+    }
+    expect(await readAuditSummary(sql, accountId, big.auditId, 10)).toEqual(stored)
+    // More top findings than the stored summary keeps: those are read from the result.
+    const more = await readAuditSummary(sql, accountId, big.auditId, 12)
+    expect(more!.topFindings.map((f) => f.fingerprint)).toEqual(big.result.findings.slice(0, 12).map((f) => f.fingerprint))
   })
 
   test('findings page to the end: every merged finding once, whole, in impact order', async () => {
