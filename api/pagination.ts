@@ -52,3 +52,7 @@ export function fitting<T>(items: readonly T[], budget: number): T[] {
   }
   return out
 }
+
+/** The cursor of the page after one that showed `shown` items from `offset` of `total`; null on the last page. */
+export const nextCursor = (scope: string, offset: number, shown: number, total: number) =>
+  offset + shown < total && shown > 0 ? encodeOffset(scope, offset + shown) : null

@@ -5,7 +5,7 @@
 import { SEVERITY_RANK } from '../../shared/checks/ranking.ts'
 import type { Severity } from '../../shared/checks/types.ts'
 import type { AuditSlice, AuditSummaryParts, ResultList } from '../../shared/db/audit-results.ts'
-import { encodeOffset, fitting, jsonBytes } from '../pagination.ts'
+import { fitting, nextCursor } from '../pagination.ts'
 
 export const SECTIONS = ['findings', 'pages', 'checks', 'thirdParties'] as const satisfies readonly ResultList[]
 export type Section = (typeof SECTIONS)[number]
@@ -76,15 +76,7 @@ export function summaryAnswer(view: Record<string, unknown>, parts: AuditSummary
   const { row, head } = parts
   if (row.status !== 'completed' || !head) return view
   const { auditId: _id, url: _url, ...rest } = head
-  const top: ReturnType<typeof topFinding>[] = []
-  let used = 2
-  for (const f of parts.topFindings.slice(0, TOP_FINDINGS)) {
-    const item = topFinding(f)
-    const size = jsonBytes(item) + 1
-    if (used + size > TOP_FINDINGS_BYTES) break
-    top.push(item)
-    used += size
-  }
+  const top = fitting(parts.topFindings.slice(0, TOP_FINDINGS).map(topFinding), TOP_FINDINGS_BYTES)
   return {
     ...view,
     result: {
@@ -136,7 +128,6 @@ export function sectionAnswer(slice: AuditSlice, section: Section, offset: numbe
   const site = new Map((slice.siteChecks ?? []).map((c) => [c.id, c]))
   const shaped = slice.items.map((item) => (section === 'pages' ? pageItem(item) : section === 'checks' ? checkItem(item, site) : item))
   const items = fitting(shaped, ITEMS_BYTES)
-  const end = offset + items.length
   return {
     auditId: row.id,
     url: row.url,
@@ -147,6 +138,6 @@ export function sectionAnswer(slice: AuditSlice, section: Section, offset: numbe
     total: slice.total,
     offset,
     items,
-    nextCursor: end < slice.total && items.length > 0 ? encodeOffset(sectionScope(row.id, section), end) : null,
+    nextCursor: nextCursor(sectionScope(row.id, section), offset, items.length, slice.total),
   }
 }

@@ -10,8 +10,7 @@
 import { hostname } from 'node:os'
 import type { Config } from '../../shared/config.ts'
 import { getAccount, type Principal } from '../../shared/db/accounts.ts'
-import { readAuditSummary } from '../../shared/db/audit-results.ts'
-import { getAuditById } from '../../shared/db/audits.ts'
+import { readAuditRow, readAuditSummary } from '../../shared/db/audit-results.ts'
 import {
   claimDirectoryRun,
   type DirectoryRunItem,
@@ -358,7 +357,8 @@ export class DirectoryRunService {
       return { status: 'done', outcome: outcome(report.score, report.grade, report.advice ?? []) }
     }
     if (item.auditId) {
-      const audit = await getAuditById(sql, item.auditId)
+      // Its state only: the result (megabytes for a large audit) is never read here, its stored summary is.
+      const audit = await readAuditRow(sql, run.accountId, item.auditId)
       // Its id is recorded before it starts: none means its driver stopped in between (nothing was charged).
       if (!audit)
         return { status: 'failed', error: { code: 'audit_failed', message: 'The audit was not started: its run was interrupted first' } }

@@ -54,6 +54,32 @@ function verification(check: ReportCheck, target: FixTarget, report: Report, sca
   }
 }
 
+/**
+ * A finding merged across an audit's pages, in the shape of a report's check: what the brief writer reads.
+ * The one conversion, for get_fix_brief and the report pages.
+ */
+export function findingAsCheck(f: {
+  checkId: unknown
+  title: unknown
+  category: unknown
+  severity: unknown
+  status: unknown
+  summary: unknown
+  evidence?: unknown
+  advice?: unknown
+}): ReportCheck {
+  return {
+    id: f.checkId,
+    title: f.title,
+    category: f.category,
+    severity: f.severity,
+    status: f.status,
+    summary: f.summary,
+    evidence: (f.evidence ?? {}) as Record<string, unknown>,
+    advice: f.advice ?? '',
+  } as ReportCheck
+}
+
 export function brief(check: ReportCheck, platform: Platform, report: Report, scanUrl: string) {
   const meta = getCheck(check.id)
   const target: FixTarget = meta?.fixTarget ?? { kind: 'other' }

@@ -10,7 +10,7 @@ import { detectFromSignals, signalsFromReport, type Platform, type PlatformDetec
 import type { Report, ReportCheck } from '../../shared/report-schema.ts'
 import type { CheckCatalog } from '../checks/service.ts'
 import { completedAuditFindings } from '../audits/service.ts'
-import { brief } from './fix-brief.ts'
+import { brief, findingAsCheck } from './fix-brief.ts'
 
 /** A completed scan of this account and its report; any other state is an error that names the state. */
 export async function completedScan(db: Database, principal: Principal, scanId: string): Promise<{ scan: ScanRow; report: Report }> {
@@ -70,19 +70,6 @@ export interface AuditFixBriefInput {
 /** How many pages of a check's findings an audit's brief names as examples. */
 const EXAMPLE_PAGES = 3
 
-/** A merged audit finding in the shape of a report's check, for the brief writer. */
-const asCheck = (f: Record<string, unknown>): ReportCheck =>
-  ({
-    id: f.checkId,
-    title: f.title,
-    category: f.category,
-    severity: f.severity,
-    status: f.status,
-    summary: f.summary,
-    evidence: (f.evidence ?? {}) as Record<string, unknown>,
-    advice: f.advice,
-  }) as ReportCheck
-
 export class FindingsService {
   constructor(private deps: { db: Database; checks: CheckCatalog }) {}
 
@@ -133,7 +120,7 @@ export class FindingsService {
     const items = [...byCheck.values()].map((group) => {
       const pages = [...new Set(group.flatMap((f) => (Array.isArray(f.pages) ? (f.pages as string[]) : [])))]
       return {
-        ...brief(asCheck(group[0]!), platform, reportLike, url),
+        ...brief(findingAsCheck(group[0]! as Parameters<typeof findingAsCheck>[0]), platform, reportLike, url),
         findings: group.length,
         pageCount: group.reduce((n, f) => n + (typeof f.pageCount === 'number' ? f.pageCount : 0), 0),
         examplePages: pages.slice(0, EXAMPLE_PAGES),

@@ -10,7 +10,7 @@ import { getScan } from '../../shared/db/scans.ts'
 import { findShare, findShareOf, type ShareKind } from '../../shared/db/shares.ts'
 import { redactUrlCredentials } from '../../shared/checks/util/redact.ts'
 import type { Report, ReportCheck } from '../../shared/report-schema.ts'
-import { brief } from '../findings/fix-brief.ts'
+import { brief, findingAsCheck } from '../findings/fix-brief.ts'
 import { modelOfAudit, modelOfScan, type ModelFinding, type ReportModel } from '../reports/model.ts'
 
 export interface FixView {
@@ -79,20 +79,8 @@ function safeModel(m: ReportModel): ReportModel {
 }
 
 /** The fix brief of one finding, for the model's platform; the verification names the page it was seen on. */
-/** A merged finding in the shape of a report's check, for the brief writer. */
-const checkOf = (f: ModelFinding, advice: string): ReportCheck => ({
-  id: f.checkId,
-  title: f.title,
-  category: f.category,
-  severity: f.severity,
-  status: f.status,
-  summary: f.summary,
-  evidence: f.evidence,
-  advice,
-})
-
 function fixOf(f: ModelFinding, check: ReportCheck | undefined, model: ReportModel): FixView {
-  const asCheck: ReportCheck = check ?? checkOf(f, '')
+  const asCheck: ReportCheck = check ?? findingAsCheck(f)
   const page = f.pages[0] ?? model.finalUrl
   try {
     const b = brief(asCheck, model.platform, { finalUrl: page } as Report, page)
@@ -172,7 +160,7 @@ export class ReportPages {
       fixOf: (i) => {
         const f = raw?.findings[i]
         if (!raw || !f) return undefined
-        return fixOf(f, checkOf(f, advice.get(f.fingerprint) ?? ''), raw)
+        return fixOf(f, findingAsCheck({ ...f, advice: advice.get(f.fingerprint) ?? '' }), raw)
       },
       pages: (result?.pages ?? []).map((p) => ({ ...p, url: redactUrlCredentials(p.url), finalUrl: redactUrlCredentials(p.finalUrl) })),
       stoppedBy: result?.stoppedBy ?? null,

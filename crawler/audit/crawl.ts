@@ -276,10 +276,14 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
             if (auth && v && sentToLogin(entry.url, v.finalUrl, auth.credentials.login?.url)) {
               // The session is gone: every page from here would be the login page. Stop, and say where.
               if (entry.depth === 0 && !opts.resume?.length) {
-                throw new AppError(
-                  'login_failed',
-                  `The start page sent the crawler to a login page (${new URL(v.finalUrl).pathname}): the credentials did not log in.`,
+                // The crawl ends, and crawlSite rejects with this: the audit fails as the target's (refunded).
+                run.hookFailed(
+                  new AppError(
+                    'login_failed',
+                    `The start page sent the crawler to a login page (${new URL(v.finalUrl).pathname}): the credentials did not log in.`,
+                  ),
                 )
+                return
               }
               run.sessionLostAt ??= entry.url
               log.warn('session lost; stopping the crawl', { url: scrub(entry.url) })
@@ -327,10 +331,6 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
           } catch (e) {
             // Our side failed (browser gone, context refused): the page is reported failed and the lane
             // goes on with a fresh context.
-            if (e instanceof AppError && e.code === 'login_failed') {
-              run.hookFailed(e)
-              return
-            }
             const error = scrub((e as Error).message.split('\n')[0] ?? 'page task failed')
             log.warn('page task failed', { url: entry.url, error })
             await lane.dropContext()

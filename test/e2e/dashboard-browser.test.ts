@@ -2,13 +2,12 @@
 // and cannot be framed; the settings page creates a key shown once with a copy button and revokes an
 // agent; the apps page follows a running scan live.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { CHROMIUM_ARGS } from '../../crawler/browser.ts'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { createAudit } from '../../shared/db/audits.ts'
 import { completeScan, createScan } from '../../shared/db/scans.ts'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
 import { authorizeUrl, exchangeCode, obtainCode, pkcePair, registerClient } from '../harness/oauth.ts'
-import { type CookieJar, DEV_PASSWORD, DEV_USER, signIn, startSignInService, type SignInService } from '../harness/signin.ts'
+import { browserSignedIn, type CookieJar, signIn, startSignInService, type SignInService } from '../harness/signin.ts'
 
 let svc: SignInService
 let browser: Browser
@@ -26,15 +25,8 @@ beforeAll(async () => {
         headers: { 'content-type': 'text/html' },
       }),
   })
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
-  context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
-  page = await context.newPage()
   // Sign in once, as a person: the provider's login form, then back to the dashboard.
-  await page.goto(`${svc.baseUrl}/dashboard`)
-  await page.fill('#login', DEV_USER)
-  await page.fill('#password', DEV_PASSWORD)
-  await page.click('#sign-in')
-  await page.waitForURL(`${svc.baseUrl}/dashboard`)
+  ;({ browser, context, page } = await browserSignedIn(svc))
 }, 30_000)
 afterAll(async () => {
   await browser?.close()

@@ -3,15 +3,13 @@
 // (which follows the scan and shows the report when it is done), finds it again from the dashboard's link,
 // shares it, and a visitor with no session opens the public page and sees the score badge as an image.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { CHROMIUM_ARGS } from '../../crawler/browser.ts'
+import type { Browser, Page } from 'playwright-core'
 import { weakSite, type Site } from '../fixtures/sites.ts'
-import { DEV_PASSWORD, DEV_USER, startSignInService, type SignInService } from '../harness/signin.ts'
+import { browserSignedIn, startSignInService, type SignInService } from '../harness/signin.ts'
 
 let svc: SignInService
 let site: Site
 let browser: Browser
-let context: BrowserContext
 let page: Page
 
 beforeAll(async () => {
@@ -24,14 +22,8 @@ beforeAll(async () => {
     NAV_TIMEOUT_MS: '20000',
     SCAN_TIMEOUT_MS: '90000',
   })
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, timeout: 30_000 })
-  context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
-  page = await context.newPage()
-  await page.goto(`${svc.baseUrl}/dashboard`)
-  await page.fill('#login', DEV_USER)
-  await page.fill('#password', DEV_PASSWORD)
-  await page.click('#sign-in')
-  await page.waitForURL(`${svc.baseUrl}/dashboard`)
+  // Sign in once, as a person: the provider's login form, then back to the dashboard.
+  ;({ browser, page } = await browserSignedIn(svc))
 }, 60_000)
 
 afterAll(async () => {

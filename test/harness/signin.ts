@@ -2,6 +2,8 @@
 // real local OpenID provider (oidc-provider) exactly as production points at its own, plus a small
 // cookie-keeping client that signs in through that provider over plain HTTP.
 import { createServer } from 'node:net'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
 import { startLocalIdp, type LocalIdp } from '../../api/signin/local-idp.ts'
 import { createSession, upsertUser } from '../../shared/db/users.ts'
 import { startService, type Mode, type TestService } from './service.ts'
@@ -163,4 +165,20 @@ export async function signIn(svc: SignInService, returnTo = '/dashboard'): Promi
   })
   if (!url.startsWith(svc.baseUrl + returnTo)) throw new Error(`sign-in ended at ${url}`)
   return jar
+}
+
+/**
+ * A real Chromium with a person signed in to the dashboard: the provider's login form as the development
+ * user, then back on /dashboard. The caller closes the browser.
+ */
+export async function browserSignedIn(svc: SignInService): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
+  const browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
+  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } })
+  const page = await context.newPage()
+  await page.goto(`${svc.baseUrl}/dashboard`)
+  await page.fill('#login', DEV_USER)
+  await page.fill('#password', DEV_PASSWORD)
+  await page.click('#sign-in')
+  await page.waitForURL(`${svc.baseUrl}/dashboard`)
+  return { browser, context, page }
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { encodeOffset, fitting, offsetOf } from '../../pagination.ts'
+import { encodeOffset, fitting, nextCursor, offsetOf } from '../../pagination.ts'
 import { AppError } from '../../../shared/errors.ts'
 import { CategorySchema, CheckStatusSchema, SeveritySchema } from '../../../shared/report-schema.ts'
 import { penaltyOf } from '../../../shared/scoring.ts'
@@ -65,19 +65,18 @@ export const getFindings = defineTool({
     const severity = nonEmpty(input.severity)
     const category = nonEmpty(input.category)
     const limit = input.limit ?? DEFAULT_LIMIT
+    /** A check or merged finding the filters keep (a list matches any of its values). */
+    const matches = (f: { status?: unknown; severity?: unknown; category?: unknown }) =>
+      (status as readonly unknown[]).includes(f.status) &&
+      (!severity || (severity as readonly unknown[]).includes(f.severity)) &&
+      (!category || (category as readonly unknown[]).includes(f.category))
     if ('auditId' in target) {
       const { auditId } = target
       // The scope is not the scan's bare id: an audit's cursor never reads a scan's list, nor get_audit's.
       const offset = offsetOf(`get_findings:${auditId}`, input.cursor, `get_findings for audit ${auditId}`)
       const { audit, head, findings } = await ctx.services.findings.auditFindings(ctx.principal, auditId)
-      const matching = findings.filter(
-        (f) =>
-          (status as readonly unknown[]).includes(f.status) &&
-          (!severity || (severity as readonly unknown[]).includes(f.severity)) &&
-          (!category || (category as readonly unknown[]).includes(f.category)),
-      )
+      const matching = findings.filter(matches)
       const items = fitting(matching.slice(offset, offset + limit), AUDIT_ITEMS_BYTES)
-      const end = offset + items.length
       return {
         auditId: audit.id,
         url: audit.url,
@@ -86,19 +85,12 @@ export const getFindings = defineTool({
         filter: { status, severity: severity ?? null, category: category ?? null },
         total: matching.length,
         items,
-        nextCursor: end < matching.length && items.length > 0 ? encodeOffset(`get_findings:${auditId}`, end) : null,
+        nextCursor: nextCursor(`get_findings:${auditId}`, offset, items.length, matching.length),
       }
     }
     const offset = offsetOf(target.scanId, input.cursor, `get_findings for scan ${target.scanId}`)
     const { scan, report } = await ctx.services.findings.completedScan(ctx.principal, target.scanId)
-    const matching = ctx.services.findings
-      .byImpact(report)
-      .filter(
-        (c) =>
-          (status as readonly string[]).includes(c.status) &&
-          (!severity || severity.includes(c.severity)) &&
-          (!category || category.includes(c.category)),
-      )
+    const matching = ctx.services.findings.byImpact(report).filter(matches)
     const end = offset + limit
     return {
       scanId: scan.id,
