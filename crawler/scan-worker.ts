@@ -93,7 +93,7 @@ async function scanOnce(deps: WorkerDeps, scan: ScanRow, d: Delivery, log: Logge
   const { db, config } = deps
   const scanId = scan.id
   const started = performance.now()
-  const { artifacts, timings } = await gather(scan.url, {
+  const { artifacts, timings, probes } = await gather(scan.url, {
     policy: policyFromConfig(config),
     browser: deps.browser,
     navTimeoutMs: config.NAV_TIMEOUT_MS,
@@ -106,7 +106,7 @@ async function scanOnce(deps: WorkerDeps, scan: ScanRow, d: Delivery, log: Logge
   timings.checks = Math.round(performance.now() - tJudge)
   timings.total = Math.round(performance.now() - started)
   const report = buildReport(
-    { id: scanId, url: scan.url, finalUrl: artifacts.target.finalUrl, createdAt: scan.createdAt.toISOString(), timings },
+    { id: scanId, url: scan.url, finalUrl: artifacts.target.finalUrl, createdAt: scan.createdAt.toISOString(), timings, probes },
     results,
   )
   await completeScan(

@@ -84,6 +84,16 @@ export const ReportSchema = Type.Object({
   checks: Type.Array(ReportCheckSchema),
   advice: Type.Array(AdviceSchema, { description: 'Fail and warn only, highest impact first' }),
   timings: Type.Record(Type.String(), Type.Number(), { description: 'Milliseconds per phase' }),
+  probes: Type.Optional(
+    Type.Object(
+      {
+        budget: Type.Integer({ description: 'Requests a scan makes at most for probes (paths and source maps)' }),
+        sent: Type.Integer({ description: 'Probe requests this scan made' }),
+        concurrency: Type.Integer({ description: 'Probe requests in flight at once' }),
+      },
+      { description: 'The plain-HTTP probes of the site (exposed files, status pages), besides the page load' },
+    ),
+  ),
   createdAt: Type.String({ description: 'ISO 8601 date-time' }),
 })
 

@@ -15,6 +15,8 @@ export interface ReportMeta {
   createdAt: string
   /** Milliseconds per phase (gather, browser, checks, ...). */
   timings: Record<string, number>
+  /** The probe requests the scan made against its budget. */
+  probes?: Report['probes']
 }
 
 const isFinding = <T extends Pick<CheckResult, 'status'>>(r: T): r is T & { status: 'fail' | 'warn' } =>
@@ -55,6 +57,7 @@ export function buildReport(meta: ReportMeta, results: CheckResult[]): Report {
     checks: results.map((r) => ({ ...r, advice: adviceText(r) })),
     advice,
     timings: meta.timings,
+    ...(meta.probes ? { probes: meta.probes } : {}),
     createdAt: meta.createdAt,
   }
 }

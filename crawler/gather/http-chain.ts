@@ -49,6 +49,21 @@ export async function fetchOnce(
   return toArtifact(await fetchHop(proxy, url, hopOptions(timeoutMs, bodyLimit, extraHeaders)))
 }
 
+/** Bytes of a probe's answer kept as they came, for files that are not text (archives, .DS_Store, SQLite). */
+export const PROBE_HEAD_BYTES = 512
+
+/** fetchOnce, plus the first PROBE_HEAD_BYTES of the body in base64. */
+export async function fetchOnceWithHead(
+  url: string,
+  proxy: EgressProxy,
+  timeoutMs: number,
+  bodyLimit: number,
+): Promise<{ fetched: Fetched; head: string }> {
+  const hop = await fetchHop(proxy, url, hopOptions(timeoutMs, bodyLimit, {}))
+  const head = hop.ok && !hop.readError ? Buffer.from(hop.body.subarray(0, PROBE_HEAD_BYTES)).toString('base64') : ''
+  return { fetched: toArtifact(hop), head }
+}
+
 /** Follows redirects hop by hop; each hop is checked by the proxy again. */
 export async function followChain(
   startUrl: string,

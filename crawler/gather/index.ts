@@ -2,7 +2,7 @@
 // its own gatherer in this folder. Every connection goes through the scan's egress proxy, which refuses
 // blocked addresses. Checks judge the artifacts afterwards; nothing here decides pass or fail.
 import { mapLimit } from '../../shared/async.ts'
-import { PROBE_PATHS } from '../../shared/checks/probes.ts'
+import { PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probes.ts'
 import type { Artifacts } from '../../shared/checks/types.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy } from '../../shared/egress/proxy.ts'
@@ -28,6 +28,8 @@ export interface GatherOptions {
 export interface Gathered {
   artifacts: Artifacts
   timings: Record<string, number>
+  /** Probe requests made, against PROBE_BUDGET. */
+  probes: { budget: number; sent: number; concurrency: number }
 }
 
 export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathered> {
@@ -90,7 +92,8 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       performance: loaded.performance,
     }
     timings.gather = Math.round(performance.now() - t0)
-    return { artifacts, timings }
+    const sent = probeList.length + sourceMaps.length
+    return { artifacts, timings, probes: { budget: PROBE_BUDGET, sent, concurrency: GATHER_LIMITS.probeConcurrency } }
   } finally {
     await proxy.stop().catch(() => {})
   }

@@ -17,5 +17,5 @@ export const GATHER_LIMITS = {
   quietMs: 150,
   quietMaxMs: 1_000,
   /** Probes in flight at once against one origin: enough to be quick, few enough not to look like an attack. */
-  probeConcurrency: 6,
+  probeConcurrency: 8,
 }

@@ -1,14 +1,14 @@
 // Requests for files that should not be served (PROBE_PATHS), and the source maps the page's scripts point at.
 import type { BrowserRequest, ProbeResult, ScriptArtifact } from '../../shared/checks/types.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
-import { fetchOnce } from './http-chain.ts'
+import { fetchOnceWithHead } from './http-chain.ts'
 import { GATHER_LIMITS } from './limits.ts'
 
 export async function probe(origin: string, path: string, proxy: EgressProxy, timeoutMs: number): Promise<ProbeResult> {
   const url = origin + path
-  const got = await fetchOnce(url, proxy, timeoutMs, GATHER_LIMITS.probeBody)
+  const { fetched: got, head } = await fetchOnceWithHead(url, proxy, timeoutMs, GATHER_LIMITS.probeBody)
   if (!got.ok) return { path, url, status: 0, contentType: '', body: '', error: `${got.code}: ${got.reason}` }
-  return { path, url, status: got.res.status, contentType: got.res.contentType, body: got.res.body, error: null }
+  return { path, url, status: got.res.status, contentType: got.res.contentType, body: got.res.body, error: null, ...(head ? { head } : {}) }
 }
 
 /** Same-origin source map URLs the loaded scripts point at (comment or SourceMap header). */

@@ -1,5 +1,5 @@
 // Paths the gatherer fetches over plain HTTP once per scan; checks read them from artifacts.probes.
-// Every path costs one request per scan, so the list stays short (see PROBE_PATHS below). Checks refer to
+// Every path costs one request per scan, so the list stays within PROBE_BUDGET (below). Checks refer to
 // the named groups, never to repeated string literals.
 
 /** A path no real app serves: what the app answers for "anything". SPAs answer 200 with index.html. */
@@ -44,6 +44,70 @@ export const FRAMEWORK_CONFIG_PROBES = [
 /** Common static directories, fetched with a trailing slash to see whether the server lists them. */
 export const DIRECTORY_PROBES = ['/assets/', '/static/', '/uploads/'] as const
 
+/** Database dumps, site archives and backup copies of config files left in the web root. */
+export const BACKUP_PROBES = [
+  '/backup.sql',
+  '/dump.sql',
+  '/db.sql',
+  '/database.sql',
+  '/backup.zip',
+  '/backup.tar.gz',
+  '/site.tar.gz',
+  '/www.zip',
+  '/config.php.bak',
+  '/config.php~',
+  '/settings.py.bak',
+  '/web.config.bak',
+] as const
+
+/** The status and information pages of web servers and runtimes, and framework debug and profiler endpoints. */
+export const SERVER_INFO_PROBES = [
+  '/server-status',
+  '/server-info',
+  '/nginx_status',
+  '/phpinfo.php',
+  '/info.php',
+  '/console',
+  '/_profiler/',
+  '/telescope',
+  '/actuator/env',
+  '/rails/info/properties',
+  '/debug/pprof/',
+  '/elmah.axd',
+] as const
+
+/** What operating systems, editors and version control other than Git leave in a folder. */
+export const METADATA_PROBES = [
+  '/.DS_Store',
+  '/.svn/entries',
+  '/.svn/wc.db',
+  '/.hg/requires',
+  '/.hg/hgrc',
+  '/.bzr/branch-format',
+  '/.idea/workspace.xml',
+  '/.vscode/sftp.json',
+  '/.vscode/settings.json',
+  '/.index.php.swp',
+  '/.index.html.swp',
+] as const
+
+/** Container and CI definitions, cloud and cluster credentials, password files and private keys. */
+export const INFRA_PROBES = [
+  '/Dockerfile',
+  '/.gitlab-ci.yml',
+  '/.travis.yml',
+  '/.circleci/config.yml',
+  '/bitbucket-pipelines.yml',
+  '/Jenkinsfile',
+  '/.aws/credentials',
+  '/.docker/config.json',
+  '/.kube/config',
+  '/terraform.tfstate',
+  '/.htpasswd',
+  '/id_rsa',
+  '/.ssh/id_rsa',
+] as const
+
 export const PROBE_PATHS: readonly string[] = [
   BASELINE_PROBE,
   ...ENV_PROBES,
@@ -52,4 +116,14 @@ export const PROBE_PATHS: readonly string[] = [
   ...MANIFEST_PROBES,
   ...FRAMEWORK_CONFIG_PROBES,
   ...DIRECTORY_PROBES,
+  ...BACKUP_PROBES,
+  ...SERVER_INFO_PROBES,
+  ...METADATA_PROBES,
+  ...INFRA_PROBES,
 ]
+
+/**
+ * Requests one scan makes at most for probes: every path above once, plus the source maps the page's scripts
+ * name (GATHER_LIMITS.sourceMaps). Stated in the report; a test keeps PROBE_PATHS within it.
+ */
+export const PROBE_BUDGET = 80

@@ -4,7 +4,13 @@ import { accessibility } from './accessibility/accessibility.ts'
 import { debugErrorPage } from './exposure/debug-error-page.ts'
 import { directoryListing } from './exposure/directory-listing.ts'
 import { exposedAgentInstructions } from './exposure/exposed-agent-instructions.ts'
+import { exposedBackupFiles } from './exposure/exposed-backup-files.ts'
 import { exposedFrameworkConfig } from './exposure/exposed-framework-config.ts'
+import { exposedInfraFiles } from './exposure/exposed-infra-files.ts'
+import { exposedMetadataFiles } from './exposure/exposed-metadata-files.ts'
+import { serverInfoPage } from './exposure/server-info-page.ts'
+import { pageSecrets } from './secrets/page-secrets.ts'
+import { endOfLifeSoftware } from './security/end-of-life-software.ts'
 import { exposedPackageManifest } from './exposure/exposed-package-manifest.ts'
 import { exposedSourceMaps } from './exposure/exposed-source-maps.ts'
 import { tlsCertificate } from './https/tls-certificate.ts'
@@ -44,7 +50,7 @@ import { xContentTypeOptions } from './security/x-content-type-options.ts'
 import type { Check } from './types.ts'
 
 /** Bumped whenever a check's judgement changes; a check whose meaning changes gets a new id instead. */
-export const CHECKS_VERSION = '2026.11.3'
+export const CHECKS_VERSION = '2026.11.4'
 
 export const CHECKS = [
   httpsRedirect,
@@ -70,10 +76,16 @@ export const CHECKS = [
   exposedAgentInstructions,
   exposedPackageManifest,
   exposedFrameworkConfig,
+  exposedBackupFiles,
+  exposedMetadataFiles,
+  exposedInfraFiles,
+  serverInfoPage,
   directoryListing,
   debugErrorPage,
   jsSecrets,
+  pageSecrets,
   vulnerableJsLibrary,
+  endOfLifeSoftware,
   seoTitle,
   seoMetaDescription,
   seoLang,

@@ -110,6 +110,8 @@ export interface ProbeResult {
   contentType: string
   body: string
   error: string | null
+  /** The first bytes of the answer as sent (base64, at most 512): what binary files are recognised by. */
+  head?: string
 }
 
 export interface TargetArtifact {

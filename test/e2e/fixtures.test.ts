@@ -204,6 +204,10 @@ function judge(name: string, e: Expectation, site: FixtureSite, report: ScanRepo
   for (const c of report.checks) {
     if (c.status === 'error') problems.push(`site ${name}: check ${c.id} crashed: ${c.summary}`)
   }
+  // Every report states its probe requests, and they stay within the budget.
+  if (!report.probes) problems.push(`site ${name}: the report does not state its probe requests`)
+  else if (report.probes.sent > report.probes.budget || report.probes.sent === 0)
+    problems.push(`site ${name}: ${report.probes.sent} probe requests against a budget of ${report.probes.budget}`)
   const whole = JSON.stringify(report)
   for (const secret of site.secrets ?? []) {
     if (whole.includes(secret))

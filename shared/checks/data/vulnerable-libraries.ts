@@ -88,7 +88,7 @@ export const VULNERABLE_LIBRARIES: LibraryEntry[] = [
         fixed: ['3.5.0'],
       },
     ],
-    endOfLife: [],
+    endOfLife: [{ range: '<3.0.0-0', note: 'jQuery 1.x and 2.x are no longer maintained: only the 3.x and 4.x lines get fixes.' }],
   },
   {
     id: 'jquery-ui',

@@ -63,11 +63,13 @@ export interface InstructionSecret {
 
 /** Provider secrets (the same matcher as for JavaScript) and credentials inside URLs; values redacted. */
 export function secretsIn(url: string, body: string): InstructionSecret[] {
-  const found: InstructionSecret[] = scanScripts([{ url, inline: false, body }])
-    .filter((f) => f.exposure === 'secret')
-    .map((f) => ({ kind: f.kind, redacted: f.redacted }))
+  const provider = scanScripts([{ url, inline: false, body }]).filter((f) => f.exposure === 'secret')
+  const found: InstructionSecret[] = provider.map((f) => ({ kind: f.kind, redacted: f.redacted }))
+  // URLs with a password the shared matcher already reported are not counted twice.
+  const reported = provider.map((f) => f.offset)
   for (const m of body.matchAll(URL_CREDENTIALS)) {
     if (found.length >= MAX_SECRETS) break
+    if (reported.some((o) => o >= m.index - 1 && o < m.index + m[0].length)) continue
     const password = m[0].split('://')[1]!.split('@')[0]!.split(':')[1] ?? ''
     if (password.length < 4 || /^(?:\$\{|\$[A-Z_]|<|\*+$|password$|pass$|secret$|xxx)/i.test(password)) continue
     found.push({ kind: 'url-credentials', redacted: clip(redactUrlCredentials(m[0]), 120) })

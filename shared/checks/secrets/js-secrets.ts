@@ -2,7 +2,7 @@
 // reported as info, never as failures.
 
 import { defineCheck } from '../types.ts'
-import { scanScripts, type SecretFinding } from '../util/secrets.ts'
+import { scanScripts, secretsOutcome, type SecretFinding } from '../util/secrets.ts'
 import { bySeverity } from '../ranking.ts'
 
 const MAX_FINDINGS = 20
@@ -13,18 +13,23 @@ export const jsSecrets = defineCheck({
   title: 'No secret keys in JavaScript',
   failTitle: 'Secret keys in JavaScript',
   description:
-    'Scans the external and inline scripts the page loaded for provider-specific secret formats: Stripe, AWS, GitHub, Slack, OpenAI, ' +
-    'Anthropic and Supabase keys.',
+    'Scans the external and inline scripts the page loaded for provider-specific secret formats (Stripe, AWS, GitHub, GitLab, npm, ' +
+    'Slack, OpenAI, Anthropic, Groq, Hugging Face, SendGrid, Shopify, Linear, Notion, Tailscale, Figma, Cloudflare and Supabase keys), ' +
+    'private keys in PEM form, and connection strings or URLs with a password.',
   why:
     'Everything shipped to the browser is public. A secret key in a bundle lets anyone charge cards, read databases past their access ' +
     'rules, or use paid APIs on your account.',
   confirmation:
     'Fails for secret formats: Stripe sk_live_/rk_live_, AWS access key ids (critical when a secret access key appears nearby), ' +
     'GitHub ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, Slack xox*- tokens and webhook URLs, OpenAI sk-/sk-proj- and Anthropic sk-ant- ' +
-    'keys, Supabase sb_secret_ keys and JWTs whose decoded payload has role "service_role". Warns for Stripe test-mode secret keys. ' +
+    'keys, Supabase sb_secret_ keys and JWTs whose decoded payload has role "service_role", the formats of secretlint\u2019s recommended ' +
+    'preset for npm_, glpat-, SG., hf_, gsk_, shpat_, lin_api_, ntn_, tskey-, figd_ and cfut_ tokens, PEM private key blocks (critical; ' +
+    'high when encrypted), and scheme://user:password@host URLs whose password is not a placeholder (password, changeme, ${VAR}) and ' +
+    'whose host is not an example host. Warns for Stripe test-mode secret keys. Keys printed in providers\u2019 documentation ' +
+    '(AKIAIOSFODNN7EXAMPLE, Stripe\u2019s API-reference test key) are info. ' +
     'Public by design, reported as info only: Supabase anon JWTs and sb_publishable_ keys, Firebase/Google AIza web keys, Stripe ' +
     'pk_live_/pk_test_. Matches must stand alone (not inside a longer identifier) and look random, so class names and minified ' +
-    'identifiers containing "sk-" are not findings; AWS documentation example keys are ignored. Evidence shows the kind, script URL, ' +
+    'identifiers containing "sk-" are not findings. Evidence shows the kind, script URL, ' +
     'position and a redacted value (first 8 and last 4 characters).',
   severity: 'critical',
   fix: {
@@ -60,30 +65,7 @@ export const jsSecrets = defineCheck({
       findings: findings.slice(0, MAX_FINDINGS).map(toEvidence),
       truncated: findings.length > MAX_FINDINGS,
     }
-    const secrets = findings.filter((f) => f.exposure === 'secret')
-    const tests = findings.filter((f) => f.exposure === 'test')
-    if (secrets.length > 0) {
-      const worst = secrets[0]!
-      return {
-        status: 'fail',
-        severity: worst.severity,
-        evidence,
-        summary: `${secrets.length} secret(s) in JavaScript, e.g. ${worst.kind} ${worst.redacted} in ${worst.scriptUrl}.`,
-      }
-    }
-    if (tests.length > 0) {
-      return {
-        status: 'warn',
-        severity: 'medium',
-        evidence,
-        summary: `${tests.length} test-mode secret key(s) in JavaScript, e.g. ${tests[0]!.redacted}.`,
-      }
-    }
-    if (findings.length > 0) {
-      const kinds = [...new Set(findings.map((f) => f.kind))]
-      return { status: 'info', severity: 'info', evidence, summary: `Only keys that are public by design: ${kinds.join(', ')}.` }
-    }
-    return { status: 'pass', evidence, summary: `No secret keys in ${scripts.length} script(s).` }
+    return secretsOutcome(findings, evidence, 'in JavaScript', (f) => `in ${f.scriptUrl}`, `No secret keys in ${scripts.length} script(s).`)
   },
 })
 

@@ -7,6 +7,7 @@ import { defineCheck, type ScriptArtifact, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { compareVersions, parseVersion, satisfies } from '../util/semver.ts'
 import { worseSeverity } from '../ranking.ts'
+import { detectRepositoryLibraries, REPOSITORY_DATA, repositoryEntry } from '../util/retire.ts'
 
 /** A semantic version as written in a banner or constant; not followed by more version digits. */
 const VER = String.raw`\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\.?\d)`
@@ -367,13 +368,15 @@ export const vulnerableJsLibrary = defineCheck({
   failTitle: 'JavaScript libraries with known vulnerabilities',
   description:
     'Reads library names and versions from the license banners and version constants inside the scripts the page loaded (jQuery, ' +
-    'jQuery UI, Lodash, Underscore, AngularJS, Bootstrap, Moment, Handlebars, DOMPurify, Vue 2) and matches them against a curated ' +
-    'table of published advisories.',
+    'jQuery UI, Lodash, Underscore, AngularJS, Bootstrap, Moment, Handlebars, DOMPurify, Vue 2 by hand-written detectors; about 55 ' +
+    'more, such as React, Angular, Knockout, Backbone, Chart.js, CKEditor, TinyMCE, Select2, Axios, PDF.js, Ember and YUI, by the ' +
+    'RetireJS repository\u2019s content extractors) and matches them against published advisories and end-of-life dates. Advisory ' +
+    `data: ${ADVISORY_DATA}; ${REPOSITORY_DATA}.`,
   why:
     'Known XSS, prototype-pollution and code-injection flaws in front-end libraries have public exploits; an old jQuery or DOMPurify ' +
     "turns any place that handles untrusted HTML into a way to run script in your users' sessions.",
   confirmation:
-    'Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries\' own version constants in their minified form (jQuery\'s "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash\'s VERSION next to its internal markers, AngularJS\'s {full:"1.7.9",major:1,...,codeName}, Bootstrap\'s VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). File names are never used: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2). Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ' +
+    'Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries\' own version constants in their minified form (jQuery\'s "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash\'s VERSION next to its internal markers, AngularJS\'s {full:"1.7.9",major:1,...,codeName}, Bootstrap\'s VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). File names are never used: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2, jQuery 1.x and 2.x, discontinued libraries such as YUI, MooTools and Prototype). For the RetireJS libraries, only their content extractors are used (never file names or URLs) and each runs only when its literal text is in the script. Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ' +
     ADVISORY_DATA +
     '.',
   severity: 'high',
@@ -404,14 +407,18 @@ export const vulnerableJsLibrary = defineCheck({
   run: ({ scripts }) => {
     const byKey = new Map<string, Instance>()
     for (const script of scripts) {
-      for (const d of detectLibraries(script)) {
+      const detections = [
+        ...detectLibraries(script).map((d) => ({ ...d, entry: libraryEntry(d.library) })),
+        ...detectRepositoryLibraries(script).map((d) => ({ ...d, source: 'content' as const, entry: repositoryEntry(d.library) })),
+      ]
+      for (const d of detections) {
         const key = `${d.library}@${d.version}`
         const existing = byKey.get(key)
         if (existing) {
           if (!existing.scripts.includes(d.script)) existing.scripts.push(d.script)
           continue
         }
-        const entry = libraryEntry(d.library)
+        const entry = d.entry
         if (!entry) continue
         const advisories = entry.advisories.filter((a) => satisfies(d.version, a.range))
         byKey.set(key, {
@@ -441,7 +448,7 @@ export const vulnerableJsLibrary = defineCheck({
       })),
       findings: findings.slice(0, MAX_FINDINGS).map(instanceEvidence),
       truncated: findings.length > MAX_FINDINGS,
-      advisoryData: ADVISORY_DATA,
+      advisoryData: { curated: ADVISORY_DATA, repository: REPOSITORY_DATA },
     }
 
     if (failing.length > 0) {

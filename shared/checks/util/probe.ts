@@ -12,12 +12,24 @@ function withoutPath(body: string, path: string): string {
   return path.length > 1 ? body.split(path).join('\u0000') : body
 }
 
+/** Each answer's normalised body, computed once: several checks compare every probe with the baseline. */
+const normalised = new WeakMap<ProbeResult, string>()
+
+function normalisedBody(probe: ProbeResult, path: string): string {
+  let text = normalised.get(probe)
+  if (text === undefined) {
+    text = normalise(withoutPath(probe.body, path))
+    normalised.set(probe, text)
+  }
+  return text
+}
+
 /** True when the probe's body is the same as the baseline's: the app's catch-all answer, not the file. */
 export function sameAsBaseline(probe: ProbeResult, probes: Record<string, ProbeResult>): boolean {
   const baseline = probes[BASELINE_PROBE]
   if (!baseline || baseline.status === 0 || probe === baseline) return false
-  const a = normalise(withoutPath(probe.body, probe.path))
-  return a.length > 0 && a === normalise(withoutPath(baseline.body, BASELINE_PROBE))
+  const a = normalisedBody(probe, probe.path)
+  return a.length > 0 && a === normalisedBody(baseline, BASELINE_PROBE)
 }
 
 export function probeEvidence(probe: ProbeResult): Record<string, unknown> {
@@ -28,7 +40,7 @@ const LEADING_COMMENT = /^<!--[\s\S]{0,4000}?-->\s*/
 
 /**
  * Whether a body is a page (an SPA fallback, an error page) rather than a file whose text may start with
- * "<": PHP source (<?php) and Markdown opening with an HTML comment are files, not pages.
+ * "<": PHP source (<?php), XML documents and Markdown opening with an HTML comment are files, not pages.
  */
 export function isHtmlPage(body: string): boolean {
   let head = body
@@ -41,7 +53,21 @@ export function isHtmlPage(body: string): boolean {
     head = stripped
   }
   if (!head.startsWith('<')) return false
-  return !/^<\?(?:php\b|=)/i.test(head)
+  if (/^<\?(?:php\b|=)/i.test(head)) return false
+  // An XML document (web.config, an IDE's workspace.xml) is a file; XHTML names its html element early.
+  if (/^<\?xml\b/i.test(head) || /^<configuration\b/i.test(head)) return /<html\b/i.test(head.slice(0, 2_048))
+  return true
+}
+
+/** The first bytes of a probe's answer as sent (empty when the gatherer kept none). */
+export function headBytes(probe: ProbeResult): Uint8Array {
+  return probe.head ? Uint8Array.from(Buffer.from(probe.head, 'base64')) : new Uint8Array()
+}
+
+/** Whether `bytes` holds `signature` at `offset`. */
+export function hasBytes(bytes: Uint8Array, signature: readonly number[], offset = 0): boolean {
+  if (bytes.length < offset + signature.length) return false
+  return signature.every((b, i) => bytes[offset + i] === b)
 }
 
 /** What one probed path turned out to be. */

@@ -2,7 +2,7 @@
 // refuses to start inside an identifier, and has bounded repeats, so a scan stays linear on megabytes of
 // minified code. Values never leave this module unredacted.
 
-import type { ScriptArtifact, Severity } from '../types.ts'
+import type { CheckOutcome, ScriptArtifact, Severity } from '../types.ts'
 import { redact } from './redact.ts'
 
 /** secret: grants access and must not ship; test: a test-mode secret; public: published by design. */
@@ -65,10 +65,80 @@ function awsSecretNearby(body: string, index: number): boolean {
   return false
 }
 
+/**
+ * Keys printed in providers' own documentation (AWS's AKIAIOSFODNN7EXAMPLE, Stripe's test key of its API
+ * reference): copied into code samples everywhere, they grant nothing and are reported as info.
+ */
+const DOCUMENTED_EXAMPLES = new Set([
+  'AKIAIOSFODNN7EXAMPLE',
+  'AKIAI44QH8DHBEXAMPLE',
+  ['sk', 'test', '4eC39HqLyjWDarjtT1zdp7dc'].join('_'),
+  ['sk', 'test', 'BQokikJOvBiI2HlWgH4olfQ2'].join('_'),
+])
+
+const documentedExample = (kind: string): Classified => ({
+  kind: `${kind}-documentation-example`,
+  exposure: 'public',
+  severity: 'info',
+  note: "a key printed in the provider's documentation: it grants nothing",
+})
+
+/** Passwords that are placeholders in examples and templates, not credentials. */
+const PLACEHOLDER_PASSWORD =
+  /^(?:pass(?:word|wd)?\d{0,3}|secret|changeme|change[-_]?me|your[-_]?pass(?:word)?|mypassword|mysecretpassword|example|test|testing|admin|root|guest|user|username|dbpass|db_password|pwd|p@ssw0rd|x{3,}|\*{3,}|\.{3,})$/i
+const TEMPLATED = /[{}$%<>[\]]|^:/
+const EXAMPLE_HOST =
+  /(?:^|\.)(?:example\.(?:com|org|net)|test|invalid|localhost\.localdomain|your-?(?:host|domain|server)[\w.-]*|host|hostname|server)$/i
+
+/** A password in a URL that is a real value, not a placeholder or a template variable. */
+function realPassword(user: string, password: string, host: string): boolean {
+  let decoded = password
+  try {
+    decoded = decodeURIComponent(password)
+  } catch {}
+  if (decoded.length < 6 || PLACEHOLDER_PASSWORD.test(decoded) || TEMPLATED.test(decoded) || TEMPLATED.test(user)) return false
+  if (new Set(decoded).size < 4 || decoded === user) return false
+  return !EXAMPLE_HOST.test(host)
+}
+
+const URL_SCHEMES = 'postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|https?|ftps?|smtps?'
+const DATABASE_SCHEME = /^(?:postgres|mysql|mariadb|mongodb|redis|amqp|mssql|sqlserver)/i
+
 const RULES: Rule[] = [
+  {
+    // A private key in PEM form, as written in a file or in a string literal with \n escapes.
+    pattern:
+      /-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----(?:\\[rn]|\s){1,4}(?:[A-Za-z-]{1,40}: ?[^\n\\]{0,200}(?:\\[rn]|\s){1,4}){0,4}(?:[A-Za-z0-9+/=]|\\[rn]|\s){64,8000}-----END \1-----/g,
+    classify: (v) => {
+      const base64 = v.replace(/-----[A-Z ]+-----/g, '').replace(/\\[rn]|\s|[A-Za-z-]+: ?[^\n\\]*/g, '')
+      if (base64.length < 64 || !looksRandom(base64, 20)) return null
+      const encrypted = v.includes('ENCRYPTED')
+      return {
+        kind: 'private-key',
+        exposure: 'secret',
+        severity: encrypted ? 'high' : 'critical',
+        ...(encrypted ? { note: 'encrypted with a passphrase' } : {}),
+      }
+    },
+  },
+  {
+    // scheme://user:password@host: database connection strings and basic-auth URLs.
+    pattern: new RegExp(
+      `(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{1,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`,
+      'gi',
+    ),
+    classify: (v) => {
+      const m = /^([a-z+]+):\/\/([^:]*):(.*)@([^@]*)$/i.exec(v)
+      if (!m || !realPassword(m[2]!, m[3]!, m[4]!)) return null
+      return DATABASE_SCHEME.test(m[1]!)
+        ? { kind: 'connection-string-password', exposure: 'secret', severity: 'high' }
+        : { kind: 'url-with-password', exposure: 'secret', severity: 'high' }
+    },
+  },
   {
     pattern: new RegExp(`${START}(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{24,247}(?![0-9a-zA-Z_])`, 'g'),
     classify: (v) => {
+      if (DOCUMENTED_EXAMPLES.has(v)) return documentedExample('stripe-secret-key')
       const restricted = v.startsWith('rk_')
       if (v.includes('_test_')) {
         return { kind: restricted ? 'stripe-test-restricted-key' : 'stripe-test-secret-key', exposure: 'test', severity: 'medium' }
@@ -83,6 +153,7 @@ const RULES: Rule[] = [
   {
     pattern: /(?<![A-Za-z0-9_$])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z_])/g,
     classify: (v, body, index) => {
+      if (DOCUMENTED_EXAMPLES.has(v)) return documentedExample('aws-access-key-id')
       if (v.endsWith('EXAMPLE') || new Set(v.slice(4)).size < 6) return null
       return awsSecretNearby(body, index)
         ? { kind: 'aws-access-key', exposure: 'secret', severity: 'critical', note: 'a secret access key appears nearby' }
@@ -145,6 +216,57 @@ const RULES: Rule[] = [
         ? { kind: 'supabase-secret-key', exposure: 'secret', severity: 'critical' }
         : { kind: 'supabase-publishable-key', exposure: 'public', severity: 'info' },
   },
+  // Formats of secretlint's recommended preset that ours did not have (same prefixes and lengths), for
+  // tokens that do turn up in front-end code: package registries, Git hosts, AI and SaaS APIs.
+  {
+    pattern: new RegExp(`${START}npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])`, 'g'),
+    classify: (v) => (looksRandom(v.slice(4), 10) ? { kind: 'npm-access-token', exposure: 'secret', severity: 'critical' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}glpat-[A-Za-z0-9_-]{20,128}(?![A-Za-z0-9_-])`, 'g'),
+    classify: (v) => (looksRandom(v.slice(6), 10) ? { kind: 'gitlab-token', exposure: 'secret', severity: 'critical' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])`, 'g'),
+    classify: (v) => (looksRandom(v.slice(3), 16) ? { kind: 'sendgrid-api-key', exposure: 'secret', severity: 'critical' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}hf_[A-Za-z]{34}(?![A-Za-z0-9_])`, 'g'),
+    classify: (v) => {
+      const body = v.slice(3)
+      return /[a-z]/.test(body) && /[A-Z]/.test(body) && new Set(body).size >= 16
+        ? { kind: 'huggingface-token', exposure: 'secret', severity: 'high' }
+        : null
+    },
+  },
+  {
+    pattern: new RegExp(`${START}gsk_[A-Za-z0-9]{52}(?![A-Za-z0-9_])`, 'g'),
+    classify: (v) => (looksRandom(v.slice(4), 16) ? { kind: 'groq-api-key', exposure: 'secret', severity: 'critical' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}(?:shppa|shpca|shpat|shpss)_[A-Za-z0-9]{32,64}(?![A-Za-z0-9_])`, 'g'),
+    classify: (v) => (new Set(v.slice(6)).size >= 10 ? { kind: 'shopify-token', exposure: 'secret', severity: 'critical' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}lin_api_[A-Za-z0-9_]{32,128}(?![A-Za-z0-9_])`, 'g'),
+    classify: (v) => (looksRandom(v.slice(8), 12) ? { kind: 'linear-api-key', exposure: 'secret', severity: 'high' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}ntn_[0-9]{11}[A-Za-z0-9]{35}(?![A-Za-z0-9_])`, 'g'),
+    classify: (v) => (looksRandom(v.slice(15), 12) ? { kind: 'notion-token', exposure: 'secret', severity: 'high' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}tskey-[a-z]{2,20}-[0-9A-Za-z_]{8,40}-[0-9A-Za-z_]{16,60}(?![0-9A-Za-z_])`, 'g'),
+    classify: () => ({ kind: 'tailscale-key', exposure: 'secret', severity: 'critical' }),
+  },
+  {
+    pattern: new RegExp(`${START}figd_[A-Za-z0-9_-]{40,200}(?![A-Za-z0-9_-])`, 'g'),
+    classify: (v) => (looksRandom(v.slice(5), 12) ? { kind: 'figma-token', exposure: 'secret', severity: 'high' } : null),
+  },
+  {
+    pattern: new RegExp(`${START}(?:cfk|cfut|cfat)_[A-Za-z0-9]{40}[0-9a-f]{8}(?![A-Za-z0-9_])`, 'g'),
+    classify: () => ({ kind: 'cloudflare-token', exposure: 'secret', severity: 'critical' }),
+  },
   {
     pattern: /(?<![A-Za-z0-9_$-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g,
     classify: () => ({
@@ -198,4 +320,41 @@ export function scanScripts(scripts: readonly ScriptArtifact[]): SecretFinding[]
     }
   }
   return [...byValue.values()]
+}
+
+/**
+ * The outcome for findings already sorted by severity: fail on a secret, warn on a test-mode key, info when
+ * only public-by-design keys were found, pass otherwise. `where` names the place ("in JavaScript", "in the
+ * page's HTML"); `locate` says where one finding is.
+ */
+export function secretsOutcome(
+  findings: readonly SecretFinding[],
+  evidence: Record<string, unknown>,
+  where: string,
+  locate: (f: SecretFinding) => string,
+  passSummary: string,
+): CheckOutcome {
+  const secrets = findings.filter((f) => f.exposure === 'secret')
+  if (secrets.length > 0) {
+    const worst = secrets[0]!
+    return {
+      status: 'fail',
+      severity: worst.severity,
+      evidence,
+      summary: `${secrets.length} secret(s) ${where}, e.g. ${worst.kind} ${worst.redacted} ${locate(worst)}.`,
+    }
+  }
+  const tests = findings.filter((f) => f.exposure === 'test')
+  if (tests.length > 0)
+    return {
+      status: 'warn',
+      severity: 'medium',
+      evidence,
+      summary: `${tests.length} test-mode secret key(s) ${where}, e.g. ${tests[0]!.redacted}.`,
+    }
+  if (findings.length > 0) {
+    const kinds = [...new Set(findings.map((f) => f.kind))]
+    return { status: 'info', severity: 'info', evidence, summary: `Only keys that are public by design ${where}: ${kinds.join(', ')}.` }
+  }
+  return { status: 'pass', evidence, summary: passSummary }
 }

@@ -53,7 +53,7 @@ describe('exposed-agent-instructions', () => {
     expect(r.status).toBe('fail')
     expect(r.severity).toBe('high')
     const secrets = (r.evidence.files as Array<{ secrets: Array<{ kind: string }> }>)[0]!.secrets
-    expect(secrets.map((s) => s.kind)).toEqual(['stripe-secret-key', 'url-credentials'])
+    expect(secrets.map((s) => s.kind).sort()).toEqual(['connection-string-password', 'stripe-secret-key'])
     expect(JSON.stringify(r)).not.toContain(key)
     expect(JSON.stringify(r)).not.toContain(dbPassword)
   })

@@ -7,15 +7,27 @@ import { exposedFrameworkConfig } from '../../../shared/checks/exposure/exposed-
 import { exposedGitConfig } from '../../../shared/checks/exposure/exposed-git-config.ts'
 import { exposedPackageManifest } from '../../../shared/checks/exposure/exposed-package-manifest.ts'
 import { exposedSourceMaps } from '../../../shared/checks/exposure/exposed-source-maps.ts'
+import { exposedBackupFiles } from '../../../shared/checks/exposure/exposed-backup-files.ts'
+import { exposedInfraFiles } from '../../../shared/checks/exposure/exposed-infra-files.ts'
+import { exposedMetadataFiles } from '../../../shared/checks/exposure/exposed-metadata-files.ts'
+import { serverInfoPage } from '../../../shared/checks/exposure/server-info-page.ts'
+import { pageSecrets } from '../../../shared/checks/secrets/page-secrets.ts'
+import { endOfLifeSoftware } from '../../../shared/checks/security/end-of-life-software.ts'
+import { GATHER_LIMITS } from '../../../crawler/gather/limits.ts'
 import {
   AGENT_INSTRUCTION_PROBES,
+  BACKUP_PROBES,
   BASELINE_PROBE,
   DIRECTORY_PROBES,
   ENV_PROBES,
   FRAMEWORK_CONFIG_PROBES,
   GIT_PROBES,
+  INFRA_PROBES,
   MANIFEST_PROBES,
+  METADATA_PROBES,
+  PROBE_BUDGET,
   PROBE_PATHS,
+  SERVER_INFO_PROBES,
 } from '../../../shared/checks/probes.ts'
 import type { Artifacts, ProbeResult } from '../../../shared/checks/types.ts'
 import { confirmByContent, isHtmlPage, notServedOutcome, sameAsBaseline } from '../../../shared/checks/util/probe.ts'
@@ -55,14 +67,31 @@ const EXPOSURE_CHECKS = [
   directoryListing,
   debugErrorPage,
   exposedSourceMaps,
+  exposedBackupFiles,
+  exposedMetadataFiles,
+  exposedInfraFiles,
+  serverInfoPage,
+  pageSecrets,
+  endOfLifeSoftware,
 ]
 
 describe('probe paths', () => {
-  test('are few, unique, absolute, and made of the named groups plus the baseline', () => {
-    expect(PROBE_PATHS.length).toBeLessThanOrEqual(30)
+  test('fit the request budget with the source maps, are unique, absolute, and made of the named groups plus the baseline', () => {
+    expect(PROBE_PATHS.length + GATHER_LIMITS.sourceMaps).toBeLessThanOrEqual(PROBE_BUDGET)
     expect(new Set(PROBE_PATHS).size).toBe(PROBE_PATHS.length)
     for (const p of PROBE_PATHS) expect(p.startsWith('/')).toBe(true)
-    const groups = [ENV_PROBES, GIT_PROBES, AGENT_INSTRUCTION_PROBES, MANIFEST_PROBES, FRAMEWORK_CONFIG_PROBES, DIRECTORY_PROBES].flat()
+    const groups = [
+      ENV_PROBES,
+      GIT_PROBES,
+      AGENT_INSTRUCTION_PROBES,
+      MANIFEST_PROBES,
+      FRAMEWORK_CONFIG_PROBES,
+      DIRECTORY_PROBES,
+      BACKUP_PROBES,
+      SERVER_INFO_PROBES,
+      METADATA_PROBES,
+      INFRA_PROBES,
+    ].flat()
     expect([...PROBE_PATHS].sort()).toEqual([BASELINE_PROBE, ...groups].sort())
   })
 })
@@ -151,7 +180,16 @@ describe('traps shared by every exposure check', () => {
   test('every probe failing makes the file checks skipped, not passed', () => {
     const failed = Object.fromEntries(PROBE_PATHS.map((p) => [p, { ...probe(p, ''), status: 0, error: 'timeout' }]))
     const a = makeArtifacts({ probes: failed })
-    for (const check of [exposedEnvFile, exposedGitConfig, exposedAgentInstructions, exposedPackageManifest, exposedFrameworkConfig]) {
+    for (const check of [
+      exposedEnvFile,
+      exposedGitConfig,
+      exposedAgentInstructions,
+      exposedPackageManifest,
+      exposedFrameworkConfig,
+      exposedBackupFiles,
+      exposedMetadataFiles,
+      exposedInfraFiles,
+    ]) {
       expect({ id: check.id, status: check.run(a).status }).toEqual({ id: check.id, status: 'skipped' })
     }
   })
@@ -170,6 +208,17 @@ describe('traps shared by every exposure check', () => {
       "define('DB_".repeat(5_000),
       `//${':'.repeat(65_000)}=1`,
       `com.${'a'.repeat(65_000)}`,
+      'INSERT INTO t VALUES (1);\n'.repeat(2_500),
+      '-----BEGIN PRIVATE KEY-----\n'.repeat(2_400),
+      `-----BEGIN RSA PRIVATE KEY-----\n${'A'.repeat(65_000)}`,
+      'postgres://a:b@'.repeat(4_300),
+      '<td class="e">X</td><td class="v">'.repeat(1_800),
+      '<!-- password: '.repeat(4_300),
+      '[default]\naws_access_key_id = '.repeat(1_800),
+      '\u0000a'.repeat(32_000),
+      'a:$apr1$'.repeat(8_000),
+      'FROM x\nENV A_KEY '.repeat(3_500),
+      `<th>Django Version:</th><td>${'1.'.repeat(30_000)}`,
     ]
     const start = performance.now()
     for (const body of bodies) {

@@ -76,8 +76,11 @@ describe('js-secrets', () => {
     expect(findings(paired)[0]!.kind).toBe('aws-access-key')
   })
 
-  test('ignores the AWS documentation example key', () => {
-    expect(run('const id="AKIAIOSFODNN7EXAMPLE";').status).toBe('pass')
+  test('reports documentation example keys (AWS, Stripe) as info, never as a failure', () => {
+    const r = run(`const id="AKIAIOSFODNN7EXAMPLE";const k="${['sk', 'test', '4eC39HqLyjWDarjtT1zdp7dc'].join('_')}";`)
+    expect(r.status).toBe('info')
+    expect(JSON.stringify(r.evidence)).toContain('aws-access-key-id-documentation-example')
+    expect(JSON.stringify(r.evidence)).toContain('stripe-secret-key-documentation-example')
   })
 
   test('fails a Supabase service_role JWT, decoded without verification', () => {

@@ -43,6 +43,12 @@ const EXPECTED_IDS = [
   'accessibility',
   'third-party-requests',
   'third-party-cookies',
+  'exposed-backup-files',
+  'exposed-metadata-files',
+  'exposed-infra-files',
+  'server-info-page',
+  'page-secrets',
+  'end-of-life-software',
 ]
 
 describe('check registry', () => {

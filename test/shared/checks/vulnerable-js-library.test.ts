@@ -3,6 +3,8 @@ import { VULNERABLE_LIBRARIES } from '../../../shared/checks/data/vulnerable-lib
 import { detectLibraries, vulnerableJsLibrary } from '../../../shared/checks/security/vulnerable-js-library.ts'
 import type { ScriptArtifact } from '../../../shared/checks/types.ts'
 import { compareVersions, parseRange, parseVersion, satisfies } from '../../../shared/checks/util/semver.ts'
+import repository from '../../../shared/checks/data/retire-repository.json' with { type: 'json' }
+import { detectRepositoryLibraries, literalRuns, normaliseVersion, repositoryEntry } from '../../../shared/checks/util/retire.ts'
 import { makeArtifacts, noise, script } from './artifacts.ts'
 
 // Fragments shaped like the real builds (banners and version constants as the libraries ship them).
@@ -288,5 +290,71 @@ describe('vulnerable-js-library', () => {
     const started = performance.now()
     for (const body of bodies) run(at('x.js', body))
     expect(performance.now() - started).toBeLessThan(1000)
+  })
+})
+
+describe('libraries from the RetireJS repository', () => {
+  test('its extractors run on content: Knockout and Chart.js banners, with advisories and the fix', () => {
+    const knockout = at(
+      'knockout.js',
+      '/*!\n * Knockout JavaScript library v3.4.2\n * (c) The Knockout.js team - http://knockoutjs.com/\n */\n(function(){var ko={};})();',
+    )
+    const chart = at(
+      'Chart.min.js',
+      '/*!\n * Chart.js v2.9.3\n * https://www.chartjs.org\n * (c) 2019 Chart.js Contributors\n */\n!function(t){}();',
+    )
+    const r = run(knockout, chart)
+    expect(r.status).toBe('fail')
+    const byLib = new Map(findings(r).map((f) => [f.library, f]))
+    expect(byLib.get('knockout')?.version).toBe('3.4.2')
+    expect(byLib.get('knockout')?.advisories.flatMap((a) => a.ids)).toContain('CVE-2019-14862')
+    expect(byLib.get('chart.js')?.fixedVersion).toBe('2.9.4')
+    expect(JSON.stringify(r.evidence.advisoryData)).toContain('RetireJS repository')
+  })
+
+  test('current releases are detected and pass; file names without content say nothing', () => {
+    const r = run(at('knockout-3.4.2.min.js', '/*!\n * Knockout JavaScript library v3.5.1\n */\n'), at('chart-2.9.3.js', 'console.log(1)'))
+    expect(r.status).toBe('pass')
+    expect(JSON.stringify(r.evidence.detected)).toContain('3.5.1')
+  })
+
+  test('a discontinued library is reported as end of life even without an advisory for its version', () => {
+    const yui = at(
+      'yui-min.js',
+      '/*\nYUI 3.18.1 (build f7e7bcb)\nCopyright 2014 Yahoo! Inc. All rights reserved.\n*/\nYUI.add("yui-base",function(){});',
+    )
+    const r = run(yui)
+    expect(['info', 'warn', 'fail']).toContain(r.status)
+    expect(JSON.stringify(r.evidence.findings)).toContain('discontinued')
+  })
+
+  test('every extractor has a literal gate of at least 4 characters, and versions normalise', () => {
+    const weak: string[] = []
+    for (const [name, lib] of Object.entries(repository.libraries)) {
+      for (const p of lib.filecontent) {
+        const gate = literalRuns(p.replaceAll('§§version§§', '()')).sort((a, b) => b.length - a.length)[0] ?? ''
+        if (gate.length < 4) weak.push(`${name}: ${p}`)
+      }
+    }
+    expect(weak).toEqual([])
+    expect(normaliseVersion('1.2.3')).toBe('1.2.3')
+    expect(normaliseVersion('3.0.0-rc.1')).toBe('3.0.0-rc.1')
+    expect(normaliseVersion('1.0.0rc1')).toBe('1.0.0-rc1')
+    expect(normaliseVersion('2.1.4.')).toBe('2.1.4')
+    expect(normaliseVersion('x')).toBeNull()
+    for (const name of Object.keys(repository.libraries)) {
+      for (const a of repositoryEntry(name)!.advisories) expect(() => parseRange(a.range)).not.toThrow()
+    }
+  })
+
+  test('stays fast on a large bundle holding many gates', () => {
+    const gates = Object.values(repository.libraries)
+      .flatMap((l) => l.filecontent)
+      .map((p) => literalRuns(p.replaceAll('§§version§§', '()')).sort((a, b) => b.length - a.length)[0])
+      .join(' ')
+    const body = `${gates} ${'var a=1;'.repeat(250_000)} ${gates}`
+    const start = performance.now()
+    detectRepositoryLibraries(at('big.js', body))
+    expect(performance.now() - start).toBeLessThan(2_000)
   })
 })
