@@ -4,7 +4,7 @@
 //   bun bench/run.ts                  full runs (about 6 minutes with the comparisons, plus the crawl
 //                                     benchmark's 30 to 60 minutes)
 //   bun bench/run.ts --quick          short runs
-//   bun bench/run.ts --skip-compare   without the Observatory and Lighthouse comparisons
+//   bun bench/run.ts --skip-compare   without the Observatory, Lighthouse and planted-problem comparisons
 //   options passed on to every bench: --quick
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -106,15 +106,17 @@ try {
   console.log(table(rows))
   let failed = isError(throughput) || isError(latency) || isError(answers) || isError(crawl)
   if (flag('skip-compare') !== true) {
-    // The comparisons print their own tables: agreement per Observatory test, and Lighthouse vs scan_app.
-    for (const name of ['observatory-compare', 'lighthouse-compare']) {
+    // The comparisons print their own tables: agreement per Observatory test, Lighthouse vs scan_app, and the
+    // planted problems each tool finds on the fixture sites.
+    for (const name of ['observatory-compare', 'lighthouse-compare', 'exposure-compare']) {
       console.log(`\n## ${name}\n`)
       const proc = Bun.spawn([process.execPath, join(import.meta.dir, `${name}.ts`), ...(quick ? ['--quick'] : [])], {
         stdout: 'inherit',
         stderr: 'inherit',
         stdin: 'ignore',
       })
-      const code = await withTimeout(proc.exited, 900_000, name).catch(() => (proc.kill('SIGTERM'), 1))
+      const limitMs = name === 'exposure-compare' ? 1_800_000 : 900_000
+      const code = await withTimeout(proc.exited, limitMs, name).catch(() => (proc.kill('SIGTERM'), 1))
       if (code !== 0) failed = true
     }
   }

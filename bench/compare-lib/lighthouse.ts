@@ -19,6 +19,32 @@ export interface LighthouseRun {
   lhTotalMs: number | null
   categories: Record<string, number | null>
   runtimeError: string | null
+  /** The URL Lighthouse ended on (API runs only). */
+  finalUrl?: string | null
+  /** The audits that did not pass, when the runner was asked for them (API runs only). */
+  findings?: LighthouseFinding[]
+}
+
+/** An audit that did not pass, as lighthouse-runner.mjs sums it up. */
+export interface LighthouseFinding {
+  id: string
+  title: string
+  /** The asked categories the audit belongs to (empty for an extra audit). */
+  categories: string[]
+  /** Lighthouse's scoreDisplayMode: binary, numeric, metricSavings, or informative. */
+  mode: string
+  score: number | null
+  displayValue: string | null
+  /** Its table rows in a few words (issue type, "High: No CSP found...", URL, element), the first dozen. */
+  labels: string[]
+  rows: number
+}
+
+/** What the runner lists besides the category scores: the audits of these categories that did not pass. */
+export interface FindingsRequest {
+  categories: string[]
+  /** Audits outside those categories to list as well. */
+  extra?: string[]
 }
 
 export function lighthouseVersion(): string {
@@ -69,13 +95,20 @@ class Lines {
 export interface LighthouseApi {
   version: string
   launchMs: number
-  run(): Promise<LighthouseRun>
+  /** One run on the URL the runner was started with, or on `url`. */
+  run(url?: string): Promise<LighthouseRun>
   stop(): Promise<void>
 }
 
 /** Starts the runner: node + Lighthouse loaded, Chromium launched and kept for every run. */
-export async function startLighthouseApi(url: string, chromePath: string | undefined, chromeFlags: string[]): Promise<LighthouseApi> {
-  const proc: Subprocess<'pipe', 'pipe', 'inherit'> = Bun.spawn([nodePath(), RUNNER, JSON.stringify({ url, chromePath, chromeFlags })], {
+export async function startLighthouseApi(
+  url: string,
+  chromePath: string | undefined,
+  chromeFlags: string[],
+  opts: { findings?: FindingsRequest } = {},
+): Promise<LighthouseApi> {
+  const spec = { url, chromePath, chromeFlags, ...(opts.findings ? { findings: opts.findings } : {}) }
+  const proc: Subprocess<'pipe', 'pipe', 'inherit'> = Bun.spawn([nodePath(), RUNNER, JSON.stringify(spec)], {
     cwd: ROOT,
     stdin: 'pipe',
     stdout: 'pipe',
@@ -94,8 +127,9 @@ export async function startLighthouseApi(url: string, chromePath: string | undef
   return {
     version: String(ready.lighthouseVersion),
     launchMs: Number(ready.launchMs),
-    async run() {
-      proc.stdin.write('run\n')
+    async run(runUrl?: string) {
+      if (runUrl !== undefined && /\s/.test(runUrl)) throw new Error(`Lighthouse: a URL with white space: ${runUrl}`)
+      proc.stdin.write(runUrl === undefined ? 'run\n' : `run ${runUrl}\n`)
       proc.stdin.flush()
       const r = await withTimeout(lines.nextJson(), LIGHTHOUSE_RUN_TIMEOUT_MS, 'Lighthouse run')
       if (typeof r.error === 'string') throw new Error(`Lighthouse: ${r.error}`)
@@ -104,6 +138,8 @@ export async function startLighthouseApi(url: string, chromePath: string | undef
         lhTotalMs: typeof r.lhTotalMs === 'number' ? r.lhTotalMs : null,
         categories: (r.categories ?? {}) as Record<string, number | null>,
         runtimeError: typeof r.runtimeError === 'string' ? r.runtimeError : null,
+        finalUrl: typeof r.finalUrl === 'string' ? r.finalUrl : null,
+        ...(Array.isArray(r.findings) ? { findings: r.findings as LighthouseFinding[] } : {}),
       }
     },
     async stop() {
