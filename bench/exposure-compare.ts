@@ -49,13 +49,12 @@ import { flag, fmtMs, summarize, writeResult } from './lib/stats.ts'
 
 /** Lighthouse categories read, and audits read outside them. */
 const LH_CATEGORIES = ['accessibility', 'best-practices', 'seo']
-const LH_EXTRA = ['viewport-insight']
+const LH_EXTRA = ['viewport-insight', 'total-byte-weight', 'cache-insight', 'document-latency-insight', 'server-response-time']
 /** The host name an http site is given to Lighthouse under; Chromium maps it to 127.0.0.1. */
 const LH_ALIAS = 'appaudit-fixture.test'
 /** Fixtures Lighthouse runs on with --quick. */
 const QUICK_LH_FIXTURES = 3
 /** Keys under which a report (timings, or a check's evidence) may state its probe request count. */
-const STATED_BUDGET_KEYS = ['probeRequests', 'probeBudget', 'requestBudget', 'probeCount']
 
 type Tool = 'ours' | 'observatory' | 'lighthouse'
 
@@ -131,19 +130,10 @@ function plantedOf(name: string): Planted {
   }
 }
 
-/** The probe request count the report states, else PROBE_PATHS.length; and what the evidence says was answered. */
+/** The probe requests the report states (report.probes: sent, budget), and what the evidence says was answered. */
 function probeBudget(report: OurReport): ProbeBudget {
   const timings = (report.timings ?? {}) as Record<string, unknown>
-  let stated: { requests: number; source: string } | null = null
-  for (const k of STATED_BUDGET_KEYS) {
-    if (!stated && typeof timings[k] === 'number') stated = { requests: timings[k] as number, source: `report timings.${k}` }
-  }
-  for (const c of report.checks) {
-    for (const k of STATED_BUDGET_KEYS) {
-      if (!stated && typeof c.evidence[k] === 'number')
-        stated = { requests: c.evidence[k] as number, source: `report ${c.id} evidence.${k}` }
-    }
-  }
+  const stated = (report as { probes?: { budget: number; sent: number; concurrency: number } }).probes
   // debug-error-page and directory-listing count the main response and every probe that got an answer.
   let answered: number | null = null
   for (const id of ['debug-error-page', 'directory-listing']) {
@@ -151,7 +141,9 @@ function probeBudget(report: OurReport): ProbeBudget {
     if (answered === null && typeof c?.evidence.checked === 'number') answered = c.evidence.checked - 1
   }
   return {
-    ...(stated ?? { requests: PROBE_PATHS.length, source: 'PROBE_PATHS.length' }),
+    ...(stated
+      ? { requests: stated.sent, source: `report: budget ${stated.budget}, ${stated.concurrency} at a time` }
+      : { requests: PROBE_PATHS.length, source: 'PROBE_PATHS.length (the report states none)' }),
     answered,
     ms: typeof timings.probes === 'number' ? timings.probes : null,
   }

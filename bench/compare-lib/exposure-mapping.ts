@@ -111,6 +111,10 @@ export const LIGHTHOUSE_CREDITS: Credit[] = [
   { id: 'html-lang-valid', checks: ['seo-lang'], why: 'an invalid lang' },
   { id: 'viewport-insight', checks: ['seo-viewport'], why: 'no mobile viewport' },
   { id: '*', category: 'accessibility', checks: ['accessibility'], why: 'any failing accessibility audit (axe-core, as ours)' },
+  { id: 'total-byte-weight', checks: ['perf-page-weight'], why: 'a heavy page' },
+  { id: 'cache-insight', checks: ['perf-caching'], why: 'static files without a long cache lifetime' },
+  { id: 'document-latency-insight', checks: ['perf-compression', 'perf-timing'], why: 'a slow or uncompressed document' },
+  { id: 'server-response-time', checks: ['perf-timing'], why: 'a slow first byte' },
   {
     id: 'runtime-error:INSECURE_DOCUMENT_REQUEST',
     checks: ['tls-certificate'],
