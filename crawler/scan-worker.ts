@@ -19,6 +19,7 @@ import { buildReport } from '../shared/report.ts'
 import { scanChannel, type ScanEvent } from '../shared/scan-events.ts'
 import type { BrowserPool } from './browser.ts'
 import { gather } from './gather/index.ts'
+import { WarmPages } from './gather/warm-page.ts'
 import { runJob } from './job.ts'
 
 export const trustedSpki = (config: Config) =>
@@ -32,6 +33,8 @@ export interface WorkerDeps {
   infra: Infra
   log: Logger
   browser: BrowserPool
+  /** Pages opened ahead of scans (made by startScanWorker). */
+  warm?: WarmPages
 }
 
 export interface RunningWorker {
@@ -40,10 +43,14 @@ export interface RunningWorker {
   stop(): Promise<void>
 }
 
-export function startScanWorker(deps: WorkerDeps): RunningWorker {
+export function startScanWorker(given: WorkerDeps): RunningWorker {
   const consumer = `${hostname()}-${process.pid}-${newId('w').slice(2, 10)}`
-  const log = deps.log.child({ worker: consumer })
+  const log = given.log.child({ worker: consumer })
   const abort = new AbortController()
+  // The first scan's page opens now; each scan opens the next one's when it ends.
+  const warm = given.warm ?? new WarmPages(given.browser, policyFromConfig(given.config))
+  warm.prepare()
+  const deps = { ...given, warm }
   const done = deps.infra.queue.consume('scan', (d) => handleScan(deps, d, consumer, log), {
     consumer,
     concurrency: deps.config.WORKER_CONCURRENCY,
@@ -55,6 +62,7 @@ export function startScanWorker(deps: WorkerDeps): RunningWorker {
     async stop() {
       abort.abort()
       await done
+      await warm.close()
     },
   }
 }
@@ -100,6 +108,7 @@ async function scanOnce(deps: WorkerDeps, scan: ScanRow, d: Delivery, log: Logge
     probeTimeoutMs: config.PROBE_TIMEOUT_MS,
     trustedSpki: trustedSpki(config),
     progress: (p, message) => void publish({ type: 'progress', progress: p, total: 100, message }),
+    ...(deps.warm ? { warm: deps.warm } : {}),
   })
   const tJudge = performance.now()
   const results = runChecks(artifacts)

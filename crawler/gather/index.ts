@@ -14,6 +14,7 @@ import { GATHER_LIMITS } from './limits.ts'
 import { loadPage } from './page-reader.ts'
 import { probe, sourceMapUrls } from './probes.ts'
 import { probeTls } from './tls.ts'
+import { closeSlot, type WarmPages } from './warm-page.ts'
 
 export interface GatherOptions {
   policy: EgressPolicy
@@ -23,6 +24,8 @@ export interface GatherOptions {
   /** Certificates trusted besides public CAs, by SPKI hash (as the browser is told). */
   trustedSpki?: string[]
   progress?: (progress: number, message: string) => void
+  /** Pages opened ahead of scans, made with the same policy. */
+  warm?: WarmPages
 }
 
 export interface Gathered {
@@ -37,13 +40,15 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
   const t0 = performance.now()
   const mark = (name: string, since: number) => (timings[name] = Math.round(performance.now() - since))
   const target = new URL(rawUrl)
-  const proxy = await startEgressProxy(opts.policy)
+  // A page a worker opened while it waited (crawler/gather/warm-page.ts), with its own proxy, or new ones.
+  const slot = opts.warm ? await opts.warm.take().catch(() => null) : null
+  const proxy = slot?.proxy ?? (await startEgressProxy(opts.policy))
   try {
     opts.progress?.(10, 'fetching over HTTP and loading in the browser')
     const tChain = performance.now()
     const mainP = followChain(target.href, proxy, opts.probeTimeoutMs).finally(() => mark('httpChain', tChain))
     const tPage = performance.now()
-    const pageP = loadPage(target.href, proxy, opts).finally(() => mark('browser', tPage))
+    const pageP = loadPage(target.href, proxy, { ...opts, ...(slot ? { opened: slot } : {}) }).finally(() => mark('browser', tPage))
     const httpForm = httpFormOf(target)
     const httpP = httpForm && httpForm !== target.href ? followChain(httpForm, proxy, opts.probeTimeoutMs) : null
 
@@ -95,6 +100,9 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const sent = probeList.length + sourceMaps.length
     return { artifacts, timings, probes: { budget: PROBE_BUDGET, sent, concurrency: GATHER_LIMITS.probeConcurrency } }
   } finally {
-    await proxy.stop().catch(() => {})
+    if (slot) await closeSlot(slot)
+    else await proxy.stop().catch(() => {})
+    // The next scan's page opens now, while this worker stores the report and waits for work.
+    opts.warm?.prepare()
   }
 }

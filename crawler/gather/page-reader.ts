@@ -1,6 +1,6 @@
 // The page in Chromium: load it through the egress proxy, wait for the network to go quiet, then read DOM,
 // scripts, cookies and timings (and run axe). readLoadedPage is shared with the site crawler.
-import type { BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import type { AccessibilityArtifact, BrowserCookie, PageArtifact, PerformanceArtifact, ScriptArtifact } from '../../shared/checks/types.ts'
 import { BROWSER_USER_AGENT } from '../../shared/egress/http.ts'
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
@@ -81,16 +81,29 @@ export async function readLoadedPage(
   }
 }
 
-export async function loadPage(url: string, proxy: EgressProxy, opts: { browser: BrowserPool; navTimeoutMs: number }): Promise<Loaded> {
-  const context = await opts.browser.newContext({
+/** How a scan's context is opened: through its egress proxy, as a desktop browser, service workers off. */
+export function scanContextOptions(proxy: EgressProxy): BrowserContextOptions {
+  return {
     proxy: proxySettingsFor(proxy),
     userAgent: BROWSER_USER_AGENT,
     serviceWorkers: 'block',
     ignoreHTTPSErrors: false,
     viewport: { width: 1280, height: 800 },
-  })
+  }
+}
+
+/**
+ * Loads the page in a fresh context: the one a warm slot already opened through this proxy (its page
+ * unused), or a new one. The context is closed when the page has been read.
+ */
+export async function loadPage(
+  url: string,
+  proxy: EgressProxy,
+  opts: { browser: BrowserPool; navTimeoutMs: number; opened?: { context: BrowserContext; page: Page } },
+): Promise<Loaded> {
+  const context = opts.opened?.context ?? (await opts.browser.newContext(scanContextOptions(proxy)))
   try {
-    const page = await context.newPage()
+    const page = opts.opened?.page ?? (await context.newPage())
     const rec = recordPage(page)
     const traffic = rec.traffic
     let status = 0

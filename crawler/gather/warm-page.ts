@@ -1,0 +1,79 @@
+// A scan's browser page made ready before the scan asks for it. Opening a context and its first page costs
+// a new renderer process (about half a second on 2 cores, most of a small page's load); a worker makes the
+// next one while it waits for work, so a scan starts with a page already open. Each slot is used once: its
+// own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan.
+import type { BrowserContext, Page } from 'playwright-core'
+import type { EgressPolicy } from '../../shared/egress/guard.ts'
+import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
+import type { BrowserPool } from '../browser.ts'
+import { scanContextOptions } from './page-reader.ts'
+
+export interface PageSlot {
+  proxy: EgressProxy
+  context: BrowserContext
+  page: Page
+}
+
+interface Prepared extends PageSlot {
+  /** The pool's browser generation it was opened under: a slot of a recycled browser is not handed out. */
+  generation: number
+}
+
+/** Opens a slot: a proxy for the policy, then a context through it and its page. Undone if a step fails. */
+export async function openSlot(browser: BrowserPool, policy: EgressPolicy): Promise<PageSlot> {
+  const proxy = await startEgressProxy(policy)
+  let context: BrowserContext | null = null
+  try {
+    context = await browser.newContext(scanContextOptions(proxy))
+    const page = await context.newPage()
+    return { proxy, context, page }
+  } catch (e) {
+    await context?.close().catch(() => {})
+    await proxy.stop().catch(() => {})
+    throw e
+  }
+}
+
+export async function closeSlot(slot: PageSlot): Promise<void> {
+  await slot.context.close().catch(() => {})
+  await slot.proxy.stop().catch(() => {})
+}
+
+export class WarmPages {
+  private next: Promise<Prepared | null> | null = null
+  private closed = false
+
+  constructor(
+    private browser: BrowserPool,
+    private policy: EgressPolicy,
+  ) {}
+
+  /** Prepares the next slot in the background, unless one is ready or on its way. */
+  prepare(): void {
+    if (this.closed || this.next) return
+    const generation = this.browser.generation
+    this.next = openSlot(this.browser, this.policy).then(
+      (slot) => ({ ...slot, generation }),
+      () => null, // the scan that takes it opens its own, and reports what fails then
+    )
+  }
+
+  /** The prepared slot when it is still good, else a new one. The caller closes it (closeSlot). */
+  async take(): Promise<PageSlot> {
+    const pending = this.next
+    this.next = null
+    const ready = pending ? await pending : null
+    if (ready && ready.generation === this.browser.generation && ready.context.browser()?.isConnected() && !ready.page.isClosed())
+      return ready
+    if (ready) await closeSlot(ready)
+    return openSlot(this.browser, this.policy)
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const pending = this.next
+    this.next = null
+    const ready = pending ? await pending : null
+    if (ready) await closeSlot(ready)
+  }
+}
