@@ -2,6 +2,7 @@
 import AxeBuilder from '@axe-core/playwright'
 import axe, { type AxeResults } from 'axe-core'
 import type { Page } from 'playwright-core'
+import { withDeadline } from '../../shared/async.ts'
 import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
 
 const AXE_IMPACTS = new Set(['minor', 'moderate', 'serious', 'critical'])
@@ -14,13 +15,17 @@ const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']
  * evaluation): 1.5 to 2.3 s against about 0.9 s on a 2-core machine, for the same violations.
  */
 async function runInPage(page: Page): Promise<AxeResults> {
-  await page.evaluate(axe.source)
-  return page.evaluate((tags) => {
+  await withDeadline(page.evaluate(axe.source), AXE_DEADLINE_MS, 'evaluating axe')
+  const run = page.evaluate((tags) => {
     const a = (window as unknown as { axe: typeof axe }).axe
     a.configure({ branding: { application: 'appaudit' }, allowedOrigins: ['<same_origin>'] })
     return a.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] })
   }, TAGS)
+  return withDeadline(run, AXE_DEADLINE_MS, 'axe.run')
 }
+
+/** How long each of the two steps may take: a page that keeps its main thread busy gets no axe result. */
+const AXE_DEADLINE_MS = 20_000
 
 export async function runAxe(page: Page): Promise<AccessibilityArtifact | null> {
   try {

@@ -440,7 +440,7 @@ describe('listings on the embedded path (PGlite)', () => {
   beforeAll(async () => {
     svc = await startService('embedded', { ROLE: 'api' })
     client = await connectClient(svc.mcpUrl, await svc.key())
-  }, 30_000)
+  }, 90_000)
   afterAll(async () => {
     await client?.close()
     await svc?.stop()

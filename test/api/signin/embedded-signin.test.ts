@@ -14,7 +14,7 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${port}`
   // No OIDC_ISSUER and no DATABASE_URL: the embedded default, which starts its own provider.
   svc = await startService('embedded', { ROLE: 'api', PORT: String(port), BASE_URL: baseUrl, LOCAL_IDP_USER: DEV_USER })
-}, 30_000)
+}, 90_000)
 afterAll(() => svc?.stop())
 
 test('the embedded default starts a local provider with a development user and a random password', () => {
