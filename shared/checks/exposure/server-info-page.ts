@@ -3,9 +3,9 @@
 // software itself writes; these are pages, so the HTML gate of exposed files does not apply here.
 
 import { BASELINE_PROBE, SERVER_INFO_PROBES } from '../probes.ts'
-import { defineCheck, type HttpResponseArtifact, type ProbeResult, type Severity } from '../types.ts'
+import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
-import { sameAsBaseline } from '../util/probe.ts'
+import { ownAnswers } from '../util/probe.ts'
 import { worseSeverity } from '../ranking.ts'
 import { secretNames } from './exposed-env-file.ts'
 
@@ -196,12 +196,6 @@ export function findInfoPage(answer: { url: string; status: number; body: string
   return null
 }
 
-function answers(main: HttpResponseArtifact, probes: Record<string, ProbeResult>) {
-  // The answer for a path that cannot exist, and answers equal to it, are the app's catch-all: not a page at that path.
-  const probed = Object.values(probes).filter((p) => p.path !== BASELINE_PROBE && p.status !== 0 && !p.error && !sameAsBaseline(p, probes))
-  return [{ url: main.url, status: main.status, body: main.body }, ...probed]
-}
-
 export const serverInfoPage = defineCheck({
   id: 'server-info-page',
   category: 'exposure',
@@ -258,7 +252,7 @@ export const serverInfoPage = defineCheck({
     const pages: InfoPage[] = []
     const seen = new Set<string>()
     let checked = 0
-    for (const answer of answers(mainResponse, probes)) {
+    for (const answer of ownAnswers(mainResponse, probes)) {
       if (seen.has(answer.url)) continue
       seen.add(answer.url)
       checked++

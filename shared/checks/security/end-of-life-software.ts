@@ -4,9 +4,8 @@
 
 import { END_OF_LIFE, END_OF_LIFE_DATA, type EndOfLifeLine } from '../data/end-of-life.ts'
 import { defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
-import { BASELINE_PROBE } from '../probes.ts'
 import { headerValue } from '../util/http.ts'
-import { sameAsBaseline } from '../util/probe.ts'
+import { ownAnswers } from '../util/probe.ts'
 import { parseVersion, satisfies } from '../util/semver.ts'
 
 const SCAN = 65_536
@@ -54,10 +53,7 @@ export function sightings(main: HttpResponseArtifact, probes: Record<string, Pro
       if (m) found.push({ product, version: m[1]!, source: header === 'server' ? 'Server' : 'X-Powered-By', excerpt: value.slice(0, 200) })
     }
   }
-  const pages = [
-    main,
-    ...Object.values(probes).filter((p) => p.path !== BASELINE_PROBE && p.status !== 0 && !p.error && !sameAsBaseline(p, probes)),
-  ]
+  const pages = ownAnswers(main, probes)
   for (const page of pages) {
     const body = page.body.slice(0, SCAN)
     for (const { product, gate, re } of PAGES) {

@@ -32,6 +32,18 @@ export function sameAsBaseline(probe: ProbeResult, probes: Record<string, ProbeR
   return a.length > 0 && a === normalisedBody(baseline, BASELINE_PROBE)
 }
 
+/**
+ * The main response and every probe that got an answer of its own: not the answer for a path that cannot
+ * exist, nor one equal to it (the app's catch-all is not a page at that path). For checks that read pages.
+ */
+export function ownAnswers(
+  main: { url: string; status: number; body: string },
+  probes: Record<string, ProbeResult>,
+): Array<{ url: string; status: number; body: string }> {
+  const probed = Object.values(probes).filter((p) => p.path !== BASELINE_PROBE && p.status !== 0 && !p.error && !sameAsBaseline(p, probes))
+  return [{ url: main.url, status: main.status, body: main.body }, ...probed]
+}
+
 export function probeEvidence(probe: ProbeResult): Record<string, unknown> {
   return { url: probe.url, status: probe.status, contentType: probe.contentType || null }
 }
