@@ -142,7 +142,16 @@ describe('live viewer and replay on static pages', () => {
     expect(first).toBe(`/r/${slug}/replay/1`)
     await page.click('#replay-play')
     await until(async () => (await page.getAttribute('#replay-img', 'src')) !== first, 5_000, 'the replay plays')
-    expect(await page.evaluate(() => (document.getElementById('replay-img') as HTMLImageElement).naturalWidth)).toBeGreaterThan(100)
+    // The next still is a picture: once the browser has fetched and decoded it (the src changes first).
+    await until(
+      () =>
+        page.evaluate((firstSrc) => {
+          const img = document.getElementById('replay-img') as HTMLImageElement
+          return img.getAttribute('src') !== firstSrc && img.complete && img.naturalWidth > 100
+        }, first),
+      5_000,
+      'a later still of the replay, loaded',
+    )
     await page.close()
 
     expect((await post(`/dashboard/audits/${auditId}/unshare`)).status).toBe(303)
