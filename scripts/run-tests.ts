@@ -12,7 +12,7 @@
 // Prints each file's output whole as it finishes, the slowest files, then one closing line:
 // "test: N passed, N failed".
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..')
@@ -95,11 +95,34 @@ async function runFile(file: string): Promise<FileRun> {
   return { file, code, output, ms: performance.now() - t0, pass, fail }
 }
 
+/**
+ * The lines that say why a file failed: for each "(fail)" line, up to 20 lines before it (bun prints the
+ * error first), at most 120 lines in all; the output's last lines when no test says it failed (a crash, a
+ * deadline).
+ */
+function failureExcerpt(output: string): string {
+  const lines = output.split('\n')
+  const picked: string[] = []
+  let from = 0
+  for (let i = 0; i < lines.length && picked.length < 120; i++) {
+    if (!lines[i]!.startsWith('(fail)')) continue
+    const start = Math.max(from, i - 20)
+    picked.push(...lines.slice(start, i + 1).map((l) => `  ${l.slice(0, 300)}`))
+    from = i + 1
+  }
+  if (picked.length === 0) picked.push(...lines.slice(-30).map((l) => `  ${l.slice(0, 300)}`))
+  return picked.slice(0, 120).join('\n')
+}
+
 // Longest first, so the long heavy files start early and the light ones fill the gaps at the end.
 const queue = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))
 let heavyRunning = false
 const results: FileRun[] = []
-console.log(`${files.length} test files, each in its own process, ${jobs} at a time (heavy files one at a time)`)
+console.log(
+  `${files.length} test files, each in its own process, ${jobs} at a time (heavy files one at a time); load average ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')} on ${cpus().length} cores`,
+)
 const t0 = performance.now()
 
 /** The next file this worker may start: the first in the queue, unless it is heavy while another heavy runs. */
@@ -137,7 +160,17 @@ const failed = results.reduce((n, r) => n + r.fail, 0)
 const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 15)
 console.log(`\nslowest files:\n${slowest.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}`).join('\n')}`)
 const failedFiles = results.filter((r) => r.fail > 0 || r.code !== 0)
-if (failedFiles.length) console.log(`\nfiles with failures:\n${failedFiles.map((r) => `  ${r.file}`).join('\n')}`)
+if (failedFiles.length) {
+  // Again at the end, where a reader of only the last lines of the output finds them: each failed test with
+  // what bun printed just before it (the assertion, its source line and the values).
+  for (const r of failedFiles) console.log(`\nfailed in ${r.file} (exit ${r.code}):\n${failureExcerpt(r.output)}`)
+  console.log(`\nfiles with failures:\n${failedFiles.map((r) => `  ${r.file}`).join('\n')}`)
+}
+console.log(
+  `load average at the end: ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')} on ${cpus().length} cores`,
+)
 console.log(`wall time ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 console.log(`test: ${passed} passed, ${failed} failed`)
 process.exit(failed === 0 && results.length === files.length && results.every((r) => r.code === 0) ? 0 : 1)
