@@ -285,6 +285,8 @@ export class LoopMonitor {
   maxGapMs = 0
   /** The longest gap in on-CPU time of the event loop's thread: the service's own blocking. */
   maxBusyMs = 0
+  /** The requests in flight at the longest on-CPU gap. */
+  maxBusyDuring = ''
   /** Gaps over the limit, with the requests in flight when they happened. */
   readonly stalls: Array<{ busyMs: number; gapMs: number; during: string }> = []
 
@@ -322,7 +324,10 @@ export class LoopMonitor {
       const gap = now - this.last
       const busy = cpu !== null && this.lastCpu !== null ? Math.min(gap, cpu - this.lastCpu) : gap
       this.maxGapMs = Math.max(this.maxGapMs, gap)
-      this.maxBusyMs = Math.max(this.maxBusyMs, busy)
+      if (busy > this.maxBusyMs) {
+        this.maxBusyMs = busy
+        this.maxBusyDuring = this.current
+      }
       if (busy >= this.limitMs && this.stalls.length < 50) {
         this.stalls.push({ busyMs: Math.round(busy), gapMs: Math.round(gap), during: this.current })
       }
@@ -429,4 +434,34 @@ export function buildRaw(spec: RawSpec, env: Env): BuiltRaw {
     sent: text,
     repro: `printf %s ${JSON.stringify(cut(text, 400))} | nc 127.0.0.1 ${env.port}`,
   }
+}
+
+/**
+ * How much slower this machine's CPU is than the one the stall limit was set on: the best of seven runs of
+ * a fixed single-threaded workload of the kind a large request costs (decoding 4 MB of bytes as UTF-8,
+ * failing to parse it as JSON, hashing it), against REFERENCE_WORKLOAD_MS measured on a quiet machine of
+ * this kind. Never below 1: a faster machine keeps the limit as set. On-CPU time, so load from other
+ * processes does not count, only a slower core does (two machines of one kind can differ by 2x).
+ */
+export const REFERENCE_WORKLOAD_MS = 16
+export function cpuSlowness(): { factor: number; workloadMs: number } {
+  const bytes = new Uint8Array(4 << 20)
+  let x = 12345
+  for (let i = 0; i < bytes.length; i++) {
+    x = (x * 1103515245 + 12345) >>> 0
+    bytes[i] = x >>> 24
+  }
+  let best = Number.POSITIVE_INFINITY
+  for (let run = 0; run < 7; run++) {
+    const cpu0 = mainThreadCpuMs()
+    const t0 = performance.now()
+    const text = new TextDecoder().decode(bytes)
+    try {
+      JSON.parse(text)
+    } catch {}
+    new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+    const cpu1 = mainThreadCpuMs()
+    best = Math.min(best, cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : performance.now() - t0)
+  }
+  return { factor: Math.max(1, best / REFERENCE_WORKLOAD_MS), workloadMs: best }
 }
