@@ -41,7 +41,7 @@ export async function readLoadedPage(
   context: BrowserContext,
   rec: PageRecorder,
   loaded: { status: number; error: string | null },
-  opts: { axe: boolean },
+  opts: { axe: boolean; axeFinisher?: Promise<Page | null> },
 ): Promise<Loaded> {
   const { status, error } = loaded
   // Cookies, DOM and timings are read before axe runs: they describe the page before any interaction.
@@ -54,7 +54,7 @@ export async function readLoadedPage(
     page.evaluate(readTimings).catch(() => null),
   ])
   rec.recording = false
-  const accessibility = opts.axe ? await runAxe(page) : null
+  const accessibility = opts.axe ? await runAxe(page, opts.axeFinisher ? { finisher: opts.axeFinisher } : {}) : null
   const finalUrl = page.url()
   const external = (await Promise.all(rec.scriptBodies)).filter((s): s is ScriptArtifact => s !== null)
   const scripts = [
@@ -99,7 +99,7 @@ export function scanContextOptions(proxy: EgressProxy): BrowserContextOptions {
 export async function loadPage(
   url: string,
   proxy: EgressProxy,
-  opts: { browser: BrowserPool; navTimeoutMs: number; opened?: { context: BrowserContext; page: Page } },
+  opts: { browser: BrowserPool; navTimeoutMs: number; opened?: { context: BrowserContext; page: Page; finisher?: Promise<Page | null> } },
 ): Promise<Loaded> {
   const context = opts.opened?.context ?? (await opts.browser.newContext(scanContextOptions(proxy)))
   try {
@@ -120,7 +120,8 @@ export async function loadPage(
       error = (e as Error).message.split('\n')[0] ?? 'navigation failed'
     }
     if (status === 0) return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response' }
-    return await readLoadedPage(page, context, rec, { status, error }, { axe: true })
+    const axeFinisher = opts.opened?.finisher
+    return await readLoadedPage(page, context, rec, { status, error }, { axe: true, ...(axeFinisher ? { axeFinisher } : {}) })
   } finally {
     await context.close().catch(() => {})
   }

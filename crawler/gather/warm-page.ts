@@ -1,17 +1,22 @@
 // A scan's browser page made ready before the scan asks for it. Opening a context and its first page costs
 // a new renderer process (about half a second on 2 cores, most of a small page's load); a worker makes the
 // next one while it waits for work, so a scan starts with a page already open. Each slot is used once: its
-// own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan.
+// own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan. A second
+// blank page, axe's finisher (axe.ts), is made in the background as soon as the first is open, so axe's
+// last step does not wait for a renderer and axe's source after the page has been read.
 import type { BrowserContext, Page } from 'playwright-core'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'
+import { openFinisher } from './axe.ts'
 import { scanContextOptions } from './page-reader.ts'
 
 export interface PageSlot {
   proxy: EgressProxy
   context: BrowserContext
   page: Page
+  /** axe's finishing page, on its way (null when it could not be made: axe then opens its own). */
+  finisher: Promise<Page | null>
 }
 
 interface Prepared extends PageSlot {
@@ -26,7 +31,7 @@ export async function openSlot(browser: BrowserPool, policy: EgressPolicy): Prom
   try {
     context = await browser.newContext(scanContextOptions(proxy))
     const page = await context.newPage()
-    return { proxy, context, page }
+    return { proxy, context, page, finisher: openFinisher(context) }
   } catch (e) {
     await context?.close().catch(() => {})
     await proxy.stop().catch(() => {})
@@ -35,6 +40,7 @@ export async function openSlot(browser: BrowserPool, policy: EgressPolicy): Prom
 }
 
 export async function closeSlot(slot: PageSlot): Promise<void> {
+  // The finisher, made or on its way, closes with its context.
   await slot.context.close().catch(() => {})
   await slot.proxy.stop().catch(() => {})
 }

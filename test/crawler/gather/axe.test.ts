@@ -1,0 +1,132 @@
+// axe with a finisher made ahead (crawler/gather/axe.ts): the same results as AxeBuilder's own run, on pages
+// with and without frames, and AxeBuilder's own finish when the finisher is missing or gone. Real Chromium,
+// real pages on 127.0.0.1 through the egress proxy, as a scan loads them.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
+import { openFinisher, runAxe } from '../../../crawler/gather/axe.ts'
+import { scanContextOptions } from '../../../crawler/gather/page-reader.ts'
+import { closeSlot, WarmPages } from '../../../crawler/gather/warm-page.ts'
+import { within } from '../../../shared/async.ts'
+import { startEgressProxy, type EgressProxy } from '../../../shared/egress/proxy.ts'
+import { createLogger } from '../../../shared/log.ts'
+import { spaSite, weakSite, type Site } from '../../fixtures/sites.ts'
+
+const POLICY = { allowPrivate: true, trustedHosts: [] }
+
+/** A page with a handful of violations of different rules, one of them inside a same-origin frame. */
+const CARELESS = `<!doctype html><html><head><title>Careless</title>
+<style>.faint{color:#bbb;background:#fff}</style></head><body>
+<img src="/x.png"><p class="faint">Barely readable text on white.</p>
+<form><input type="text" name="q"><button></button></form>
+<a href="#"></a><div role="button">Click</div>
+<iframe src="/frame" title="inner"></iframe>
+<ul><div>not a list item</div></ul></body></html>`
+const FRAME = `<!doctype html><html lang="en"><head><title>Inner</title></head><body>
+<img src="/y.png"><input type="checkbox"><p style="color:#ccc">faint inside</p></body></html>`
+
+let pool: BrowserPool
+let proxy: EgressProxy
+const sites: Site[] = []
+let careless: ReturnType<typeof Bun.serve>
+
+beforeAll(async () => {
+  pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+  proxy = await startEgressProxy(POLICY)
+  careless = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => {
+      const path = new URL(req.url).pathname
+      const html = path === '/' ? CARELESS : path === '/frame' ? FRAME : null
+      return html ? new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } }) : new Response('', { status: 404 })
+    },
+  })
+  sites.push(await weakSite(), await spaSite())
+}, 60_000)
+
+afterAll(async () => {
+  await pool?.close()
+  await proxy?.stop()
+  careless?.stop(true)
+  for (const s of sites) await s.stop()
+})
+
+/** One load of the URL in a fresh context, then axe with the given finisher (or AxeBuilder's own finish). */
+async function axeOf(url: string, finisherFor?: (page: Page) => Promise<Page | null>) {
+  const context = await pool.newContext(scanContextOptions(proxy))
+  try {
+    const page = await context.newPage()
+    const finisher = finisherFor ? finisherFor(page) : undefined
+    await page.goto(url, { waitUntil: 'load' })
+    return await runAxe(page, finisher ? { finisher } : {})
+  } finally {
+    await context.close()
+  }
+}
+
+describe('axe with a finisher made ahead', () => {
+  test('gives the same results as AxeBuilder finishing in its own blank page, with and without frames', async () => {
+    const urls = [`http://127.0.0.1:${careless.port}/`, ...sites.map((s) => s.url)]
+    for (const url of urls) {
+      const own = await axeOf(url)
+      const ahead = await axeOf(url, (page) => openFinisher(page.context()))
+      expect(own).not.toBeNull()
+      expect(ahead).toEqual(own!)
+    }
+    // The careless page's findings include the frame's: the partial runs were merged.
+    const careful = await axeOf(`http://127.0.0.1:${careless.port}/`, (page) => openFinisher(page.context()))
+    const ids = careful!.violations.map((v) => v.id)
+    expect(ids).toEqual(expect.arrayContaining(['image-alt', 'color-contrast', 'label', 'link-name', 'list']))
+    const imageAlt = careful!.violations.find((v) => v.id === 'image-alt')!
+    expect(imageAlt.nodes).toBe(2)
+    expect(imageAlt.targets.some((t) => t.startsWith('iframe'))).toBe(true)
+  }, 120_000)
+
+  test('falls back to AxeBuilder finishing on its own when the finisher could not be made or was closed', async () => {
+    const url = sites[0]!.url
+    const own = await axeOf(url)
+    expect(await axeOf(url, async () => null)).toEqual(own!)
+    expect(
+      await axeOf(url, async (page) => {
+        const f = await openFinisher(page.context())
+        await f?.close()
+        return f
+      }),
+    ).toEqual(own!)
+  }, 120_000)
+
+  test('a warm slot carries a finisher with axe loaded, and closing the slot closes it', async () => {
+    const warm = new WarmPages(pool, POLICY)
+    warm.prepare()
+    const slot = await warm.take()
+    try {
+      const finisher = await slot.finisher
+      expect(finisher).not.toBeNull()
+      expect(await finisher!.evaluate(() => typeof (window as unknown as { axe?: { finishRun?: unknown } }).axe?.finishRun)).toBe(
+        'function',
+      )
+      expect(slot.context.pages()).toContain(finisher!)
+    } finally {
+      await closeSlot(slot)
+      await warm.close()
+    }
+    expect((await slot.finisher)!.isClosed()).toBe(true)
+  }, 60_000)
+
+  test('a slot closed while its finisher is still being made closes at once, and the finisher gives up', async () => {
+    // A page being made in a context that closes meanwhile never settles in Playwright: nothing may wait on it unbounded.
+    // Before the fix, closeSlot waited on it and hung for good; now the finisher resolves null at its deadline (15 s).
+    const warm = new WarmPages(pool, POLICY)
+    warm.prepare()
+    const slot = await warm.take()
+    await within(
+      closeSlot(slot).then(() => 'closed'),
+      10_000,
+      'still closing',
+    ).then((r) => expect(r).toBe('closed'))
+    const finisher = await within(slot.finisher, 30_000, undefined)
+    expect(finisher === null || finisher?.isClosed()).toBe(true)
+    await warm.close()
+  }, 120_000)
+})
