@@ -15,6 +15,8 @@
 //   bun bench/lighthouse-compare.ts --quick   Lighthouse API 1 run (no warm-up, no CLI), scan_app 1+3 scans
 //   options: --lighthouse=api|cli|both  --lh-runs=N  --scans=N  --warmup=N  --site=spa|weak|hardened
 //            --mode=embedded|production  --result=FILE (JSON)
+//            --no-settle (do not wait for a quiet machine before each timed run: scans back to back, each
+//            overlapping what the previous one left running)
 import { loadavg } from 'node:os'
 import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
 import { hardenedSite, spaSite, testCertificate, weakSite, type Site } from '../test/fixtures/sites.ts'
@@ -28,7 +30,7 @@ import {
 } from './compare-lib/lighthouse.ts'
 import { startOurs, type Ours } from './compare-lib/ours.ts'
 import { textTable } from './compare-lib/text.ts'
-import { flag, fmtMs, fmtRatio, intFlag, summarize, withTimeout, writeResult, type Summary } from './lib/stats.ts'
+import { flag, fmtMs, fmtRatio, intFlag, settle, summarize, withTimeout, writeResult, type Summary } from './lib/stats.ts'
 
 export const TARGET_RATIO = 10
 
@@ -76,6 +78,8 @@ export async function compareWithLighthouse(
     warmup?: number
     site?: SiteName
     mode?: Mode
+    /** Wait for a quiet machine before each timed run (default true). */
+    settle?: boolean
     log?: (l: string) => void
   } = {},
 ): Promise<LighthouseCompareResult> {
@@ -120,8 +124,13 @@ export async function compareWithLighthouse(
     const scanMs: number[] = []
     const timings: Record<string, number[]> = {}
     const perRound = shares(scans, lhRuns)
+    // Before each timed run, on both sides, the machine is let go quiet (bench/lib/stats.ts settle): the
+    // worker opens its next page after a scan, and Lighthouse's node process winds down after a run.
+    const settleFirst = opts.settle ?? true
+    const settled: number[] = []
     for (let round = 0; round < lhRuns; round++) {
       for (const m of lhModes) {
+        if (settleFirst) settled.push(await settle())
         const r = m === 'api' ? await api!.run() : await runLighthouseCli(site.url, chromePath, chromeFlags)
         if (r.runtimeError) throw new Error(`Lighthouse ${m} run ${round + 1}: runtime error ${r.runtimeError}`)
         lh[m].push(r)
@@ -129,6 +138,7 @@ export async function compareWithLighthouse(
       }
       const batch: number[] = []
       for (let i = 0; i < perRound[round]!; i++) {
+        if (settleFirst) settled.push(await settle())
         const s = await withTimeout(ours.scan(site.url), 70_000, 'scan_app')
         scanMs.push(s.ms)
         batch.push(s.ms)
@@ -138,6 +148,8 @@ export async function compareWithLighthouse(
       if (batch.length) log(`  scan_app x${batch.length}: ${batch.map((ms) => fmtMs(ms)).join(', ')}`)
     }
 
+    if (settleFirst)
+      log(`  waited for a quiet machine before each run: median ${fmtMs(summarize(settled).median)}, max ${fmtMs(Math.max(...settled))}`)
     const scanApp = summarize(scanMs)
     const result: LighthouseCompareResult = {
       bench: 'lighthouse-compare',
@@ -223,6 +235,7 @@ if (import.meta.main) {
     warmup: flag('warmup') ? intFlag('warmup', 2, 0, 50) : undefined,
     site: siteFlag as SiteName | undefined,
     mode: mode as Mode | undefined,
+    settle: flag('no-settle') !== true,
   })
   await writeResult(result)
   process.exit(0)

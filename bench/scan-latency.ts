@@ -23,7 +23,7 @@ import { hardenedSite, spaSite, testCertificate, weakSite, type Site } from '../
 import { connectClient, payload } from '../test/harness/client.ts'
 import type { Mode } from '../test/harness/service.ts'
 import { startBenchService } from './lib/service.ts'
-import { flag, fmtMs, fmtRatio, intFlag, summarize, table, withTimeout, writeResult, type Summary } from './lib/stats.ts'
+import { flag, fmtMs, fmtRatio, intFlag, settle, summarize, table, withTimeout, writeResult, type Summary } from './lib/stats.ts'
 
 export const TARGET_MEDIAN_MS = 2_000
 const SCAN_TIMEOUT_MS = 60_000
@@ -108,11 +108,14 @@ async function benchMode(
     const outside: number[] = []
     let slowest = { wallMs: -1, workerMs: NaN, browserMs: NaN }
     for (let i = 0; i < opts.scans; i++) {
+      // A quiet machine before each timed run, on both sides (bench/lib/stats.ts settle).
+      await settle()
       const s = await withTimeout(scanOnce(client, site.url), SCAN_TIMEOUT_MS + 5_000, `scan ${i + 1}`)
       scans.push(s.ms)
       for (const [k, v] of Object.entries(s.timings)) if (typeof v === 'number') (worker[k] ??= []).push(v)
       if (typeof s.timings.total === 'number') outside.push(s.ms - s.timings.total)
       if (s.ms > slowest.wallMs) slowest = { wallMs: s.ms, workerMs: s.timings.total ?? NaN, browserMs: s.timings.browser ?? NaN }
+      await settle()
       const b = await bareLoad(reference, site.url)
       loads.push(b.load)
       idles.push(b.idle)

@@ -1,5 +1,6 @@
 // Small helpers shared by the benchmarks: order statistics, number formatting, a plain-text table,
-// and the command-line flags every bench understands.
+// the command-line flags every bench understands, and a wait for a quiet machine between timed runs.
+import { readFileSync } from 'node:fs'
 
 export interface Summary {
   n: number
@@ -87,4 +88,36 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
       timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)
     }),
   ]).finally(() => clearTimeout(timer))
+}
+
+/** Busy and total CPU jiffies of the whole machine, from /proc/stat (null where there is none). */
+function cpuJiffies(): { busy: number; total: number } | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string
+    const v = line.trim().split(/\s+/).slice(1).map(Number)
+    const idle = (v[3] ?? 0) + (v[4] ?? 0)
+    const total = v.reduce((a, b) => a + b, 0)
+    return { busy: total - idle, total }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Waits until the machine's CPUs are mostly idle (at most `busyShare` busy over a 150 ms window), at most
+ * `maxMs`; returns how long it waited. Called before each timed run of a comparison, so one side's
+ * leftovers (a browser closing, a worker opening its next page, a node process exiting) never fall on the
+ * other side's clock.
+ */
+export async function settle(maxMs = 5_000, busyShare = 0.15): Promise<number> {
+  const t0 = performance.now()
+  for (let i = 0; i < Math.ceil(maxMs / 150); i++) {
+    const a = cpuJiffies()
+    await Bun.sleep(150)
+    const b = cpuJiffies()
+    if (!a || !b) break
+    const total = b.total - a.total
+    if (total > 0 && (b.busy - a.busy) / total <= busyShare) break
+  }
+  return Math.round(performance.now() - t0)
 }
