@@ -7,9 +7,11 @@
 // AxeBuilder configures its own, so the results are the same (test/crawler/gather/axe.test.ts compares
 // them) and only the waiting goes.
 //
-// Loading axe into the page while the scan waits for the network to go quiet is left out on purpose: it
-// holds the page's main thread for about 0.2 s, so a request the page's own timer would send just after
-// load would go out after the quiet window had closed, and the scan would miss it.
+// Left out: evaluating axe in the page while the scan waits for the network to go quiet (it holds the
+// page's main thread for about 0.2 s, so a request the page's own timer sends just after load would go
+// out after the quiet window had closed, and the scan would miss it); and shipping axe's source into an
+// isolated world of the page during that window, to be run there afterwards (axe itself 60 ms faster,
+// the whole scan no faster: 583/580 ms median against 577/575 ms over 25 scans each, alternated).
 import AxeBuilder from '@axe-core/playwright'
 import axe from 'axe-core'
 import type { BrowserContext, Page } from 'playwright-core'

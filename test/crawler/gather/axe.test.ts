@@ -25,6 +25,10 @@ const CARELESS = `<!doctype html><html><head><title>Careless</title>
 const FRAME = `<!doctype html><html lang="en"><head><title>Inner</title></head><body>
 <img src="/y.png"><input type="checkbox"><p style="color:#ccc">faint inside</p></body></html>`
 
+/** A page whose policy forbids eval and inline code, with violations of its own. */
+const CSP_PAGE = `<!doctype html><html><head><title>Strict</title></head><body>
+<img src="/z.png"><input type="email"><a href="/x"></a><h3>skipped levels</h3></body></html>`
+
 let pool: BrowserPool
 let proxy: EgressProxy
 const sites: Site[] = []
@@ -38,8 +42,12 @@ beforeAll(async () => {
     port: 0,
     fetch: (req) => {
       const path = new URL(req.url).pathname
-      const html = path === '/' ? CARELESS : path === '/frame' ? FRAME : null
-      return html ? new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } }) : new Response('', { status: 404 })
+      const html = path === '/' ? CARELESS : path === '/frame' ? FRAME : path === '/csp' ? CSP_PAGE : null
+      const csp: Record<string, string> =
+        path === '/csp' ? { 'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'" } : {}
+      return html
+        ? new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8', ...csp } })
+        : new Response('', { status: 404 })
     },
   })
   sites.push(await weakSite(), await spaSite())
@@ -66,8 +74,8 @@ async function axeOf(url: string, finisherFor?: (page: Page) => Promise<Page | n
 }
 
 describe('axe with a finisher made ahead', () => {
-  test('gives the same results as AxeBuilder finishing in its own blank page, with and without frames', async () => {
-    const urls = [`http://127.0.0.1:${careless.port}/`, ...sites.map((s) => s.url)]
+  test("gives the same results as AxeBuilder's own run: finished in a finisher made ahead, with and without frames, under a strict policy too", async () => {
+    const urls = [`http://127.0.0.1:${careless.port}/`, `http://127.0.0.1:${careless.port}/csp`, ...sites.map((s) => s.url)]
     for (const url of urls) {
       const own = await axeOf(url)
       const ahead = await axeOf(url, (page) => openFinisher(page.context()))
