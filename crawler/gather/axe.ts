@@ -15,7 +15,7 @@
 import AxeBuilder from '@axe-core/playwright'
 import axe from 'axe-core'
 import type { BrowserContext, Page } from 'playwright-core'
-import { within } from '../../shared/async.ts'
+import { withDeadline, within } from '../../shared/async.ts'
 import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
 
 const AXE_IMPACTS = new Set(['minor', 'moderate', 'serious', 'critical'])
@@ -25,6 +25,8 @@ const FINISHER_CONFIGURE = `;axe.configure({ allowedOrigins: ["<same_origin>"], 
 
 /** How long making a finisher may take; past it the scan's axe finishes in a page of its own, as AxeBuilder does. */
 const FINISHER_DEADLINE_MS = 15_000
+/** How long axe may take in all: a page that keeps its main thread busy gets no accessibility result. */
+const AXE_DEADLINE_MS = 20_000
 
 /**
  * A blank page of the context with axe loaded and configured for finishRun, or null when it cannot be made
@@ -62,11 +64,15 @@ function finishIn(builder: AxeBuilder, finisher: Promise<Page | null>): void {
   }
 }
 
-export async function runAxe(page: Page, opts: { finisher?: Promise<Page | null> } = {}): Promise<AccessibilityArtifact | null> {
+export async function runAxe(
+  page: Page,
+  opts: { finisher?: Promise<Page | null>; deadlineMs?: number } = {},
+): Promise<AccessibilityArtifact | null> {
   try {
     const builder = new AxeBuilder({ page: page as never }).withTags(AXE_TAGS)
     if (opts.finisher) finishIn(builder, opts.finisher)
-    const r = await builder.analyze()
+    // What is still evaluating when the deadline passes ends with the page's context, which its caller closes.
+    const r = await withDeadline(builder.analyze(), opts.deadlineMs ?? AXE_DEADLINE_MS, 'axe')
     return {
       engine: `${r.testEngine.name} ${r.testEngine.version}`,
       violations: r.violations.slice(0, 50).map((v) => ({

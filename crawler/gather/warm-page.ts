@@ -3,7 +3,7 @@
 // next one while it waits for work, so a scan starts with a page already open. Each slot is used once: its
 // own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan. A second
 // blank page, axe's finisher (axe.ts), is made in the background as soon as the first is open, so axe's
-// last step does not wait for a renderer and axe's source after the page has been read.
+// last step, after the page has been read, does not wait for a new renderer and a second load of axe.
 import type { BrowserContext, Page } from 'playwright-core'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'

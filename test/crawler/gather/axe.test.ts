@@ -29,6 +29,10 @@ const FRAME = `<!doctype html><html lang="en"><head><title>Inner</title></head><
 const CSP_PAGE = `<!doctype html><html><head><title>Strict</title></head><body>
 <img src="/z.png"><input type="email"><a href="/x"></a><h3>skipped levels</h3></body></html>`
 
+/** A page that loads, then keeps its main thread busy for good. */
+const BUSY = `<!doctype html><html lang="en"><title>Busy</title><p>busy</p>
+<script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 0))</script></html>`
+
 let pool: BrowserPool
 let proxy: EgressProxy
 const sites: Site[] = []
@@ -42,7 +46,7 @@ beforeAll(async () => {
     port: 0,
     fetch: (req) => {
       const path = new URL(req.url).pathname
-      const html = path === '/' ? CARELESS : path === '/frame' ? FRAME : path === '/csp' ? CSP_PAGE : null
+      const html = path === '/' ? CARELESS : path === '/frame' ? FRAME : path === '/csp' ? CSP_PAGE : path === '/busy' ? BUSY : null
       const csp: Record<string, string> =
         path === '/csp' ? { 'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'" } : {}
       return html
@@ -103,6 +107,22 @@ describe('axe with a finisher made ahead', () => {
       }),
     ).toEqual(own!)
   }, 120_000)
+
+  test('a page that keeps its main thread busy after load gets no accessibility result, at the deadline', async () => {
+    const context = await pool.newContext(scanContextOptions(proxy))
+    try {
+      const page = await context.newPage()
+      await page.goto(`http://127.0.0.1:${careless.port}/busy`, { waitUntil: 'load' })
+      const result = await within<{ r: unknown } | string>(
+        runAxe(page, { finisher: openFinisher(context), deadlineMs: 3_000 }).then((r) => ({ r })),
+        30_000,
+        'still waiting',
+      )
+      expect(result).toEqual({ r: null })
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
 
   test('a warm slot carries a finisher with axe loaded, and closing the slot closes it', async () => {
     const warm = new WarmPages(pool, POLICY)
