@@ -58,7 +58,19 @@ export function createApp(services: Services, opts: AppOptions = {}) {
           }
         : null
   const common = { sql: db.sql, baseUrl: config.baseUrl, limiter, trustedProxyHops: config.TRUSTED_PROXY_HOPS, log }
-  return new Elysia()
+  /**
+   * /api/mcp for the server's fetch, without the router: the host rules and the handler of the route below,
+   * and an error that escapes becomes the same deliberate answer. Its path has nothing to decode.
+   */
+  const serveMcp = (request: Request, url?: URL): Response | Promise<Response> => {
+    const failed = (e: unknown) => deliberateError('UNKNOWN', e, request, log)
+    try {
+      return rules.check(request, url) ?? mcp(request).catch(failed)
+    } catch (e) {
+      return failed(e)
+    }
+  }
+  const app = new Elysia()
     .onRequest(({ request }) => rules.check(request) ?? malformedPath(request) ?? undefined)
     .onError({ as: 'global' }, ({ code, error, request }) => deliberateError(code, error, request, log))
     .all('/api/mcp', ({ request }) => mcp(request), { parse: 'none' })
@@ -80,6 +92,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(cronRoutes(services))
     .use(exportRoutes(infra))
     .use(publicRoutes({ baseUrl: config.baseUrl, version: pkg.version }))
+  return Object.assign(app, { serveMcp })
 }
 
 /**

@@ -159,11 +159,16 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
         hostname: config.HOST,
         port: config.PORT,
         fetch: (req, srv) => {
-          if (!URL.canParse(req.url)) return unroutable()
-          const probe = req.method === 'GET' ? health(new URL(req.url).pathname) : null
+          // The target is parsed once here and handed on: every request pays for it.
+          const url = URL.parse(req.url)
+          if (!url) return unroutable()
+          const probe = req.method === 'GET' ? health(url.pathname) : null
           if (probe) return probe
+          // The MCP endpoint, the hot path, skips the router: the same rules and handler as the app's route
+          // (its limits are per credential and account, never per address).
+          if (url.pathname === '/api/mcp') return app.serveMcp(req, url)
           rememberPeer(req, srv.requestIP(req)?.address)
-          const ws = viewer.upgrade(req, srv)
+          const ws = viewer.upgrade(req, srv, url.pathname)
           return ws === 'upgraded' ? undefined : (ws ?? app.handle(req))
         },
         websocket: viewer.websocket,

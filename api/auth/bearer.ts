@@ -2,7 +2,6 @@
 import { findPrincipalByApiKey, touchApiKey, type Principal } from '../../shared/db/accounts.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { findPrincipalByOAuthToken, touchOAuthToken } from '../../shared/db/oauth.ts'
-import { sha256Hex } from '../../shared/ids.ts'
 import { API_KEY_PREFIX, looksLikeCredential, OAUTH_TOKEN_PREFIX } from '../../shared/keys.ts'
 
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'missing' | 'invalid' }
@@ -22,8 +21,9 @@ export class BearerAuth {
     if (!m) return { ok: false, reason: 'missing' }
     const token = m[1]!
     if (!looksLikeCredential(token)) return { ok: false, reason: 'invalid' }
-    const hash = sha256Hex(token)
-    const hit = this.cache.get(hash)
+    // Keyed by the credential itself, which the request holds anyway: a hash per request costs more than
+    // the rest of the lookup. The database is looked up by hash.
+    const hit = this.cache.get(token)
     if (hit && hit.expires > Date.now()) return { ok: true, principal: hit.principal }
     const principal = token.startsWith(API_KEY_PREFIX)
       ? await findPrincipalByApiKey(this.sql, token)
@@ -31,11 +31,11 @@ export class BearerAuth {
         ? await findPrincipalByOAuthToken(this.sql, token)
         : null
     if (!principal) {
-      this.cache.delete(hash)
+      this.cache.delete(token)
       return { ok: false, reason: 'invalid' }
     }
     if (this.cache.size >= CACHE_MAX) this.cache.clear()
-    this.cache.set(hash, { principal, expires: Date.now() + CACHE_MS })
+    this.cache.set(token, { principal, expires: Date.now() + CACHE_MS })
     const touch = principal.kind === 'oauth' ? touchOAuthToken : touchApiKey
     touch(this.sql, principal.credentialId).catch(() => {})
     return { ok: true, principal }

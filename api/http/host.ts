@@ -2,10 +2,11 @@
 import type { Config } from '../../shared/config.ts'
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]']
+const SEEN_MAX = 256
 
 export interface HostRules {
-  /** A response that ends the request (403 or 308), or null to go on. */
-  check(req: Request): Response | null
+  /** A response that ends the request (403 or 308), or null to go on. `url` is the request's, when already parsed. */
+  check(req: Request, url?: URL): Response | null
 }
 
 function hostnameOf(hostHeader: string): string {
@@ -34,12 +35,20 @@ export function hostRules(config: Config): HostRules {
   const allowed = new Set([base.hostname, ...LOOPBACK_NAMES, ...config.allowedHosts.map(hostnameOf)])
   if (apex) allowed.add(apex)
 
+  // Requests name a handful of hosts: each Host header is read once (the map is bounded).
+  const seen = new Map<string, string>()
   return {
-    check(req) {
+    check(req, parsed) {
       // An empty or malformed Host (or a CONNECT/asterisk target) leaves no URL to route by.
-      if (!URL.canParse(req.url)) return unroutable()
-      const url = new URL(req.url)
-      const host = hostnameOf(req.headers.get('host') ?? url.host)
+      const url = parsed ?? URL.parse(req.url)
+      if (!url) return unroutable()
+      const header = req.headers.get('host') ?? url.host
+      let host = seen.get(header)
+      if (host === undefined) {
+        host = hostnameOf(header)
+        if (seen.size >= SEEN_MAX) seen.clear()
+        seen.set(header, host)
+      }
       if (!allowed.has(host)) return forbidden(`Host ${JSON.stringify(host)} is not served here`)
       if (apex && host === apex) {
         return new Response(null, { status: 308, headers: { location: `${base.origin}${url.pathname}${url.search}` } })

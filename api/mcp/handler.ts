@@ -103,7 +103,7 @@ type Message = { method?: unknown; id?: unknown; params?: { _meta?: { progressTo
 
 const hasMethod = (m: unknown, method: string): m is Message => typeof m === 'object' && m !== null && (m as Message).method === method
 /** The SDK's own test (params with protocolVersion, capabilities and clientInfo), so a session is opened exactly when the SDK initializes. */
-const isInitialize = (m: unknown): m is Message => isInitializeRequest(m)
+const isInitialize = (m: unknown): m is Message => hasMethod(m, 'initialize') && isInitializeRequest(m)
 const idOf = (m: Message): string | number | null => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null)
 
 /**

@@ -263,8 +263,7 @@ export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: 
      * For Bun.serve's fetch: undefined when the request is not for a viewer socket (the app handles it),
      * a Response when it is refused, or 'upgraded' when the socket is open.
      */
-    upgrade(req: Request, server: Server<ViewerSocketData>): Response | 'upgraded' | undefined {
-      const path = new URL(req.url).pathname
+    upgrade(req: Request, server: Server<ViewerSocketData>, path = new URL(req.url).pathname): Response | 'upgraded' | undefined {
       const m = WS_PATH.exec(path)
       if (!m) return undefined
       // Audit ids are plain [A-Za-z0-9_]: nothing to decode, and a malformed escape (%ZZ) is simply not one.
