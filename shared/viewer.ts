@@ -84,10 +84,20 @@ export function viewerLink(baseUrl: string, auditId: string, token: string): str
   return `${baseUrl}/viewer/${auditId}#${token}`
 }
 
-export async function createViewerToken(kv: KeyValue, auditId: string, ttlSeconds: number): Promise<string> {
+export async function createViewerToken(
+  kv: KeyValue,
+  auditId: string,
+  ttlSeconds: number,
+  /** The audit was created just now, so it has no token yet: both keys are written at once, nothing read. */
+  opts: { newAudit?: boolean } = {},
+): Promise<string> {
   if (!isViewerAuditId(auditId)) throw new Error(`audit id not usable in a viewer link: ${JSON.stringify(auditId)}`)
   const token = randomBytes(32).toString('base64url')
   const hash = sha256Hex(token)
+  if (opts.newAudit) {
+    await Promise.all([kv.set(viewerKeys.token(hash), auditId, ttlSeconds), kv.set(viewerKeys.tokens(auditId), hash, ttlSeconds)])
+    return token
+  }
   await kv.set(viewerKeys.token(hash), auditId, ttlSeconds)
   // One audit normally gets one token from one worker, so read-modify-write of the index is enough.
   const known = (await kv.get(viewerKeys.tokens(auditId))) ?? ''

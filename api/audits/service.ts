@@ -26,7 +26,7 @@ import type { Infra } from '../../shared/infra/types.ts'
 import { createViewerToken, endViewer, viewerLink } from '../../shared/viewer.ts'
 import { checkTarget } from '../http/target.ts'
 import { viewerLinkTtlS } from '../../shared/recovery.ts'
-import { requireAnswer } from '../http/reachable.ts'
+import { Reachability } from '../http/reachable.ts'
 import { readAuditLists, readAuditRow, readAuditSlice, readAuditSummary, type AuditSummaryParts } from '../../shared/db/audit-results.ts'
 import { offsetOf } from '../pagination.ts'
 import { SECTION_LIMIT, sectionAnswer, sectionScope, summaryAnswer, type Section } from './results.ts'
@@ -45,8 +45,11 @@ export class AuditService {
   /** Seals an authenticated audit's credentials; null without SECRETS_KEY (audit_authenticated is then refused). */
   private readonly box: SecretBox | null
 
+  private readonly reach: Reachability
+
   constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {
     this.box = SecretBox.fromConfig(deps.config)
+    this.reach = new Reachability(deps.config)
   }
 
   /** Options with defaults applied; a duration above AUDIT_MAX_DURATION_S is cut to it. */
@@ -84,13 +87,15 @@ export class AuditService {
     // A start page that does not answer now would fail the audit: refuse it before charging. An account
     // that could not start an audit anyway is told so first, without a request to the target.
     await refuseUnstartableAudit(db.sql, principal.account.id, AUDIT_STARTS.perHour)
-    await requireAnswer(config, url, 'no audit was started and nothing was charged.')
+    await this.reach.require(url, 'no audit was started and nothing was charged.')
     const options = this.resolveOptions(requested)
     const audit = await createAudit(db.sql, principal.account.id, url.href, options, AUDIT_STARTS.perHour, credentials)
     const log = this.deps.log.child({ auditId: audit.id })
     try {
-      const token = await createViewerToken(infra.kv, audit.id, viewerLinkTtlS(config, options.maxDurationSeconds))
-      await infra.queue.enqueue({ kind: 'audit', ref: audit.id })
+      const [token] = await Promise.all([
+        createViewerToken(infra.kv, audit.id, viewerLinkTtlS(config, options.maxDurationSeconds), { newAudit: true }),
+        infra.queue.enqueue({ kind: 'audit', ref: audit.id }),
+      ])
       log.info('audit queued', { url: url.origin, chargedFrom: audit.chargedFrom })
       return {
         auditId: audit.id,

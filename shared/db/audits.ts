@@ -5,7 +5,16 @@ import { AppError } from '../errors.ts'
 import { newId } from '../ids.ts'
 import type { Sql } from './index.ts'
 import { summaryOf } from '../audit-report.ts'
-import { debitAudit, refundAuditIn, refuseUnaffordableAudit, reserveAudit, type ChargeSource, type Tx } from './ledger.ts'
+import {
+  type BalanceRow,
+  type ChargeSource,
+  payingSource,
+  refundAuditIn,
+  toBalance,
+  type Tx,
+  WEEK,
+  WEEKLY_AUDIT_ALLOWANCE,
+} from './ledger.ts'
 import type { CrawledPage } from '../audit-page.ts'
 import type { CheckResult } from '../report-schema.ts'
 
@@ -110,22 +119,44 @@ export async function createAudit(
    */
   chosen?: { auditId: string; sealed?: string },
 ): Promise<AuditRow> {
-  return sql.begin(async (tx) => {
-    const { source } = await reserveAudit(tx, accountId)
-    if (Number.isFinite(perHour)) await refuseOverHourlyRate(tx, accountId, perHour)
-    const [app] = await tx<{ id: string }[]>`
-      INSERT INTO apps (id, account_id, origin) VALUES (${newId('app')}, ${accountId}, ${new URL(url).origin})
-      ON CONFLICT (account_id, origin) DO UPDATE SET origin = EXCLUDED.origin
-      RETURNING id`
-    const appId = app!.id
-    const [row] = await tx<AuditRaw[]>`
-      INSERT INTO audits (id, account_id, app_id, url, options, charged_from, auth_sealed, authenticated)
-      VALUES (${chosen?.auditId ?? newId('aud')}, ${accountId}, ${appId}, ${url}, ${tx.json(options as never)}, ${source},
-        ${chosen?.sealed ?? null}, ${chosen?.sealed !== undefined})
-      RETURNING *`
-    await debitAudit(tx, accountId, row!.id, source)
+  const auditId = chosen?.auditId ?? newId('aud')
+  // One statement (migrations/017_start_audit.sql): lock, decide what pays, hold the hourly cap, record.
+  try {
+    const [row] = await sql<AuditRaw[]>`
+      SELECT * FROM start_audit(${accountId}::text, ${auditId}::text, ${newId('app')}::text, ${newId('led')}::text, ${url}::text,
+        ${new URL(url).origin}::text, ${sql.json(options as never)}::jsonb, ${chosen?.sealed ?? null}::text,
+        ${Number.isFinite(perHour) ? perHour : null}::int, ${sql.json(WEEKLY_AUDIT_ALLOWANCE as never)}::jsonb)`
     return toAudit(row!)
-  })
+  } catch (e) {
+    throw startRefusal(e, accountId, perHour) ?? e
+  }
+}
+
+/** start_audit's refusals ('start_audit:<code>', facts as JSON in DETAIL) as the errors callers know. */
+function startRefusal(e: unknown, accountId: string, perHour: number): AppError | null {
+  const err = e as { code?: unknown; message?: unknown; detail?: unknown }
+  if (err?.code !== 'P0001' || typeof err.message !== 'string' || !err.message.startsWith('start_audit:')) return null
+  const detail = typeof err.detail === 'string' ? (JSON.parse(err.detail) as Record<string, unknown>) : {}
+  switch (err.message.slice('start_audit:'.length)) {
+    case 'not_found':
+      return new AppError('not_found', `No account ${accountId}`)
+    case 'allowance_exhausted':
+      return refusalOf(() => payingSource(toBalance({ ...detail, resets_at: String(detail.resetsAt) } as BalanceRow)))
+    case 'rate_limited':
+      return overHourlyRate(Number(detail.n), new Date(String(detail.oldest)), perHour)
+    default:
+      return null
+  }
+}
+
+/** The AppError `decide` throws (it throws when the account cannot start an audit). */
+function refusalOf(decide: () => unknown): AppError | null {
+  try {
+    decide()
+    return null
+  } catch (e) {
+    return e instanceof AppError ? e : null
+  }
 }
 
 /**
@@ -133,18 +164,26 @@ export async function createAudit(
  * things stand, so that the caller refuses before slow work. createAudit still decides under its lock.
  */
 export async function refuseUnstartableAudit(sql: Sql, accountId: string, perHour = Number.POSITIVE_INFINITY): Promise<void> {
-  await refuseUnaffordableAudit(sql, accountId)
-  if (Number.isFinite(perHour)) await refuseOverHourlyRate(sql, accountId, perHour)
+  // Both questions in one statement; the allowance's answer comes first when both refuse.
+  const [row] = await sql<(BalanceRow & { recent: number; oldest: Date | null })[]>`
+    SELECT a.plan, a.credits,
+      COALESCE((SELECT -sum(l.delta) FROM ledger l
+        WHERE l.account_id = a.id AND l.source = 'allowance' AND l.week_start = ${sql.unsafe(WEEK)}), 0)::int AS used,
+      ((${sql.unsafe(WEEK)} + 7)::timestamp AT TIME ZONE 'UTC') AS resets_at,
+      r.n AS recent, r.oldest
+    FROM accounts a,
+      LATERAL (SELECT count(*)::int AS n, min(created_at) AS oldest FROM audits
+        WHERE account_id = a.id AND created_at > now() - interval '1 hour') r
+    WHERE a.id = ${accountId}`
+  if (!row) throw new AppError('not_found', `No account ${accountId}`)
+  payingSource(toBalance(row))
+  if (row.recent >= perHour) throw overHourlyRate(row.recent, row.oldest!, perHour)
 }
 
-/** Inside createAudit's transaction (the account row is locked): the hourly cap on audit starts. */
-async function refuseOverHourlyRate(tx: Tx | Sql, accountId: string, perHour: number) {
-  const [r] = await tx<{ n: number; oldest: Date | null }[]>`
-    SELECT count(*)::int AS n, min(created_at) AS oldest FROM audits
-    WHERE account_id = ${accountId} AND created_at > now() - interval '1 hour'`
-  if (r!.n < perHour) return
-  const retryAfter = Math.max(1, Math.ceil((new Date(r!.oldest!).getTime() + 3_600_000 - Date.now()) / 1000))
-  throw new AppError('rate_limited', `This account started ${r!.n} audits in the last hour, the most allowed; retry in ${retryAfter} s.`, {
+/** The hourly cap on audit starts, passed: `n` started in the last hour, the first at `oldest`. */
+function overHourlyRate(n: number, oldest: Date, perHour: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + 3_600_000 - Date.now()) / 1000))
+  return new AppError('rate_limited', `This account started ${n} audits in the last hour, the most allowed; retry in ${retryAfter} s.`, {
     retryAfter,
     limit: perHour,
   })

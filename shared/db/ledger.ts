@@ -27,10 +27,16 @@ export interface Balance {
   resetsAt: string
 }
 
-type BalanceRow = { plan: Plan; credits: number; used: number; resets_at: Date }
+export type BalanceRow = { plan: Plan; credits: number; used: number; resets_at: Date | string }
 
-// The ISO week in SQL, so every process agrees whatever its clock or time zone.
-const WEEK = `date_trunc('week', now() AT TIME ZONE 'UTC')::date`
+// The ISO week in SQL, so every process agrees whatever its clock or time zone. The start of an audit
+// computes it too, in its own SQL (migrations/017_start_audit.sql).
+export const WEEK = `date_trunc('week', now() AT TIME ZONE 'UTC')::date`
+/**
+ * For the statements written as text (they splice WEEK in): prepared once per connection like tagged ones.
+ * Unprepared, a statement with parameters costs two round trips each time (describe, then execute).
+ */
+const PREPARED = { prepare: true }
 
 async function readBalance(sql: Sql | Tx, accountId: string): Promise<Balance | null> {
   const [row] = await sql.unsafe<BalanceRow[]>(
@@ -40,8 +46,12 @@ async function readBalance(sql: Sql | Tx, accountId: string): Promise<Balance | 
        ((${WEEK} + 7)::timestamp AT TIME ZONE 'UTC') AS resets_at
      FROM accounts a WHERE a.id = $1`,
     [accountId],
+    PREPARED,
   )
-  if (!row) return null
+  return row ? toBalance(row) : null
+}
+
+export function toBalance(row: BalanceRow): Balance {
   return {
     plan: row.plan,
     allowance: WEEKLY_AUDIT_ALLOWANCE[row.plan],
@@ -57,21 +67,8 @@ export async function getBalance(sql: Sql, accountId: string): Promise<Balance> 
   return b
 }
 
-/**
- * Inside a transaction: locks the account row and decides what pays for one more audit. The lock is held
- * until the transaction ends, so the caller's debit is seen by the next caller. Throws allowance_exhausted.
- */
-export async function reserveAudit(tx: Tx, accountId: string): Promise<{ source: ChargeSource; balance: Balance }> {
-  // Lock first, read after, in two statements: under READ COMMITTED a statement that waited for the lock
-  // still reads the ledger as of its own start, and would miss the debit of the call it waited for.
-  await tx`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`
-  const balance = await readBalance(tx, accountId)
-  if (!balance) throw new AppError('not_found', `No account ${accountId}`)
-  return { source: payingSource(balance), balance }
-}
-
 /** What pays for one more audit at this balance; throws allowance_exhausted when nothing does. */
-function payingSource(balance: Balance): ChargeSource {
+export function payingSource(balance: Balance): ChargeSource {
   if (balance.used < balance.allowance) return 'allowance'
   if (balance.credits > 0) return 'credits'
   throw new AppError(
@@ -79,24 +76,6 @@ function payingSource(balance: Balance): ChargeSource {
     `The weekly allowance of ${balance.allowance} audits is used up and there are no credits. It resets at ${balance.resetsAt}.`,
     { allowance: balance.allowance, used: balance.used, credits: balance.credits, resetsAt: balance.resetsAt },
   )
-}
-
-/**
- * Without a lock: throws allowance_exhausted when one more audit could not be paid right now. Lets a caller
- * refuse before slow work (audit_app asks the target first); reserveAudit, under the lock, still decides.
- */
-export async function refuseUnaffordableAudit(sql: Sql, accountId: string): Promise<void> {
-  payingSource(await getBalance(sql, accountId))
-}
-
-/** Inside the transaction of reserveAudit: the debit itself. */
-export async function debitAudit(tx: Tx, accountId: string, auditId: string, source: ChargeSource): Promise<void> {
-  await tx.unsafe(
-    `INSERT INTO ledger (id, account_id, source, delta, reason, week_start, audit_id, idempotency_key)
-     VALUES ($1, $2, $3, -1, 'audit', ${WEEK}, $4, $5)`,
-    [newId('led'), accountId, source, auditId, `audit:${auditId}:debit`],
-  )
-  if (source === 'credits') await tx`UPDATE accounts SET credits = credits - 1 WHERE id = ${accountId}`
 }
 
 /**
@@ -141,6 +120,7 @@ export async function addCredits(
       `INSERT INTO ledger (id, account_id, source, delta, reason, week_start, idempotency_key)
        VALUES ($1, $2, 'credits', $3, $4, ${WEEK}, $5) ON CONFLICT (idempotency_key) DO NOTHING`,
       [newId('led'), accountId, amount, reason, idempotencyKey],
+      PREPARED,
     )
     if (inserted.count === 0) return false
     await tx`UPDATE accounts SET credits = credits + ${amount} WHERE id = ${accountId}`

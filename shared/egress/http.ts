@@ -1,6 +1,7 @@
 // The one plain-HTTP client for requests to targets, from the api and the crawler alike. Every request goes
 // through an egress proxy (shared/egress/proxy.ts), which resolves the name once, refuses blocked addresses
 // and so checks every hop again: redirects are never followed by fetch, always here, one hop at a time.
+// (audit_app's single "does it answer" GET is pinned to a guard-checked address instead: api/http/reachable.ts.)
 // Bodies are read with a cap. No cookies, no browser.
 import type { Config } from '../config.ts'
 import { readCappedBytes } from '../http-body.ts'

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RequestLimiter } from '../../api/http/request-limit.ts'
 import { createAccount, createApiKey } from '../../shared/db/accounts.ts'
 import { createAudit } from '../../shared/db/audits.ts'
+import type { AppError } from '../../shared/errors.ts'
 import { createRedisInfra } from '../../shared/infra/redis.ts'
 import type { Logger } from '../../shared/log.ts'
 import { MCP_REQUEST_RATES } from '../../shared/rate-limits.ts'
@@ -140,5 +141,15 @@ describe('audit starts', () => {
     expect(result.error.retryAfter).toBeGreaterThan(3_000)
     const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${account.id}`
     expect(row!.n).toBe(20)
+    // The same cap where the charge is decided, under the account's lock (start_audit): same error, nothing written.
+    const refused = await createAudit(sql, account.id, 'https://site-20.example/', options, 20).then(
+      () => null,
+      (e: unknown) => e as AppError,
+    )
+    expect(refused?.code).toBe('rate_limited')
+    expect(refused?.message).toMatch(/^This account started 20 audits in the last hour, the most allowed; retry in \d+ s\.$/)
+    expect((refused?.details as { retryAfter?: number } | undefined)?.retryAfter).toBeGreaterThan(3_000)
+    const [after] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audits WHERE account_id = ${account.id}`
+    expect(after!.n).toBe(20)
   })
 })
