@@ -2,7 +2,7 @@
 //
 // AxeBuilder's default run: axe.runPartial in the page and each of its frames, then axe.finishRun in a blank
 // page of the same context, which AxeBuilder opens and loads axe into after the partial runs (a new renderer
-// and a second evaluation of axe's 640 KB: 0.4 s of a 0.95 s scan here). A scan hands it a finisher made
+// and a second evaluation of axe: 0.4 s of a 0.95 s scan here). A scan hands it a finisher made
 // ahead (openFinisher, in the scan's warm slot): the same blank page with axe loaded and configured as
 // AxeBuilder configures its own, so the results are the same (test/crawler/gather/axe.test.ts compares
 // them) and only the waiting goes.
@@ -12,11 +12,29 @@
 // out after the quiet window had closed, and the scan would miss it); and shipping axe's source into an
 // isolated world of the page during that window, to be run there afterwards (axe itself 60 ms faster,
 // the whole scan no faster: 583/580 ms median against 577/575 ms over 25 scans each, alternated).
+import { readFileSync } from 'node:fs'
 import AxeBuilder from '@axe-core/playwright'
 import axe from 'axe-core'
 import type { BrowserContext, Page } from 'playwright-core'
 import { withDeadline, within } from '../../shared/async.ts'
 import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
+
+/**
+ * axe as evaluated in each page: its minified build (654 KB). The package's `axe.source`, which AxeBuilder
+ * injects by default, is the readable build (1.47 MB): the same version and rules, more than twice the bytes
+ * to send over the protocol and compile, in the scanned page and in the finisher (0.66 s against 1.0 s per
+ * page on the slower 2-core machine). test/crawler/gather/axe.test.ts holds the results equal.
+ */
+export const AXE_SOURCE = minifiedAxe()
+
+function minifiedAxe(): string {
+  try {
+    const min = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
+    return min.includes(`axe.version="${axe.version}"`) ? min : axe.source
+  } catch {
+    return axe.source
+  }
+}
 
 const AXE_IMPACTS = new Set(['minor', 'moderate', 'serious', 'critical'])
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']
@@ -35,7 +53,7 @@ const AXE_DEADLINE_MS = 20_000
 export function openFinisher(context: BrowserContext): Promise<Page | null> {
   const made = (async () => {
     const page = await context.newPage()
-    await page.evaluate(axe.source)
+    await page.evaluate(AXE_SOURCE)
     await page.evaluate(FINISHER_CONFIGURE)
     return page
   })()
@@ -66,10 +84,11 @@ function finishIn(builder: AxeBuilder, finisher: Promise<Page | null>): void {
 
 export async function runAxe(
   page: Page,
-  opts: { finisher?: Promise<Page | null>; deadlineMs?: number } = {},
+  /** `source`: the axe evaluated in the page (tests compare the package's readable build with the minified one). */
+  opts: { finisher?: Promise<Page | null>; deadlineMs?: number; source?: string } = {},
 ): Promise<AccessibilityArtifact | null> {
   try {
-    const builder = new AxeBuilder({ page: page as never }).withTags(AXE_TAGS)
+    const builder = new AxeBuilder({ page: page as never, axeSource: opts.source ?? AXE_SOURCE }).withTags(AXE_TAGS)
     if (opts.finisher) finishIn(builder, opts.finisher)
     // What is still evaluating when the deadline passes ends with the page's context, which its caller closes.
     const r = await withDeadline(builder.analyze(), opts.deadlineMs ?? AXE_DEADLINE_MS, 'axe')
