@@ -8,6 +8,7 @@
 // does not go through the egress proxy: a single request that follows no redirect has nothing for the
 // proxy to check again, and the proxy's two extra connections cost five times the CPU of the request
 // itself (0.5-1.2 ms against 0.1-0.2 ms here, most of audit_app's time under 20 callers at once).
+import { within } from '../../shared/async.ts'
 import type { Config } from '../../shared/config.ts'
 import { defaultResolver, policyFromConfig, type ResolvedAddress, type Resolver, resolveTarget } from '../../shared/egress/guard.ts'
 import { API_USER_AGENT } from '../../shared/egress/http.ts'
@@ -37,14 +38,17 @@ export class Reachability {
     const refuse = (code: 'target_blocked' | 'target_unreachable', reason: string) =>
       new AppError(code, `${url.href} could not be reached (${reason}); ${what}`, { reason })
     const deadline = AbortSignal.timeout(this.timeoutMs)
-    const resolved = await resolveTarget(url.hostname, this.policy, this.resolver)
+    const late = `no answer within ${this.timeoutMs / 1000} s`
+    // The deadline holds for the name's resolution too (a resolver that does not answer).
+    const resolved = await within(resolveTarget(url.hostname, this.policy, this.resolver), this.timeoutMs, null)
+    if (!resolved) throw refuse('target_unreachable', `dns: ${late}`)
     if (!resolved.ok) throw refuse(resolved.code, resolved.reason)
     let reason = 'connect failed'
     for (const address of resolved.addresses.slice(0, MAX_ADDRESSES_TRIED)) {
       const outcome = await ask(url, address, deadline)
       if (outcome === 'answered') return
       if (deadline.aborted) {
-        reason = `no answer within ${this.timeoutMs / 1000} s`
+        reason = late
         break
       }
       reason = outcome

@@ -139,6 +139,15 @@ describe('Reachability.require', () => {
     expect(s.hosts).toEqual([`two.test:${s.port}`])
   })
 
+  test('a name that does not resolve in time is refused at the deadline', async () => {
+    const never = () => new Promise<never>(() => {})
+    const t0 = performance.now()
+    const e = await refusal(new Reachability({ ...open, PROBE_TIMEOUT_MS: 300 }, never).require(new URL('http://slow.test/'), 'x'))
+    expect(e.code).toBe('target_unreachable')
+    expect(e.message).toContain('dns: no answer within 0.3 s')
+    expect(performance.now() - t0).toBeLessThan(5_000)
+  })
+
   test('a site that accepts and never answers is refused at the deadline', async () => {
     const port = await silent()
     const t0 = performance.now()
