@@ -5,7 +5,7 @@ import type { AccessibilityArtifact, BrowserCookie, PageArtifact, PerformanceArt
 import { BROWSER_USER_AGENT } from '../../shared/egress/http.ts'
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'
-import { runAxe } from './axe.ts'
+import { preloadAxe, runAxe } from './axe.ts'
 import { readInlineCode } from './inline-code.ts'
 import { GATHER_LIMITS } from './limits.ts'
 import { quiet, recordPage, type PageRecorder } from './page-recorder.ts'
@@ -45,6 +45,8 @@ export async function readLoadedPage(
 ): Promise<Loaded> {
   const { status, error } = loaded
   // Cookies, DOM and timings are read before axe runs: they describe the page before any interaction.
+  // axe's source goes to the page meanwhile (preloadAxe: it defines itself and touches nothing else).
+  const preloaded = opts.axe ? preloadAxe(page) : undefined
   const [html, title, inline, inlineCode, cookies, timings] = await Promise.all([
     page.content().catch(() => ''),
     page.title().catch(() => ''),
@@ -54,7 +56,7 @@ export async function readLoadedPage(
     page.evaluate(readTimings).catch(() => null),
   ])
   rec.recording = false
-  const accessibility = opts.axe ? await runAxe(page, opts.axeFinisher ? { finisher: opts.axeFinisher } : {}) : null
+  const accessibility = opts.axe ? await runAxe(page, { preloaded, ...(opts.axeFinisher ? { finisher: opts.axeFinisher } : {}) }) : null
   const finalUrl = page.url()
   const external = (await Promise.all(rec.scriptBodies)).filter((s): s is ScriptArtifact => s !== null)
   const scripts = [

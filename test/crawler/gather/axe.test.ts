@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import axe from 'axe-core'
-import { AXE_SOURCE, openFinisher, runAxe } from '../../../crawler/gather/axe.ts'
+import { AXE_SOURCE, openFinisher, preloadAxe, runAxe } from '../../../crawler/gather/axe.ts'
 import { scanContextOptions } from '../../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../../crawler/gather/warm-page.ts'
 import { within } from '../../../shared/async.ts'
@@ -66,13 +66,14 @@ afterAll(async () => {
 })
 
 /** One load of the URL in a fresh context, then axe with the given finisher (or AxeBuilder's own finish). */
-async function axeOf(url: string, finisherFor?: (page: Page) => Promise<Page | null>, source?: string) {
+async function axeOf(url: string, finisherFor?: (page: Page) => Promise<Page | null>, source?: string, preload = false) {
   const context = await pool.newContext(scanContextOptions(proxy))
   try {
     const page = await context.newPage()
     const finisher = finisherFor ? finisherFor(page) : undefined
     await page.goto(url, { waitUntil: 'load' })
-    return await runAxe(page, { ...(finisher ? { finisher } : {}), ...(source ? { source } : {}) })
+    const preloaded = preload ? preloadAxe(page) : undefined
+    return await runAxe(page, { ...(finisher ? { finisher } : {}), ...(source ? { source } : {}), ...(preloaded ? { preloaded } : {}) })
   } finally {
     await context.close()
   }
@@ -89,6 +90,8 @@ describe('axe with a finisher made ahead', () => {
       const ahead = await axeOf(url, (page) => openFinisher(page.context()))
       expect(own).not.toBeNull()
       expect(ahead).toEqual(own!)
+      // And sent to the page ahead, while it is read: the main frame's own injection is skipped.
+      expect(await axeOf(url, (page) => openFinisher(page.context()), undefined, true)).toEqual(own!)
     }
     // The careless page's findings include the frame's: the partial runs were merged.
     const careful = await axeOf(`http://127.0.0.1:${careless.port}/`, (page) => openFinisher(page.context()))
@@ -117,8 +120,9 @@ describe('axe with a finisher made ahead', () => {
     try {
       const page = await context.newPage()
       await page.goto(`http://127.0.0.1:${careless.port}/busy`, { waitUntil: 'load' })
+      // Its preload never finishes either: the deadline covers the wait for it.
       const result = await within<{ r: unknown } | string>(
-        runAxe(page, { finisher: openFinisher(context), deadlineMs: 3_000 }).then((r) => ({ r })),
+        runAxe(page, { finisher: openFinisher(context), deadlineMs: 3_000, preloaded: preloadAxe(page) }).then((r) => ({ r })),
         30_000,
         'still waiting',
       )
