@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs'
 import AxeBuilder from '@axe-core/playwright'
 import axe from 'axe-core'
-import type { BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Frame, Page } from 'playwright-core'
 import { withDeadline, within } from '../../shared/async.ts'
 import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
 
@@ -61,10 +61,39 @@ export function openFinisher(context: BrowserContext): Promise<Page | null> {
 }
 
 type AxeResults = Awaited<ReturnType<AxeBuilder['analyze']>>
-/** The parts of AxeBuilder a finisher replaces: its finishRun (private in its types), and the options it runs with. */
+/**
+ * The parts of AxeBuilder replaced here (private in its types): its finishRun and frame injection, the
+ * options it runs with, and what it evaluates in a frame.
+ */
 interface AxeBuilderInternals {
   finishRun(partials: unknown[]): Promise<AxeResults>
+  inject(frames: Frame[], shouldThrow?: boolean): Promise<void>
+  script(): string
+  axeConfigure(): Promise<string>
   option: unknown
+}
+
+/** How long evaluating axe in one child frame may take (AxeBuilder allows 1 s). */
+const FRAME_INJECT_MS = 10_000
+
+/**
+ * AxeBuilder's frame injection with a longer wait. It gives each child frame 1 s to evaluate axe and leaves a
+ * frame out of the results when that passes, silently: on a busy 2-core machine evaluating axe takes longer
+ * than that, and a page's iframes then lost their findings (the suite caught it under load). The whole run
+ * stays under AXE_DEADLINE_MS.
+ */
+function patientFrameInject(builder: AxeBuilder): void {
+  const internals = builder as unknown as AxeBuilderInternals
+  internals.inject = async (frames, shouldThrow) => {
+    for (const frame of frames) {
+      try {
+        await withDeadline(frame.evaluate(internals.script()), FRAME_INJECT_MS, 'axe in a frame')
+        await frame.evaluate(await internals.axeConfigure())
+      } catch (e) {
+        if (shouldThrow) throw e
+      }
+    }
+  }
 }
 
 /** Has the builder finish its run in the given page, or in its own blank page when that one is not usable. */
@@ -101,7 +130,7 @@ export function preloadAxe(page: Page, source = AXE_SOURCE): Promise<boolean> {
 async function skipMainFrameInject(builder: AxeBuilder, page: Page): Promise<void> {
   const loaded = await page.evaluate('typeof window.axe?.runPartial').catch(() => 'undefined')
   if (loaded !== 'function') return
-  const internals = builder as unknown as { script(): string }
+  const internals = builder as unknown as AxeBuilderInternals
   const script = internals.script.bind(builder)
   let first = true
   internals.script = () => {
@@ -121,6 +150,7 @@ export async function runAxe(
 ): Promise<AccessibilityArtifact | null> {
   try {
     const builder = new AxeBuilder({ page: page as never, axeSource: opts.source ?? AXE_SOURCE }).withTags(AXE_TAGS)
+    patientFrameInject(builder)
     if (opts.finisher) finishIn(builder, opts.finisher)
     const analyze = async () => {
       if (opts.preloaded && (await opts.preloaded)) await skipMainFrameInject(builder, page)

@@ -30,6 +30,10 @@ const FRAME = `<!doctype html><html lang="en"><head><title>Inner</title></head><
 const CSP_PAGE = `<!doctype html><html><head><title>Strict</title></head><body>
 <img src="/z.png"><input type="email"><a href="/x"></a><h3>skipped levels</h3></body></html>`
 
+/** A frame of another site (its own renderer) that keeps its main thread busy for 6 s once loaded. */
+const SLOW_FRAME = `<!doctype html><html lang="en"><head><title>Slow</title></head><body><img src="/w.png">
+<script>addEventListener('load', () => setTimeout(() => { const end = Date.now() + 6000; while (Date.now() < end) {} }, 0))</script></body></html>`
+
 /** A page that loads, then keeps its main thread busy for good. */
 const BUSY = `<!doctype html><html lang="en"><title>Busy</title><p>busy</p>
 <script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 0))</script></html>`
@@ -47,7 +51,21 @@ beforeAll(async () => {
     port: 0,
     fetch: (req) => {
       const path = new URL(req.url).pathname
-      const html = path === '/' ? CARELESS : path === '/frame' ? FRAME : path === '/csp' ? CSP_PAGE : path === '/busy' ? BUSY : null
+      const host = new URL(req.url).hostname
+      const html =
+        path === '/'
+          ? CARELESS
+          : path === '/frame'
+            ? FRAME
+            : path === '/csp'
+              ? CSP_PAGE
+              : path === '/busy'
+                ? BUSY
+                : path === '/slow-frame'
+                  ? SLOW_FRAME
+                  : path === '/with-slow-frame'
+                    ? `<!doctype html><html lang="en"><head><title>Outer</title></head><body><p>outer</p><iframe title="slow" src="http://${host === 'localhost' ? '127.0.0.1' : 'localhost'}:${careless.port}/slow-frame"></iframe></body></html>`
+                    : null
       const csp: Record<string, string> =
         path === '/csp' ? { 'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'" } : {}
       return html
@@ -114,6 +132,12 @@ describe('axe with a finisher made ahead', () => {
       }),
     ).toEqual(own!)
   }, 120_000)
+
+  test("a frame that takes more than AxeBuilder's 1 s to take axe is still tested", async () => {
+    const result = await axeOf(`http://127.0.0.1:${careless.port}/with-slow-frame`, (page) => openFinisher(page.context()))
+    const imageAlt = result?.violations.find((v) => v.id === 'image-alt')
+    expect(imageAlt?.targets.some((t) => t.startsWith('iframe'))).toBe(true)
+  }, 60_000)
 
   test('a page that keeps its main thread busy after load gets no accessibility result, at the deadline', async () => {
     const context = await pool.newContext(scanContextOptions(proxy))
