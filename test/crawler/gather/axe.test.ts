@@ -118,7 +118,7 @@ describe('axe with a finisher made ahead', () => {
     const imageAlt = careful!.violations.find((v) => v.id === 'image-alt')!
     expect(imageAlt.nodes).toBe(2)
     expect(imageAlt.targets.some((t) => t.startsWith('iframe'))).toBe(true)
-  }, 120_000)
+  }, 300_000)
 
   test('falls back to AxeBuilder finishing on its own when the finisher could not be made or was closed', async () => {
     const url = sites[0]!.url
