@@ -116,8 +116,8 @@ function finishIn(builder: AxeBuilder, finisher: Promise<Page | null>): void {
  * starting axe (0.2 s of protocol traffic for 654 KB on the slower machine) overlaps the reads. axe only
  * defines itself: no node, request or cookie of the page changes. Resolves whether it is there.
  */
-export function preloadAxe(page: Page, source = AXE_SOURCE): Promise<boolean> {
-  return page.evaluate(source).then(
+export function preloadAxe(page: Page): Promise<boolean> {
+  return page.evaluate(AXE_SOURCE).then(
     () => true,
     () => false,
   )

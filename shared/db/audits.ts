@@ -6,13 +6,14 @@ import { newId } from '../ids.ts'
 import type { Sql } from './index.ts'
 import { summaryOf } from '../audit-report.ts'
 import {
+  allowanceExhausted,
+  BALANCE_COLUMNS,
   type BalanceRow,
   type ChargeSource,
   payingSource,
   refundAuditIn,
   toBalance,
   type Tx,
-  WEEK,
   WEEKLY_AUDIT_ALLOWANCE,
 } from './ledger.ts'
 import type { CrawledPage } from '../audit-page.ts'
@@ -141,21 +142,11 @@ function startRefusal(e: unknown, accountId: string, perHour: number): AppError 
     case 'not_found':
       return new AppError('not_found', `No account ${accountId}`)
     case 'allowance_exhausted':
-      return refusalOf(() => payingSource(toBalance({ ...detail, resets_at: String(detail.resetsAt) } as BalanceRow)))
+      return allowanceExhausted(toBalance({ ...detail, resets_at: String(detail.resetsAt) } as BalanceRow))
     case 'rate_limited':
       return overHourlyRate(Number(detail.n), new Date(String(detail.oldest)), perHour)
     default:
       return null
-  }
-}
-
-/** The AppError `decide` throws (it throws when the account cannot start an audit). */
-function refusalOf(decide: () => unknown): AppError | null {
-  try {
-    decide()
-    return null
-  } catch (e) {
-    return e instanceof AppError ? e : null
   }
 }
 
@@ -166,11 +157,7 @@ function refusalOf(decide: () => unknown): AppError | null {
 export async function refuseUnstartableAudit(sql: Sql, accountId: string, perHour = Number.POSITIVE_INFINITY): Promise<void> {
   // Both questions in one statement; the allowance's answer comes first when both refuse.
   const [row] = await sql<(BalanceRow & { recent: number; oldest: Date | null })[]>`
-    SELECT a.plan, a.credits,
-      COALESCE((SELECT -sum(l.delta) FROM ledger l
-        WHERE l.account_id = a.id AND l.source = 'allowance' AND l.week_start = ${sql.unsafe(WEEK)}), 0)::int AS used,
-      ((${sql.unsafe(WEEK)} + 7)::timestamp AT TIME ZONE 'UTC') AS resets_at,
-      r.n AS recent, r.oldest
+    SELECT ${sql.unsafe(BALANCE_COLUMNS)}, r.n AS recent, r.oldest
     FROM accounts a,
       LATERAL (SELECT count(*)::int AS n, min(created_at) AS oldest FROM audits
         WHERE account_id = a.id AND created_at > now() - interval '1 hour') r

@@ -31,23 +31,21 @@ export type BalanceRow = { plan: Plan; credits: number; used: number; resets_at:
 
 // The ISO week in SQL, so every process agrees whatever its clock or time zone. The start of an audit
 // computes it too, in its own SQL (migrations/017_start_audit.sql).
-export const WEEK = `date_trunc('week', now() AT TIME ZONE 'UTC')::date`
+const WEEK = `date_trunc('week', now() AT TIME ZONE 'UTC')::date`
 /**
  * For the statements written as text (they splice WEEK in): prepared once per connection like tagged ones.
  * Unprepared, a statement with parameters costs two round trips each time (describe, then execute).
  */
 const PREPARED = { prepare: true }
 
+/** The columns of a BalanceRow, for a statement that reads the account as `a`. */
+export const BALANCE_COLUMNS = `a.plan, a.credits,
+  COALESCE((SELECT -sum(l.delta) FROM ledger l
+    WHERE l.account_id = a.id AND l.source = 'allowance' AND l.week_start = ${WEEK}), 0)::int AS used,
+  ((${WEEK} + 7)::timestamp AT TIME ZONE 'UTC') AS resets_at`
+
 async function readBalance(sql: Sql | Tx, accountId: string): Promise<Balance | null> {
-  const [row] = await sql.unsafe<BalanceRow[]>(
-    `SELECT a.plan, a.credits,
-       COALESCE((SELECT -sum(l.delta) FROM ledger l
-         WHERE l.account_id = a.id AND l.source = 'allowance' AND l.week_start = ${WEEK}), 0)::int AS used,
-       ((${WEEK} + 7)::timestamp AT TIME ZONE 'UTC') AS resets_at
-     FROM accounts a WHERE a.id = $1`,
-    [accountId],
-    PREPARED,
-  )
+  const [row] = await sql.unsafe<BalanceRow[]>(`SELECT ${BALANCE_COLUMNS} FROM accounts a WHERE a.id = $1`, [accountId], PREPARED)
   return row ? toBalance(row) : null
 }
 
@@ -71,7 +69,12 @@ export async function getBalance(sql: Sql, accountId: string): Promise<Balance> 
 export function payingSource(balance: Balance): ChargeSource {
   if (balance.used < balance.allowance) return 'allowance'
   if (balance.credits > 0) return 'credits'
-  throw new AppError(
+  throw allowanceExhausted(balance)
+}
+
+/** The refusal of an audit that nothing pays for at this balance. */
+export function allowanceExhausted(balance: Balance): AppError {
+  return new AppError(
     'allowance_exhausted',
     `The weekly allowance of ${balance.allowance} audits is used up and there are no credits. It resets at ${balance.resetsAt}.`,
     { allowance: balance.allowance, used: balance.used, credits: balance.credits, resetsAt: balance.resetsAt },
