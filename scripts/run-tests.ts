@@ -39,6 +39,10 @@ const HEAVY_S: Record<string, number> = {
   'test/e2e/directory-runs.test.ts': 28,
   'test/e2e/fixtures.test.ts': 22,
   'test/e2e/viewer-replay.test.ts': 10,
+  // Several scans at once, or axe against deadlines: beside a crawl they starve it and it starves them.
+  'test/crawler/gather/axe.test.ts': 60,
+  'test/api/mcp-output-schema.test.ts': 30,
+  'test/api/tools-read.test.ts': 12,
   'test/crawler/pod-cost.test.ts': 6,
   'test/crawler/viewer/screencast.test.ts': 20,
   'test/e2e/dashboard-browser.test.ts': 6,

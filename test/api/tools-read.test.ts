@@ -66,7 +66,13 @@ describe('read tools over real scans (production mode)', () => {
         '<script src="/_next/static/chunks/main.js"></script>',
       )),
     )
-    const scan = (url: string) => ok(client, 'scan_app', { url })
+    const scan = async (url: string) => {
+      const t0 = performance.now()
+      const r = await ok(client, 'scan_app', { url })
+      // Where a slow scan's time went, for a busy machine's record.
+      console.log(`scan ${url}: ${Math.round(performance.now() - t0)} ms, ${JSON.stringify(r.timings)}`)
+      return r
+    }
     weakOld = await scan(weak.url)
     ;[spaReport, netlifyReport, nextReport, weakNew] = await Promise.all([
       scan(spa.url),
@@ -74,7 +80,7 @@ describe('read tools over real scans (production mode)', () => {
       scan(nextOnVercel.url),
       scan(`${weak.url}?again=1`),
     ])
-  }, 60_000)
+  }, 240_000)
   afterAll(async () => {
     await client?.close()
     await other?.close()

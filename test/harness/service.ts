@@ -77,7 +77,10 @@ export async function startService(mode: Mode, env: Record<string, string> = {})
     REDIS_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
     PROBE_TIMEOUT_MS: '3000',
     NAV_TIMEOUT_MS: '5000',
-    SCAN_TIMEOUT_MS: '30000',
+    // A scan takes about a second on a quiet machine; a test's scans wait far longer, so a machine several
+    // times slower (a crawl test beside, four scans at once) still gets its reports. Tests of the wait
+    // itself set their own.
+    SCAN_TIMEOUT_MS: '90000',
     // Request-rate limits are tested on their own (test/api/rate-limits.test.ts); elsewhere a test's bursts
     // of calls are not what is being measured.
     MCP_RATE_LIMIT_SCALE: '0',
