@@ -43,6 +43,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
   // A page a worker opened while it waited (crawler/gather/warm-page.ts), with its own proxy, or new ones.
   const slot = opts.warm ? await opts.warm.take().catch(() => null) : null
   const proxy = slot?.proxy ?? (await startEgressProxy(opts.policy))
+  mark('pageOpen', t0)
   try {
     opts.progress?.(10, 'fetching over HTTP and loading in the browser')
     const tChain = performance.now()
@@ -77,6 +78,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const probes = Object.fromEntries(probeList)
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
+    Object.assign(timings, loaded.phases)
     const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], finalOrigin)
     const sourceMaps = await Promise.all(
       mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs)),

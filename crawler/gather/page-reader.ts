@@ -30,7 +30,11 @@ export type Loaded = {
   accessibility: AccessibilityArtifact | null
   performance: PerformanceArtifact | null
   error: string | null
+  /** Where the browser phase's time went, in ms: load event, network quiet, reads, axe (report timings). */
+  phases: Record<string, number>
 }
+
+const since = (t: number) => Math.round(performance.now() - t)
 
 /**
  * Reads a loaded page: DOM, title, inline scripts, cookies and timings (before any interaction), then
@@ -47,6 +51,7 @@ export async function readLoadedPage(
   // Cookies, DOM and timings are read before axe runs: they describe the page before any interaction.
   // axe's source goes to the page meanwhile (preloadAxe: it defines itself and touches nothing else).
   const preloaded = opts.axe ? preloadAxe(page) : undefined
+  const tRead = performance.now()
   const [html, title, inline, inlineCode, cookies, timings] = await Promise.all([
     page.content().catch(() => ''),
     page.title().catch(() => ''),
@@ -56,7 +61,10 @@ export async function readLoadedPage(
     page.evaluate(readTimings).catch(() => null),
   ])
   rec.recording = false
+  const phases: Record<string, number> = { pageRead: since(tRead) }
+  const tAxe = performance.now()
   const accessibility = opts.axe ? await runAxe(page, { preloaded, ...(opts.axeFinisher ? { finisher: opts.axeFinisher } : {}) }) : null
+  if (opts.axe) phases.axe = since(tAxe)
   const finalUrl = page.url()
   const external = (await Promise.all(rec.scriptBodies)).filter((s): s is ScriptArtifact => s !== null)
   const scripts = [
@@ -80,6 +88,7 @@ export async function readLoadedPage(
     accessibility,
     performance: timings,
     error,
+    phases,
   }
 }
 
@@ -110,20 +119,26 @@ export async function loadPage(
     const traffic = rec.traffic
     let status = 0
     let error: string | null = null
+    const phases: Record<string, number> = {}
     try {
+      const tLoad = performance.now()
       const res = await page.goto(url, { waitUntil: 'load', timeout: opts.navTimeoutMs })
       status = res?.status() ?? 0
       const failure = res ? egressFailure(res) : null
       if (failure) error = `${failure.code}: ${failure.reason}`
+      phases.pageLoad = since(tLoad)
+      const tQuiet = performance.now()
       // Late requests (XHR after load) matter for mixed content and third parties: wait until nothing is
       // in flight for a short quiet window (Chromium's networkidle waits a fixed 500 ms), at most 1 s.
       await quiet(traffic, GATHER_LIMITS.quietMs, GATHER_LIMITS.quietMaxMs)
+      phases.networkQuiet = since(tQuiet)
     } catch (e) {
       error = (e as Error).message.split('\n')[0] ?? 'navigation failed'
     }
-    if (status === 0) return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response' }
+    if (status === 0) return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response', phases }
     const axeFinisher = opts.opened?.finisher
-    return await readLoadedPage(page, context, rec, { status, error }, { axe: true, ...(axeFinisher ? { axeFinisher } : {}) })
+    const read = await readLoadedPage(page, context, rec, { status, error }, { axe: true, ...(axeFinisher ? { axeFinisher } : {}) })
+    return { ...read, phases: { ...phases, ...read.phases } }
   } finally {
     await context.close().catch(() => {})
   }

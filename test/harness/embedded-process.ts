@@ -124,6 +124,9 @@ export async function startEmbedded(dataDir: string, extra: Record<string, strin
       p.kill('SIGTERM')
       const code = await within(p.exited, 90_000, 'exit after SIGTERM')
       children.delete(p)
+      // Why it did not exit cleanly, for the test's record.
+      if (code !== 0)
+        console.error(`the service exited with ${code}; its stderr ends:\n${(await within(errText, 5_000, '')).slice(-4_000)}`)
       return code
     },
   }
