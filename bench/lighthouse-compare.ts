@@ -193,6 +193,9 @@ export async function compareWithLighthouse(
           split.map((k) => `${k} ${fmtMs(summarize(timings[k]!).median)}`).join(', '),
       )
     }
+    const phases = ['pageOpen', 'pageLoad', 'networkQuiet', 'pageRead', 'axe'].filter((k) => timings[k]?.length)
+    if (phases.length)
+      log(`  browser phase, in order (medians): ${phases.map((k) => `${k} ${fmtMs(summarize(timings[k]!).median)}`).join(', ')}`)
     const cats = result.lighthouse.api?.categories ?? result.lighthouse.cli?.categories ?? {}
     log(
       `Lighthouse categories run (its defaults), scores of the last run: ${Object.entries(cats)

@@ -14,7 +14,7 @@ import { GATHER_LIMITS } from './limits.ts'
 import { loadPage } from './page-reader.ts'
 import { probe, sourceMapUrls } from './probes.ts'
 import { probeTls } from './tls.ts'
-import { closeSlot, type WarmPages } from './warm-page.ts'
+import type { WarmPages } from './warm-page.ts'
 
 export interface GatherOptions {
   policy: EgressPolicy
@@ -102,7 +102,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const sent = probeList.length + sourceMaps.length
     return { artifacts, timings, probes: { budget: PROBE_BUDGET, sent, concurrency: GATHER_LIMITS.probeConcurrency } }
   } finally {
-    if (slot) await closeSlot(slot)
+    if (slot) opts.warm!.release(slot)
     else await proxy.stop().catch(() => {})
     // The next scan's page opens now, while this worker stores the report and waits for work.
     opts.warm?.prepare()

@@ -105,7 +105,8 @@ export function scanContextOptions(proxy: EgressProxy): BrowserContextOptions {
 
 /**
  * Loads the page in a fresh context: the one a warm slot already opened through this proxy (its page
- * unused), or a new one. The context is closed when the page has been read.
+ * unused), or a new one. A context opened here is closed when the page has been read; a slot's is closed by
+ * its owner.
  */
 export async function loadPage(
   url: string,
@@ -140,6 +141,6 @@ export async function loadPage(
     const read = await readLoadedPage(page, context, rec, { status, error }, { axe: true, ...(axeFinisher ? { axeFinisher } : {}) })
     return { ...read, phases: { ...phases, ...read.phases } }
   } finally {
-    await context.close().catch(() => {})
+    if (!opts.opened) await context.close().catch(() => {})
   }
 }

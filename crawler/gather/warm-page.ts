@@ -69,6 +69,8 @@ export async function closeSlot(slot: PageSlot): Promise<void> {
 export class WarmPages {
   private next: Promise<Prepared | null> | null = null
   private closed = false
+  /** Used slots still closing (release), so close() waits for them. */
+  private closing = new Set<Promise<void>>()
 
   constructor(
     private browser: BrowserPool,
@@ -96,11 +98,21 @@ export class WarmPages {
     return openSlot(this.browser, this.policy)
   }
 
+  /**
+   * Closes a used slot in the background: closing a context takes a few tens of milliseconds that the scan's
+   * report need not wait for. close() waits for it.
+   */
+  release(slot: PageSlot): void {
+    const done = closeSlot(slot).finally(() => this.closing.delete(done))
+    this.closing.add(done)
+  }
+
   async close(): Promise<void> {
     this.closed = true
     const pending = this.next
     this.next = null
     const ready = pending ? await pending : null
     if (ready) await closeSlot(ready)
+    await Promise.all([...this.closing])
   }
 }
