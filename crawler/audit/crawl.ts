@@ -170,6 +170,8 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
         navTimeoutMs: opts.navTimeoutMs,
         probeTimeoutMs: deps.probeTimeoutMs,
         trustedSpki: deps.trustedSpki,
+        // Only the site checks are taken from it, and none reads accessibility: the lanes' pages carry it.
+        axe: false,
       }),
     )
     if (!site) return run.summary(0, siteChecks)

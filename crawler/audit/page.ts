@@ -23,6 +23,7 @@
 //   - accessibility: axe takes longer than the rest of a page together, so it runs on the first
 //     AXE_MAX_PAGES pages with a DOM template (tag/id/class skeleton) not seen before; pages sharing a
 //     template with an audited page mostly share its violations. The check is left out where axe did not run.
+//     Its last step (finishRun) runs in the page itself rather than in a blank page as AxeBuilder does.
 import type { BrowserContext, Page, Response as PwResponse } from 'playwright-core'
 import { within } from '../../shared/async.ts'
 import { CHECKS } from '../../shared/checks/registry.ts'
@@ -318,7 +319,12 @@ async function visit(
   }
   const axe = opts.wantsAxe(found.template)
   const [loaded, mainResponse] = await guard(
-    Promise.all([readLoadedPage(page, context, rec, { status, error: null }, { axe }), responseArtifact(finalUrl, res)]),
+    Promise.all([
+      // axe finishes in the page it ran in, which has it loaded: AxeBuilder's own finish opens a blank page,
+      // a renderer of its own that compiles axe again, about a second of CPU per audited page on 2 cores.
+      readLoadedPage(page, context, rec, { status, error: null }, { axe, axeFinisher: Promise.resolve(page) }),
+      responseArtifact(finalUrl, res),
+    ]),
   )
   const cookies = await cookiesOfThisPage(context, rec, loaded.page?.cookies ?? [])
   const artifacts: Artifacts = {

@@ -71,6 +71,7 @@ interface AxeBuilderInternals {
   script(): string
   axeConfigure(): Promise<string>
   option: unknown
+  page: Page
 }
 
 /** How long evaluating axe in one child frame may take (AxeBuilder allows 1 s). */
@@ -96,13 +97,19 @@ function patientFrameInject(builder: AxeBuilder): void {
   }
 }
 
-/** Has the builder finish its run in the given page, or in its own blank page when that one is not usable. */
+/**
+ * Has the builder finish its run in the given page (a finisher made ahead, or the page axe ran in), or in its
+ * own blank page when that one is not usable.
+ */
 function finishIn(builder: AxeBuilder, finisher: Promise<Page | null>): void {
   const internals = builder as unknown as AxeBuilderInternals
   const ownFinish = internals.finishRun.bind(builder)
   internals.finishRun = async (partials) => {
     const page = await finisher
     if (!page || page.isClosed()) return ownFinish(partials)
+    // Configured as AxeBuilder configures its blank page (a finisher made ahead already is; the page axe ran
+    // in, which a crawl finishes in, is not when its own injection was skipped): the help links' branding.
+    if (page === internals.page) await page.evaluate(FINISHER_CONFIGURE)
     return page.evaluate(
       ({ json, options }) =>
         (window as unknown as { axe: { finishRun(p: unknown, o: unknown): Promise<AxeResults> } }).axe.finishRun(JSON.parse(json), options),

@@ -26,6 +26,8 @@ export interface GatherOptions {
   progress?: (progress: number, message: string) => void
   /** Pages opened ahead of scans, made with the same policy. */
   warm?: WarmPages
+  /** false: no axe run (a crawl's site level judges no accessibility; its pages do). Default true. */
+  axe?: boolean
 }
 
 export interface Gathered {

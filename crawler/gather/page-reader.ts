@@ -142,7 +142,13 @@ export function scanContextOptions(proxy: EgressProxy): BrowserContextOptions {
 export async function loadPage(
   url: string,
   proxy: EgressProxy,
-  opts: { browser: BrowserPool; navTimeoutMs: number; opened?: { context: BrowserContext; page: Page; finisher?: Promise<Page | null> } },
+  opts: {
+    browser: BrowserPool
+    navTimeoutMs: number
+    opened?: { context: BrowserContext; page: Page; finisher?: Promise<Page | null> }
+    /** false: the page is read without axe. Default true. */
+    axe?: boolean
+  },
 ): Promise<Loaded> {
   const context = opts.opened?.context ?? (await opts.browser.newContext(scanContextOptions(proxy)))
   try {
@@ -169,7 +175,13 @@ export async function loadPage(
     }
     if (status === 0) return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response', phases }
     const axeFinisher = opts.opened?.finisher
-    const read = await readLoadedPage(page, context, rec, { status, error }, { axe: true, ...(axeFinisher ? { axeFinisher } : {}) })
+    const read = await readLoadedPage(
+      page,
+      context,
+      rec,
+      { status, error },
+      { axe: opts.axe ?? true, ...(axeFinisher ? { axeFinisher } : {}) },
+    )
     return { ...read, phases: { ...phases, ...read.phases } }
   } finally {
     if (!opts.opened) await context.close().catch(() => {})

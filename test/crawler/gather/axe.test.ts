@@ -98,7 +98,7 @@ async function axeOf(url: string, finisherFor?: (page: Page) => Promise<Page | n
 }
 
 describe('axe with a finisher made ahead', () => {
-  test("gives the same results as AxeBuilder's own run: finished in a finisher made ahead, with and without frames, under a strict policy too", async () => {
+  test("gives the same results as AxeBuilder's own run: finished in a finisher made ahead or in the page itself, with and without frames, under a strict policy too", async () => {
     expect(AXE_SOURCE.length).toBeLessThan(axe.source.length / 2)
     const urls = [`http://127.0.0.1:${careless.port}/`, `http://127.0.0.1:${careless.port}/csp`, ...sites.map((s) => s.url)]
     for (const url of urls) {
@@ -110,6 +110,8 @@ describe('axe with a finisher made ahead', () => {
       expect(ahead).toEqual(own!)
       // And sent to the page ahead, while it is read: the main frame's own injection is skipped.
       expect(await axeOf(url, (page) => openFinisher(page.context()), undefined, true)).toEqual(own!)
+      // A crawl's: finished in the page that axe ran in.
+      expect(await axeOf(url, async (page) => page, undefined, true)).toEqual(own!)
     }
     // The careless page's findings include the frame's: the partial runs were merged.
     const careful = await axeOf(`http://127.0.0.1:${careless.port}/`, (page) => openFinisher(page.context()))
