@@ -321,7 +321,7 @@ async function visit(
   const [loaded, mainResponse] = await guard(
     Promise.all([
       // axe finishes in the page it ran in, which has it loaded: AxeBuilder's own finish opens a blank page,
-      // a renderer of its own that compiles axe again, about a second of CPU per audited page on 2 cores.
+      // a renderer of its own that compiles axe again.
       readLoadedPage(page, context, rec, { status, error: null }, { axe, axeFinisher: Promise.resolve(page) }),
       responseArtifact(finalUrl, res),
     ]),

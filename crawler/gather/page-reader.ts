@@ -29,7 +29,8 @@ function toCookie(c: Awaited<ReturnType<BrowserContext['cookies']>>[number]): Br
  * then the root element's outerHTML), the title, and the texts of inline scripts, those in open shadow roots
  * included as Playwright's selector engine finds them. One plain evaluation: page.content() and title()
  * evaluate in a utility world and $$eval in the page's copy of Playwright's injected script, each set up anew
- * for every document, which cost a crawl about 100 ms of CPU per page (bench: 135 ms a bare page load).
+ * for every document, which cost a crawl about 100 ms more CPU per page than this evaluation (a bare page
+ * load: 121 to 135 ms; docs/decisions.md).
  * Self-contained: it is serialised.
  */
 export function readDocument(limits: { html: number; scripts: number; elements: number }): {
