@@ -51,21 +51,17 @@ beforeAll(async () => {
     port: 0,
     fetch: (req) => {
       const path = new URL(req.url).pathname
-      const host = new URL(req.url).hostname
-      const html =
-        path === '/'
-          ? CARELESS
-          : path === '/frame'
-            ? FRAME
-            : path === '/csp'
-              ? CSP_PAGE
-              : path === '/busy'
-                ? BUSY
-                : path === '/slow-frame'
-                  ? SLOW_FRAME
-                  : path === '/with-slow-frame'
-                    ? `<!doctype html><html lang="en"><head><title>Outer</title></head><body><p>outer</p><iframe title="slow" src="http://${host === 'localhost' ? '127.0.0.1' : 'localhost'}:${careless.port}/slow-frame"></iframe></body></html>`
-                    : null
+      // The slow frame comes from the other host name: another site, so a renderer of its own.
+      const otherHost = new URL(req.url).hostname === 'localhost' ? '127.0.0.1' : 'localhost'
+      const pages: Record<string, string> = {
+        '/': CARELESS,
+        '/frame': FRAME,
+        '/csp': CSP_PAGE,
+        '/busy': BUSY,
+        '/slow-frame': SLOW_FRAME,
+        '/with-slow-frame': `<!doctype html><html lang="en"><head><title>Outer</title></head><body><p>outer</p><iframe title="slow" src="http://${otherHost}:${careless.port}/slow-frame"></iframe></body></html>`,
+      }
+      const html = pages[path] ?? null
       const csp: Record<string, string> =
         path === '/csp' ? { 'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'" } : {}
       return html
