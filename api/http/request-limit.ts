@@ -22,6 +22,7 @@ interface Bucket {
   lastUsed: number
 }
 
+const ALLOWED: LimitDecision = Object.freeze({ ok: true })
 const FLUSH_MS = 1_000
 const WINDOW_S = 60
 /** Buckets idle this long are dropped (a full bucket carries no state worth keeping). */
@@ -47,28 +48,32 @@ export class RequestLimiter {
    * or says which limit refused them; nothing is spent when either refuses.
    */
   take(credentialId: string, accountId: string, cost = 1): LimitDecision {
-    if (this.scale <= 0) return { ok: true }
-    this.timer ??= setInterval(() => void this.flush(), FLUSH_MS)
-    this.timer.unref?.()
+    if (this.scale <= 0) return ALLOWED
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.flush(), FLUSH_MS)
+      this.timer.unref?.()
+    }
     const credential = this.bucket(`credential:${credentialId}`, MCP_REQUEST_RATES.perCredential)
     const account = this.bucket(`account:${accountId}`, MCP_REQUEST_RATES.perAccount)
     const t = this.now()
-    for (const [b, scope] of [
-      [credential, 'credential'],
-      [account, 'account'],
-    ] as const) {
-      if (b.blockedUntil > t) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((b.blockedUntil - t) / 1000)), scope }
-      this.refill(b, t)
-      if (b.tokens < cost) {
-        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((cost - b.tokens) / this.perMs(b.rate) / 1000)), scope }
-      }
-    }
+    const refused = this.refusal(credential, 'credential', t, cost) ?? this.refusal(account, 'account', t, cost)
+    if (refused) return refused
     for (const b of [credential, account]) {
       b.tokens -= cost
       b.unflushed += cost
       b.lastUsed = t
     }
-    return { ok: true }
+    return ALLOWED
+  }
+
+  /** Why this bucket cannot spend `cost` now, or null when it can (it is refilled to `t` on the way). */
+  private refusal(b: Bucket, scope: 'credential' | 'account', t: number, cost: number): LimitDecision | null {
+    if (b.blockedUntil > t) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((b.blockedUntil - t) / 1000)), scope }
+    this.refill(b, t)
+    if (b.tokens < cost) {
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((cost - b.tokens) / this.perMs(b.rate) / 1000)), scope }
+    }
+    return null
   }
 
   private perMs(rate: RequestRate) {

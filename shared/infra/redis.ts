@@ -1,6 +1,6 @@
 // Redis implementation: jobs on streams read through a consumer group (XADD, XREADGROUP, XACK),
 // pending recovery with XAUTOCLAIM, heartbeats with XCLAIM JUSTID; pub/sub; keys with TTL.
-import { createClient } from 'redis'
+import { createClient } from '@redis/client'
 import { sleep, withDeadline } from '../async.ts'
 import type { Logger } from '../log.ts'
 import type { ConsumeOptions, Delivery, EventLog, Infra, Job, JobQueue, KeyValue, PubSub, QueueTuning } from './types.ts'

@@ -2,7 +2,7 @@
 // the page's headers, the upgrade's Host/Origin rules, and the socket protocol, in both modes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import { createClient } from 'redis'
+import { createClient } from '@redis/client'
 import { sha256Hex } from '../../shared/ids.ts'
 import { createMemoryInfra } from '../../shared/infra/memory.ts'
 import { createRedisInfra } from '../../shared/infra/redis.ts'

@@ -8,7 +8,7 @@ import { boot, type Running } from '../../server/boot.ts'
 import { loadConfig } from '../../shared/config.ts'
 import { createAccount, createApiKey, type Plan } from '../../shared/db/accounts.ts'
 import { randomBytes } from 'node:crypto'
-import { createClient } from 'redis'
+import { createClient } from '@redis/client'
 import { createLogger } from '../../shared/log.ts'
 
 export type Mode = 'embedded' | 'production'
