@@ -136,12 +136,24 @@ function isPlainToolsList(m: unknown): boolean {
 }
 
 const utf8 = new TextEncoder()
-/**
- * tools/list's answer up to its id, encoded once: an answer is these bytes and its id. Building the 63 KB
- * answer as a string per request, which Bun then encodes, cost the server 2 to 4 us more CPU per request
- * (docs/decisions.md).
- */
+/** tools/list's answer up to its id, encoded once: an answer is these bytes and its id. */
 const TOOL_LIST_HEAD = utf8.encode(`{"result":${TOOL_LIST_JSON},"jsonrpc":"2.0","id":`)
+/**
+ * One buffer for every answer: the head, then the id written in place. `new Response` copies a buffer body
+ * as it is made (the Fetch standard's "extract a body" takes a copy of a BufferSource; a test holds Bun to
+ * it), so the buffer is free again as soon as the Response exists. Building the 63 KB answer anew per
+ * request, as a string or a Blob, cost the server more CPU (docs/decisions.md, "tools/list without the SDK").
+ */
+const toolListBuffer = new Uint8Array(TOOL_LIST_HEAD.length + 256)
+toolListBuffer.set(TOOL_LIST_HEAD)
+
+/** The answer's bytes for this id, to hand to `new Response` at once; a Blob when the id is too long for the buffer. */
+function toolListBody(id: string | number): Uint8Array<ArrayBuffer> | Blob {
+  const tail = `${JSON.stringify(id)}}`
+  const { read, written } = utf8.encodeInto(tail, toolListBuffer.subarray(TOOL_LIST_HEAD.length))
+  if (read === tail.length) return toolListBuffer.subarray(0, TOOL_LIST_HEAD.length + written)
+  return new Blob([TOOL_LIST_HEAD, utf8.encode(tail)])
+}
 
 const SUPPORTED = new Set(SUPPORTED_PROTOCOL_VERSIONS)
 /** The checks the SDK transport makes before it answers (406, 415, protocol version); anything else goes to it. */
@@ -256,14 +268,13 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     }
 
     if (!initializing && req.method === 'POST' && isPlainToolsList(parsedBody) && passesTransportChecks(req)) {
-      const body = new Blob([TOOL_LIST_HEAD, utf8.encode(`${JSON.stringify((parsedBody as { id: string | number }).id)}}`)])
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'access-control-allow-origin': '*',
         'access-control-expose-headers': CORS_EXPOSE,
       }
       if (sessionId) headers['mcp-session-id'] = sessionId
-      return new Response(body, { status: 200, headers })
+      return new Response(toolListBody((parsedBody as { id: string | number }).id), { status: 200, headers })
     }
 
     const wantsProgress = messages.some(

@@ -274,6 +274,35 @@ describe('sessions', () => {
     expect(onlyJson.status).toBe(406)
   })
 
+  test('plain tools/list answers in flight together each carry their own id, short or long', async () => {
+    const session = await openSession()
+    // Integers and short strings are written into one shared buffer; an id too long for it takes another path.
+    const ids: Array<string | number> = [
+      ...Array.from({ length: 20 }, (_, i) => i),
+      9007199254740991,
+      'a',
+      'é→𝄞"\\',
+      'x'.repeat(300),
+      'y'.repeat(5000),
+    ]
+    const answers = await Promise.all(
+      ids.map(async (id) => {
+        const res = await post({ jsonrpc: '2.0', id, method: 'tools/list' }, { 'mcp-session-id': session })
+        expect(res.status).toBe(200)
+        return (await res.json()) as { id: unknown; result: unknown }
+      }),
+    )
+    expect(answers.map((a) => a.id)).toEqual(ids)
+    for (const a of answers) expect(a.result).toEqual(answers[0]!.result)
+  })
+
+  test('a Response copies a buffer body when it is made (the tools/list answer reuses one buffer)', async () => {
+    const bytes = new TextEncoder().encode('first answer')
+    const res = new Response(bytes.subarray(0, 5))
+    bytes.fill(0x78)
+    expect(await res.text()).toBe('first')
+  })
+
   test('a notification is accepted with 202', async () => {
     const session = await openSession()
     const res = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': session })
