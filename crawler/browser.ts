@@ -66,6 +66,8 @@ export class BrowserPool {
   private closing = new Set<Promise<void>>()
   /** Bumped by recycle(): contexts opened under an older generation belong to a retiring browser. */
   generation = 0
+  /** Called after each recycle (see onRecycle). */
+  private recycled = new Set<() => void>()
 
   constructor(
     private executablePath: string | undefined,
@@ -131,6 +133,17 @@ export class BrowserPool {
     this.generation++
     this.retiring.add(p)
     if (!this.openContexts.get(p)) this.closeRetired(p)
+    for (const listener of this.recycled) listener()
+  }
+
+  /**
+   * Calls `listener` after each recycle, so a holder of a context opened ahead (a warm scan page) can let
+   * it go: the retired browser, a whole Chromium, stays up for as long as any of its contexts is open.
+   * Returns the unsubscribe function.
+   */
+  onRecycle(listener: () => void): () => void {
+    this.recycled.add(listener)
+    return () => void this.recycled.delete(listener)
   }
 
   private closeRetired(p: Promise<Browser>): void {

@@ -71,11 +71,22 @@ export class WarmPages {
   private closed = false
   /** Used slots still closing (release), so close() waits for them. */
   private closing = new Set<Promise<void>>()
+  private unsubscribe: () => void
 
   constructor(
     private browser: BrowserPool,
     private policy: EgressPolicy,
-  ) {}
+  ) {
+    // A slot made ahead on a browser that a crawl has since recycled would keep that whole Chromium up
+    // until the next scan: it is closed at once and made again on the new browser.
+    this.unsubscribe = browser.onRecycle(() => {
+      const stale = this.next
+      if (!stale || this.closed) return
+      this.next = null
+      this.release(stale)
+      this.prepare()
+    })
+  }
 
   /** Prepares the next slot in the background, unless one is ready or on its way. */
   prepare(): void {
@@ -102,13 +113,16 @@ export class WarmPages {
    * Closes a used slot in the background: closing a context takes a few tens of milliseconds that the scan's
    * report need not wait for. close() waits for it.
    */
-  release(slot: PageSlot): void {
-    const done = closeSlot(slot).finally(() => this.closing.delete(done))
+  release(slot: PageSlot | Promise<PageSlot | null>): void {
+    const done = Promise.resolve(slot)
+      .then((s) => (s ? closeSlot(s) : undefined))
+      .finally(() => this.closing.delete(done))
     this.closing.add(done)
   }
 
   async close(): Promise<void> {
     this.closed = true
+    this.unsubscribe()
     const pending = this.next
     this.next = null
     const ready = pending ? await pending : null

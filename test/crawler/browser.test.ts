@@ -6,9 +6,10 @@ import { readFileSync } from 'node:fs'
 import { chromium } from 'playwright-core'
 import { BrowserPool, CHROMIUM_ARGS, chromiumPath, PLAYWRIGHT_DISABLED_FEATURES } from '../../crawler/browser.ts'
 import { scanContextOptions } from '../../crawler/gather/page-reader.ts'
+import { closeSlot, WarmPages } from '../../crawler/gather/warm-page.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { createLogger } from '../../shared/log.ts'
-import { renderersBelow } from './audit/procs.ts'
+import { descendants, isChromium, renderersBelow } from './audit/procs.ts'
 
 let site: ReturnType<typeof Bun.serve>
 let proxy: EgressProxy
@@ -95,5 +96,41 @@ describe('the browser pool launches Chromium', () => {
     // away for nearly every navigation); without it, one per context and a few more.
     expect(seen.size).toBeGreaterThanOrEqual(4)
     expect(seen.size).toBeLessThanOrEqual(10)
+  }, 60_000)
+
+  test('a scan page made ahead on a browser a crawl then recycles is let go, so that Chromium exits', async () => {
+    // Chromium's browser processes are children of this one (renderers and helpers are below them).
+    const browsers = () =>
+      descendants(process.pid)
+        .filter((p) => p.ppid === process.pid && isChromium(p))
+        .map((p) => p.pid)
+    const until = async (what: () => boolean, ms: number) => {
+      for (let waited = 0; waited < ms && !what(); waited += 100) await Bun.sleep(100)
+      return what()
+    }
+    const before = new Set(browsers())
+    const ours = () => browsers().filter((pid) => !before.has(pid))
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] })
+    try {
+      warm.prepare()
+      // The slot is open once its blank page has a renderer.
+      expect(await until(() => renderersBelow(process.pid).length > 0, 20_000)).toBe(true)
+      const first = ours()
+      expect(first.length).toBe(1)
+      pool.recycle()
+      // A crawl lane goes on in the new browser; the slot made ahead is made again there.
+      const lane = await pool.newContext(scanContextOptions(proxy))
+      await (await lane.newPage()).goto(`http://127.0.0.1:${site.port}/`)
+      expect(await until(() => !ours().includes(first[0]!), 15_000)).toBe(true)
+      expect(ours().length).toBe(1)
+      const slot = await warm.take()
+      expect(slot.context.browser()).toBe(lane.browser())
+      await closeSlot(slot)
+      await lane.close()
+    } finally {
+      await warm.close()
+      await pool.close()
+    }
   }, 60_000)
 })
