@@ -2,7 +2,7 @@
 // reach the domain only through these services, never through each other or the database modules.
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
-import type { Logger } from '../shared/log.ts'
+import type { Logger } from '../shared/lib/log.ts'
 import type { Infra } from '../shared/infra/types.ts'
 import { AccountService } from './accounts/service.ts'
 import { AuditService } from './audits/service.ts'

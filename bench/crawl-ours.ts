@@ -10,7 +10,7 @@
 //
 //   bun bench/crawl-ours.ts --site=URL --concurrency=N --pages=N [--engine]
 import { createInterface } from 'node:readline'
-import { sleep } from '../shared/async.ts'
+import { sleep } from '../shared/lib/async.ts'
 import { flag, intFlag } from './lib/stats.ts'
 
 const siteFlag = flag('site')
@@ -81,7 +81,7 @@ async function viaAudit(): Promise<{ run(): Promise<Outcome>; stop(): Promise<vo
 async function viaEngine(): Promise<{ run(): Promise<Outcome>; stop(): Promise<void> }> {
   const { BrowserPool, chromiumPath } = await import('../crawler/browser.ts')
   const { crawlSite } = await import('../crawler/audit/crawl.ts')
-  const { createLogger } = await import('../shared/log.ts')
+  const { createLogger } = await import('../shared/lib/log.ts')
   const log = createLogger('error')
   const browser = new BrowserPool(chromiumPath(''), log)
   await browser.warm()

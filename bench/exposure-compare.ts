@@ -26,7 +26,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PROBE_PATHS } from '../shared/checks/probes.ts'
+import { PROBE_PATHS } from '../shared/checks/probe-paths.ts'
 import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
 import { testCertificate } from '../test/fixtures/sites.ts'
 import type { Mode } from '../test/harness/service.ts'

@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { CheckStatus } from '../shared/checks/types.ts'
-import { penaltyOf, gradeOf } from '../shared/scoring.ts'
+import { penaltyOf, gradeOf } from '../shared/report/scoring.ts'
 import { testCertificate } from '../test/fixtures/sites.ts'
 import type { Mode } from '../test/harness/service.ts'
 import { chromiumPath } from '../crawler/browser.ts'
@@ -90,7 +90,7 @@ const OBSERVATORY_REFUSALS = /^theirs: [^;]*(unexpected HTTP status code|seems t
 
 const MAPPED_IDS = [...new Set(MAPPINGS.flatMap((m) => m.checks))]
 
-/** Our score over the mapped checks only: 100 minus their penalties, as shared/scoring.ts counts them. */
+/** Our score over the mapped checks only: 100 minus their penalties, as shared/report/scoring.ts counts them. */
 function mappedScore(checks: OurCheck[]): number {
   const penalty = checks
     .filter((c) => MAPPED_IDS.includes(c.id))

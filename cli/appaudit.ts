@@ -6,9 +6,9 @@
 // any plan.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
-import { readCappedBytes } from '../shared/http-body.ts'
-import type { Report } from '../shared/report-schema.ts'
-import type { AuditResult } from '../shared/audit-report.ts'
+import { readCappedBytes } from '../shared/lib/http-body.ts'
+import type { Report } from '../shared/report/schema.ts'
+import type { AuditResult } from '../shared/report/audit-report.ts'
 import pkg from '../package.json' with { type: 'json' }
 import { HELP, type Options, parseCommandLine } from './args.ts'
 import { connect, Failure, mcpUrlOf, type Service, usage } from './client.ts'

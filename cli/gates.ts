@@ -1,8 +1,8 @@
 // The build gate, pure: findings taken from a scan report or an audit result, the thresholds judged on
 // them, and the comparison with a baseline file. No I/O, so every rule here is tested without a service.
 import { createHash } from 'node:crypto'
-import type { AuditResult } from '../shared/audit-report.ts'
-import type { Report } from '../shared/report-schema.ts'
+import type { AuditResult } from '../shared/report/audit-report.ts'
+import type { Report } from '../shared/report/schema.ts'
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info'
 /** The levels --fail-on accepts: an info finding never fails a build. */

@@ -8,11 +8,11 @@
 //   shutdown (SIGTERM)                                         -> handed back uncounted; the next holder resumes.
 import { hostname } from 'node:os'
 import type { Page } from 'playwright-core'
-import { auditChannel, type AuditEvent } from '../shared/audit-events.ts'
-import { sleep } from '../shared/async.ts'
-import { type AuditAuth, authPurpose, scrubber, scrubDeep, secretsOf } from '../shared/audit-auth.ts'
-import { buildAuditResult } from '../shared/audit-report.ts'
-import { SecretBox } from '../shared/secret-box.ts'
+import { auditChannel, type AuditEvent } from '../shared/protocol/audit-events.ts'
+import { sleep } from '../shared/lib/async.ts'
+import { type AuditAuth, authPurpose, scrubber, scrubDeep, secretsOf } from '../shared/protocol/audit-auth.ts'
+import { buildAuditResult } from '../shared/report/audit-report.ts'
+import { SecretBox } from '../shared/lib/secret-box.ts'
 import {
   claimAudit,
   completeAudit,
@@ -29,11 +29,11 @@ import {
   readAuditCredentials,
 } from '../shared/db/audits.ts'
 import { policyFromConfig } from '../shared/egress/guard.ts'
-import { newId } from '../shared/ids.ts'
-import type { Logger } from '../shared/log.ts'
+import { newId } from '../shared/lib/ids.ts'
+import type { Logger } from '../shared/lib/log.ts'
 import type { Delivery } from '../shared/infra/types.ts'
-import type { CheckResult } from '../shared/report.ts'
-import { endViewer } from '../shared/viewer.ts'
+import type { CheckResult } from '../shared/report/scan-report.ts'
+import { endViewer } from '../shared/protocol/viewer.ts'
 import { crawlSite, type CrawlSummary } from './audit/crawl.ts'
 import { runJob } from './job.ts'
 import { publishViewerEnd, publishViewerProgress, severityCounts } from './viewer/progress.ts'

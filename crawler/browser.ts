@@ -1,7 +1,7 @@
 // One warm Chromium per crawler process; a fresh context per scan. Relaunched if it dies.
 import { existsSync } from 'node:fs'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core'
-import type { Logger } from '../shared/log.ts'
+import type { Logger } from '../shared/lib/log.ts'
 import { CHROMIUM_EGRESS_ARGS } from '../shared/egress/proxy.ts'
 
 export const CHROMIUM_ARGS = [

@@ -7,7 +7,7 @@
 //                                   delivery fail it (and refund), ack.
 // What a job does when it succeeds, and the acks of its own outcomes, belong to its run step.
 import { isTargetFault, type AppError } from '../shared/errors.ts'
-import type { Logger } from '../shared/log.ts'
+import type { Logger } from '../shared/lib/log.ts'
 import type { Delivery } from '../shared/infra/types.ts'
 
 export interface JobSteps<Row, Claim> {

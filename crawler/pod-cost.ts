@@ -6,7 +6,7 @@
 // Changes are sent at most every MIN_GAP_MS, the last one always; a failed call is logged, never thrown, and
 // tried again after RETRY_MS.
 import { readFileSync } from 'node:fs'
-import type { Logger } from '../shared/log.ts'
+import type { Logger } from '../shared/lib/log.ts'
 
 export const DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost'
 const MIN_GAP_MS = 2_000

@@ -1,11 +1,11 @@
 // The crawler side of a process: a warm browser and the scan workers behind the queue interface.
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
-import type { Logger } from '../shared/log.ts'
+import type { Logger } from '../shared/lib/log.ts'
 import type { Infra, JobQueue } from '../shared/infra/types.ts'
 import { BrowserPool, chromiumPath } from './browser.ts'
 import { startAuditWorker } from './audit-worker.ts'
-import { DEFAULT_RECOVERY, startRecovery } from './recovery.ts'
+import { DEFAULT_RECOVERY, startRecovery } from './recovery-loop.ts'
 import { startScanWorker, trustedSpki } from './scan-worker.ts'
 import { startPodCost } from './pod-cost.ts'
 

@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
-import type { Logger } from '../shared/log.ts'
+import type { Logger } from '../shared/lib/log.ts'
 
 export { holdDataDir } from './data-dir-lock.ts'
 

@@ -2,7 +2,7 @@
 // default). Used by the entry points and by tests, which boot real services on port 0.
 import type { Config } from '../shared/config.ts'
 import { openDatabase } from '../shared/db/index.ts'
-import type { Logger } from '../shared/log.ts'
+import type { Logger } from '../shared/lib/log.ts'
 import { openInfra } from '../shared/infra/index.ts'
 import type { Infra } from '../shared/infra/types.ts'
 import { createApp, deliberateError, type AppOptions } from '../api/app.ts'
@@ -13,8 +13,8 @@ import { createServices, type Services } from '../api/services.ts'
 import { answerArgv } from './admin.ts'
 import { type AdminChannel, serveAdminChannel } from './admin-channel.ts'
 import { holdDataDir } from './data-dir-lock.ts'
-import { recoverDirectoryRuns } from '../shared/recovery.ts'
-import { healthResponse, type Probe, readiness } from '../shared/health.ts'
+import { recoverDirectoryRuns } from '../shared/jobs/recovery.ts'
+import { healthResponse, type Probe, readiness } from '../shared/lib/health.ts'
 import pkg from '../package.json' with { type: 'json' }
 import { keepLocalKey, linkLocalUser, localApiKey, localSecretsKey, localSignInPassword } from './local-secrets.ts'
 

@@ -1,7 +1,7 @@
 // `bun run start`: the service. With no DATABASE_URL and no REDIS_URL it is the embedded default:
 // PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
 import { loadConfigOrExit } from '../shared/config.ts'
-import { createLogger } from '../shared/log.ts'
+import { createLogger } from '../shared/lib/log.ts'
 import { boot, DataDirInUse, type Running } from './boot.ts'
 
 const config = loadConfigOrExit()

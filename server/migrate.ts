@@ -3,7 +3,7 @@
 // it starts, one at a time across replicas (an advisory lock), so this only moves the wait out of start-up.
 import { loadConfigOrExit } from '../shared/config.ts'
 import { openDatabase } from '../shared/db/index.ts'
-import { createLogger } from '../shared/log.ts'
+import { createLogger } from '../shared/lib/log.ts'
 
 const config = loadConfigOrExit()
 const log = createLogger(config.LOG_LEVEL, { role: 'migrate' })

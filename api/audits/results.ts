@@ -2,7 +2,7 @@
 // coding agent's model sees only a few thousand tokens of a tool result, so the default answer is the state,
 // the score, counts and the top findings by impact, and says how to ask for the rest: the result's
 // findings, pages and checks one page at a time (section, limit, cursor). Pure: the service reads the rows.
-import { SEVERITY_RANK } from '../../shared/checks/ranking.ts'
+import { SEVERITY_RANK } from '../../shared/report/ranking.ts'
 import type { Severity } from '../../shared/checks/types.ts'
 import type { AuditSlice, AuditSummaryParts, ResultList } from '../../shared/db/audit-results.ts'
 import { fitting, nextCursor } from '../pagination.ts'

@@ -2,7 +2,7 @@
 import { findPrincipalByApiKey, touchApiKey, type Principal } from '../../shared/db/accounts.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { findPrincipalByOAuthToken, touchOAuthToken } from '../../shared/db/oauth.ts'
-import { API_KEY_PREFIX, looksLikeCredential, OAUTH_TOKEN_PREFIX } from '../../shared/keys.ts'
+import { API_KEY_PREFIX, looksLikeCredential, OAUTH_TOKEN_PREFIX } from '../../shared/lib/keys.ts'
 
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'missing' | 'invalid' }
 

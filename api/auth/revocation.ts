@@ -2,7 +2,7 @@
 // per process. A revocation therefore clears this process's cache and announces itself on pub/sub, so
 // every other replica clears its cache too. Should the announcement be lost (Redis down), the cache
 // still expires within 5 s: that is the bound for other replicas.
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import type { PubSub } from '../../shared/infra/types.ts'
 import type { BearerAuth } from './bearer.ts'
 

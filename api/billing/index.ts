@@ -14,8 +14,8 @@ import Stripe from 'stripe'
 import type { Config } from '../../shared/config.ts'
 import { getBillingAccount } from '../../shared/db/billing.ts'
 import type { Sql } from '../../shared/db/index.ts'
-import { readRequestText } from '../../shared/http-body.ts'
-import type { Logger } from '../../shared/log.ts'
+import { readRequestText } from '../../shared/lib/http-body.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 import {
   type BillingSettings,

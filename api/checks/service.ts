@@ -3,7 +3,7 @@
 import { CHECKS, CHECKS_VERSION, getCheck, type AnyCheck } from '../../shared/checks/registry.ts'
 import { PLATFORMS } from '../../shared/checks/types.ts'
 import { AppError } from '../../shared/errors.ts'
-import { penaltyRow } from '../../shared/scoring.ts'
+import { penaltyRow } from '../../shared/report/scoring.ts'
 
 /** Edit distance between two short strings (insertions, deletions, substitutions). */
 export function editDistance(a: string, b: string): number {

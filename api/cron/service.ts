@@ -6,14 +6,14 @@
 // store (Redis in production, so across replicas): a second call while it runs answers `skipped` at once
 // instead of dispatching the same lost jobs twice. Either way two calls together do what one does.
 import { randomBytes } from 'node:crypto'
-import { DeadlineExceeded, within, withDeadline } from '../../shared/async.ts'
+import { DeadlineExceeded, within, withDeadline } from '../../shared/lib/async.ts'
 import type { Config } from '../../shared/config.ts'
 import type { Database } from '../../shared/db/index.ts'
 import { expireGracePeriods } from '../../shared/db/billing.ts'
 import { expireRows } from '../../shared/db/expiry.ts'
 import type { Infra } from '../../shared/infra/types.ts'
-import type { Logger } from '../../shared/log.ts'
-import { recoverAudits, recoverDirectoryRuns, recoverScans, recoveryOptions } from '../../shared/recovery.ts'
+import type { Logger } from '../../shared/lib/log.ts'
+import { recoverAudits, recoverDirectoryRuns, recoverScans, recoveryOptions } from '../../shared/jobs/recovery.ts'
 import type { MonitorService } from '../monitors/service.ts'
 
 export const CRON_JOBS = ['expire', 'recover', 'monitors'] as const

@@ -8,8 +8,8 @@
 import type { Sql } from '../../shared/db/index.ts'
 import { getAccount, type Principal } from '../../shared/db/accounts.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
-import { readRequestText } from '../../shared/http-body.ts'
-import { htmlPage } from '../http/pages.ts'
+import { readRequestText } from '../../shared/lib/http-body.ts'
+import { htmlPage } from '../http/layout.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 
 /** A dashboard form holds a few short fields. */

@@ -8,7 +8,7 @@
 import Elysia from 'elysia'
 import type { Sql } from '../../shared/db/index.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import type { Revocations } from '../auth/revocation.ts'
 import type { CheckoutCatalog } from '../billing/service.ts'
 import type { Principal } from '../../shared/db/accounts.ts'

@@ -16,7 +16,7 @@ import { findInBundle, importedScripts, type BundleFindings, type Source, type S
 import { EgressHttp, type FetchOutcome } from '../../shared/egress/http.ts'
 import { redact } from './redact.ts'
 import { checkTarget } from '../http/target.ts'
-import { mapLimit } from '../../shared/async.ts'
+import { mapLimit } from '../../shared/lib/async.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
 
 export const EXPOSURE_LIMITS = {

@@ -2,7 +2,7 @@
 // (32 random bytes), which is the only credential of GET /api/exports/<token>. The store holds the token's
 // SHA-256, never the token, so a look at the store does not hand out working links.
 import { randomBytes } from 'node:crypto'
-import { sha256Hex } from '../../shared/ids.ts'
+import { sha256Hex } from '../../shared/lib/ids.ts'
 import type { KeyValue } from '../../shared/infra/types.ts'
 
 export const EXPORT_TTL_S = 3_600

@@ -5,9 +5,9 @@ import { FIX_PLACES } from '../../shared/checks/fix-places.ts'
 import { getCheck } from '../../shared/checks/registry.ts'
 import { titleFor } from '../../shared/checks/runner.ts'
 import type { FixTarget } from '../../shared/checks/types.ts'
-import type { Platform } from '../../shared/platform.ts'
-import type { Report, ReportCheck } from '../../shared/report-schema.ts'
-import { penaltyOf } from '../../shared/scoring.ts'
+import type { Platform } from '../../shared/report/platform.ts'
+import type { Report, ReportCheck } from '../../shared/report/schema.ts'
+import { penaltyOf } from '../../shared/report/scoring.ts'
 
 /** The exposed file's URL from the evidence (url, or path on the origin), else the path the check probes. */
 function servedUrl(check: ReportCheck, target: FixTarget, origin: string): string | null {

@@ -1,13 +1,13 @@
 // Findings of a completed scan, as the tools read them: the scan and its report (any other state is an
 // error that names it), and the report's checks in impact order; and the merged findings of a completed
 // audit, with a fix brief for them.
-import { ATTENTION_RANK, bySeverity } from '../../shared/checks/ranking.ts'
+import { ATTENTION_RANK, bySeverity } from '../../shared/report/ranking.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
 import type { Database } from '../../shared/db/index.ts'
 import { getScan, type ScanRow } from '../../shared/db/scans.ts'
 import { AppError } from '../../shared/errors.ts'
-import { detectFromSignals, signalsFromReport, type Platform, type PlatformDetection } from '../../shared/platform.ts'
-import type { Report, ReportCheck } from '../../shared/report-schema.ts'
+import { detectFromSignals, signalsFromReport, type Platform, type PlatformDetection } from '../../shared/report/platform.ts'
+import type { Report, ReportCheck } from '../../shared/report/schema.ts'
 import type { CheckCatalog } from '../checks/service.ts'
 import { completedAuditFindings } from '../audits/service.ts'
 import { brief, findingAsCheck } from './fix-brief.ts'

@@ -8,7 +8,7 @@
 // does not go through the egress proxy: a single request that follows no redirect has nothing for the
 // proxy to check again, and the proxy's two extra connections cost five times the CPU of the request
 // itself (0.5-1.2 ms against 0.1-0.2 ms here, most of audit_app's time under 20 callers at once).
-import { within } from '../../shared/async.ts'
+import { within } from '../../shared/lib/async.ts'
 import type { Config } from '../../shared/config.ts'
 import { defaultResolver, policyFromConfig, type ResolvedAddress, type Resolver, resolveTarget } from '../../shared/egress/guard.ts'
 import { API_USER_AGENT } from '../../shared/egress/http.ts'

@@ -6,7 +6,7 @@
 // count has passed the per-minute rate plus one burst is refused on every replica until that minute ends. So one replica
 // enforces its bucket exactly, and all replicas together let through at most one second of extra traffic.
 import type { KeyValue } from '../../shared/infra/types.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import { MCP_REQUEST_RATES, type RequestRate } from '../../shared/rate-limits.ts'
 
 export type LimitDecision = { ok: true } | { ok: false; retryAfterSeconds: number; scope: 'credential' | 'account' }

@@ -19,7 +19,7 @@ import { CallToolRequestSchema, isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS
 import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
 import type { RateLimiter } from '../http/rate-limit.ts'
 import { type LimitDecision, RequestLimiter } from '../http/request-limit.ts'
-import { readRequestText } from '../../shared/http-body.ts'
+import { readRequestText } from '../../shared/lib/http-body.ts'
 import type { Services } from '../services.ts'
 import { claimResume, followStream, McpEventStore, resumableStream } from './events.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'

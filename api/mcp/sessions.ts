@@ -1,6 +1,6 @@
 // MCP sessions live in the shared key-value store (Redis in production), not in one process's memory,
 // so any api replica can serve any session. A session belongs to the account that opened it.
-import { newId } from '../../shared/ids.ts'
+import { newId } from '../../shared/lib/ids.ts'
 import type { KeyValue } from '../../shared/infra/types.ts'
 
 export interface McpSession {

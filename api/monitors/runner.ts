@@ -6,7 +6,7 @@
 //   4. wait for those scans, settling each as it finishes, until the run's budget is spent. What is still
 //      running then is settled by a later run, so a slow scanner delays a comparison but loses none.
 // Regressions are recorded in monitor_runs and never sent anywhere (no outbound events).
-import { mapLimit, sleep } from '../../shared/async.ts'
+import { mapLimit, sleep } from '../../shared/lib/async.ts'
 import type { Config } from '../../shared/config.ts'
 import type { Database } from '../../shared/db/index.ts'
 import {
@@ -21,7 +21,7 @@ import {
 import { createScanUnderCap } from '../../shared/db/scans.ts'
 import { isAppError } from '../../shared/errors.ts'
 import type { Infra } from '../../shared/infra/types.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
 import { checkTarget } from '../http/target.ts'
 

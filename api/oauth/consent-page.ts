@@ -1,6 +1,6 @@
 // The consent screen: names the client and where it will send the user, and asks the signed-in person
 // to allow or deny. The form carries only the pending request's id and the session's anti-CSRF token.
-import { esc, layout, newNonce, pageHeaders } from '../http/pages.ts'
+import { esc, layout, newNonce, pageHeaders } from '../http/layout.ts'
 import type { AuthorizeRequest } from './model.ts'
 import { redirectDisplay } from './redirect-uris.ts'
 

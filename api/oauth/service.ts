@@ -1,7 +1,7 @@
 // The authorization server's logic on plain values; the routes (index.ts) do HTTP, cookies and pages.
 // The steps live one per file: register.ts, authorize.ts, token.ts.
 import { randomBytes } from 'node:crypto'
-import { base62 } from '../../shared/ids.ts'
+import { base62 } from '../../shared/lib/ids.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import type { KeyValue } from '../../shared/infra/types.ts'
 import { checkAuthorizeRequest, CODE_TTL_MS, decide } from './authorize.ts'

@@ -9,7 +9,7 @@
 // quotes, backslashes, '$', '%', braces or backticks (nginx variables, Apache format strings, template
 // strings), and paths read from a repository must be plain relative paths, so a hostile page or
 // repository cannot inject lines into the diff or the configuration.
-import { adviseCsp } from './csp.ts'
+import { adviseCsp } from './csp-policy.ts'
 
 export const PATCH_PLATFORMS = ['vercel', 'netlify', 'nextjs', 'nginx', 'apache', 'cloudflare', 'express'] as const
 export type PatchPlatform = (typeof PATCH_PLATFORMS)[number]
@@ -669,7 +669,7 @@ export function platformFromRepo(repo: RepoView): PatchPlatform | null {
   return null
 }
 
-/** The patch platform for a detected hosting platform (shared/platform.ts), or null for generic. */
+/** The patch platform for a detected hosting platform (shared/report/platform.ts), or null for generic. */
 export function patchPlatformFor(detected: string): PatchPlatform | null {
   return (PATCH_PLATFORMS as readonly string[]).includes(detected) ? (detected as PatchPlatform) : null
 }

@@ -4,9 +4,9 @@
 // already sealed with the current key are left alone, so running it twice is harmless. Prints counts only.
 import { loadConfigOrExit } from '../../shared/config.ts'
 import { openDatabase, type Sql } from '../../shared/db/index.ts'
-import { authPurpose } from '../../shared/audit-auth.ts'
+import { authPurpose } from '../../shared/protocol/audit-auth.ts'
 import { resealAuditCredentials } from '../../shared/db/audits.ts'
-import { SecretBox } from '../../shared/secret-box.ts'
+import { SecretBox } from '../../shared/lib/secret-box.ts'
 import { tokenPurpose } from './service.ts'
 import { resealAll } from './store.ts'
 

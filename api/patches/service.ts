@@ -11,10 +11,10 @@ import type { Database, Sql } from '../../shared/db/index.ts'
 import { getScan } from '../../shared/db/scans.ts'
 import { policyFromConfig } from '../../shared/egress/guard.ts'
 import { AppError } from '../../shared/errors.ts'
-import { newId } from '../../shared/ids.ts'
-import type { Logger } from '../../shared/log.ts'
-import { detectFromSignals, signalsFromReport } from '../../shared/platform.ts'
-import { SecretBox, SecretBoxError } from '../../shared/secret-box.ts'
+import { newId } from '../../shared/lib/ids.ts'
+import type { Logger } from '../../shared/lib/log.ts'
+import { detectFromSignals, signalsFromReport } from '../../shared/report/platform.ts'
+import { SecretBox, SecretBoxError } from '../../shared/lib/secret-box.ts'
 import {
   buildPatch,
   type PatchPlan,

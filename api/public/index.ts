@@ -3,7 +3,7 @@
 //   - the text documents (/llms.txt, /llms-full.txt, /api/skills.md, /agent-prompt, /docs/{page}.md) send
 //     access-control-allow-origin: * so they can be fetched cross-origin, and a public cache of an hour
 //     (what skills.md promises; the others change only with a deployment too);
-//   - the HTML pages carry the headers of every server-rendered page (api/http/pages.ts): no CORS, never
+//   - the HTML pages carry the headers of every server-rendered page (api/http/layout.ts): no CORS, never
 //     framed, never cached, styles by nonce and no script;
 //   - `/` answers a browser (Accept names text/html) with a page and anything else with plain text.
 // Everything is built once, here, at start (service.ts); a request only picks a prebuilt string.
@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Elysia from 'elysia'
 import { withCors } from '../http/cors.ts'
-import { layout, newNonce, pageHeaders } from '../http/pages.ts'
+import { layout, newNonce, pageHeaders } from '../http/layout.ts'
 import { DOC_STYLE, docPageBody, docsIndexBody, frontPageBody, frontPageText, NAV } from './pages.ts'
 import { buildPublicDocuments, type DocSource, slugOf } from './service.ts'
 

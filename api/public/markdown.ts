@@ -6,7 +6,7 @@
 //   - headings get GitHub's ids, so those fragments land on the HTML page as they do on GitHub.
 // Text, code and attributes are escaped by marked itself or here with esc().
 import { Marked, type Tokens } from 'marked'
-import { esc } from '../http/pages.ts'
+import { esc } from '../http/layout.ts'
 
 const SAFE_SCHEMES = new Set(['http', 'https', 'mailto'])
 

@@ -1,6 +1,6 @@
 // The HTML a person reads: the front page, the /docs index and one page per doc. Bodies are composed once
 // at start; only the layout around them (its nonce) is made per response, in index.ts.
-import { esc } from '../http/pages.ts'
+import { esc } from '../http/layout.ts'
 import type { DocPage, PublicDocuments } from './service.ts'
 
 /** Styles for rendered markdown, beside the layout's own (the layout's style sheet has no rules for it). */

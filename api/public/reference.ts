@@ -4,7 +4,7 @@
 // scale, and every tool error code with what it means. The markdown under docs/ names where each goes with a marker line.
 import { CHECKS } from '../../shared/checks/registry.ts'
 import { ERROR_CODES } from '../../shared/errors.ts'
-import { GRADES, penaltyRow } from '../../shared/scoring.ts'
+import { GRADES, penaltyRow } from '../../shared/report/scoring.ts'
 import { TOOLS } from '../mcp/tools/registry.ts'
 import type { Tool } from '../mcp/tools/types.ts'
 

@@ -3,7 +3,7 @@
 // (paginated). The owner's page adds live progress while it runs, the live viewer, and sharing; the public
 // page (/r/{slug}) is the same report without any of those and asks not to be indexed. Everything that
 // came from the scanned site is escaped (escapeMarkup) and bounded.
-import type { AuditPageSummary } from '../../shared/audit-report.ts'
+import type { AuditPageSummary } from '../../shared/report/audit-report.ts'
 import { clip, escapeMarkup, evidenceText } from '../reports/escape.ts'
 import type { ModelFinding, ReportModel } from '../reports/model.ts'
 import type { FixView, ReportPageData } from './service.ts'

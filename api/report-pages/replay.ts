@@ -5,7 +5,7 @@
 // the page's CSP (scripts and styles by nonce only, images from 'self') holds.
 import { listAuditFrames, readAuditFrame } from '../../shared/db/audit-frames.ts'
 import type { Sql } from '../../shared/db/index.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)

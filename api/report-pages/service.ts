@@ -3,13 +3,13 @@
 // report model of api/reports with, for each finding, the fix for the detected platform and how to verify
 // it), and whether it is shared. The owner's pages and the public /r/{slug} read the same thing; only
 // who may ask differs (the routes decide that).
-import type { AuditPageSummary, AuditResult, StoppedBy } from '../../shared/audit-report.ts'
+import type { AuditPageSummary, AuditResult, StoppedBy } from '../../shared/report/audit-report.ts'
 import { getAudit } from '../../shared/db/audits.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { getScan } from '../../shared/db/scans.ts'
 import { findShare, findShareOf, type ShareKind } from '../../shared/db/shares.ts'
 import { redactUrlCredentials } from '../../shared/checks/util/redact.ts'
-import type { Report, ReportCheck } from '../../shared/report-schema.ts'
+import type { Report, ReportCheck } from '../../shared/report/schema.ts'
 import { brief, findingAsCheck } from '../findings/fix-brief.ts'
 import { modelOfAudit, modelOfScan, type ModelFinding, type ReportModel } from '../reports/model.ts'
 

@@ -1,9 +1,9 @@
 // The difference between two finished scans or audits of one app: findings keyed by fingerprint (new in
 // head, fixed since base, in both), the checks whose outcome changed, the score and grade moves, and one
 // sentence an agent can quote. Pure: both sides arrive as report models.
-import { byImpact } from '../../shared/checks/ranking.ts'
+import { byImpact } from '../../shared/report/ranking.ts'
 import type { CheckStatus, Severity } from '../../shared/checks/types.ts'
-import { penaltyOf } from '../../shared/scoring.ts'
+import { penaltyOf } from '../../shared/report/scoring.ts'
 import type { ModelFinding, ReportModel } from './model.ts'
 
 /** Findings listed per list; `counts` has the totals. */
@@ -39,7 +39,7 @@ const item = (f: ModelFinding): ComparedFinding => ({
   impact: f.impact,
 })
 
-/** Impact order (the one in shared/checks/ranking.ts), the fingerprint last so the lists never reorder between calls. */
+/** Impact order (the one in shared/report/ranking.ts), the fingerprint last so the lists never reorder between calls. */
 const impactOrder = (a: ModelFinding, b: ModelFinding) => byImpact(a, b) || a.fingerprint.localeCompare(b.fingerprint)
 
 const signed = (n: number) => (n > 0 ? `+${n}` : n < 0 ? `${n}` : '±0')

@@ -1,14 +1,14 @@
 // One shape for a finished scan or audit, so that the comparison and every export writer read the same
 // thing whichever they were given: each check once with its outcome, and the findings (fail and warn) keyed
 // by fingerprint, highest impact first. Pure: the service loads the rows, this only reshapes them.
-import type { AuditResult } from '../../shared/audit-report.ts'
-import { fingerprintOf } from '../../shared/audit-report.ts'
-import { byImpact } from '../../shared/checks/ranking.ts'
+import type { AuditResult } from '../../shared/report/audit-report.ts'
+import { fingerprintOf } from '../../shared/report/audit-report.ts'
+import { byImpact } from '../../shared/report/ranking.ts'
 import { shownTitle } from '../../shared/checks/runner.ts'
 import type { Category, CheckStatus, Severity } from '../../shared/checks/types.ts'
-import { detectFromSignals, signalsFromReport, type Platform, type PlatformSignals } from '../../shared/platform.ts'
-import type { Report } from '../../shared/report-schema.ts'
-import { penaltyOf, type Grade } from '../../shared/scoring.ts'
+import { detectFromSignals, signalsFromReport, type Platform, type PlatformSignals } from '../../shared/report/platform.ts'
+import type { Report } from '../../shared/report/schema.ts'
+import { penaltyOf, type Grade } from '../../shared/report/scoring.ts'
 
 export type ReportKind = 'scan' | 'audit'
 
@@ -22,7 +22,7 @@ export interface ModelCheck {
 }
 
 export interface ModelFinding {
-  /** checkId:hash of the evidence with what varies per page and per run taken out (shared/audit-report.ts). */
+  /** checkId:hash of the evidence with what varies per page and per run taken out (shared/report/audit-report.ts). */
   fingerprint: string
   checkId: string
   title: string

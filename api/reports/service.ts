@@ -2,7 +2,7 @@
 // (model.ts); the comparison of two of them (compare.ts); and exports in four formats, answered inline when
 // small and otherwise stored behind a one-hour link (api/exports/).
 import pkg from '../../package.json' with { type: 'json' }
-import type { AuditResult } from '../../shared/audit-report.ts'
+import type { AuditResult } from '../../shared/report/audit-report.ts'
 import type { Config } from '../../shared/config.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
 import { getAudit } from '../../shared/db/audits.ts'

@@ -17,9 +17,9 @@ import {
 import { listHistory } from '../../shared/db/history.ts'
 import { parseTargetUrl } from '../../shared/egress/guard.ts'
 import { AppError, type ErrorCode } from '../../shared/errors.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
-import { parseScanEvent, scanChannel } from '../../shared/scan-events.ts'
+import { parseScanEvent, scanChannel } from '../../shared/protocol/scan-events.ts'
 import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
 import { checkTarget } from '../http/target.ts'
 

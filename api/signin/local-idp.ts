@@ -7,8 +7,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import Provider from 'oidc-provider'
-import { readCappedText } from '../../shared/http-body.ts'
-import { esc } from '../http/pages.ts'
+import { readCappedText } from '../../shared/lib/http-body.ts'
+import { esc } from '../http/layout.ts'
 
 export interface LocalIdpOptions {
   port: number

@@ -1,11 +1,11 @@
 // What the public status and benchmark endpoints answer, on plain values. Both are unauthenticated and may be
 // polled by every status page and landing page that embeds them, so each process keeps its answer briefly
 // and lets one query at a time reach the database, however many requests arrive together.
-import { withDeadline } from '../../shared/async.ts'
+import { withDeadline } from '../../shared/lib/async.ts'
 import { type Benchmark, scoreBenchmark } from '../../shared/db/benchmark.ts'
 import { activeIncidents, type Severity } from '../../shared/db/incidents.ts'
 import type { Sql } from '../../shared/db/index.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 
 /** How long a process reuses its answer: incidents should show up fast, the benchmark moves slowly. */
 export const INCIDENTS_TTL_MS = 5_000

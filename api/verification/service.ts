@@ -23,7 +23,7 @@ import {
   type VerificationMethod,
 } from '../../shared/db/verifications.ts'
 import { ipFamily } from '../../shared/egress/address.ts'
-import { base62 } from '../../shared/ids.ts'
+import { base62 } from '../../shared/lib/ids.ts'
 import { EgressHttp } from '../../shared/egress/http.ts'
 import { checkTarget } from '../http/target.ts'
 import type { Principal } from '../../shared/db/accounts.ts'

@@ -2,7 +2,7 @@
 // server/boot.ts before Elysia sees the request (see service.ts), because Elysia's own .ws() needs app.listen.
 import Elysia from 'elysia'
 import type { Config } from '../../shared/config.ts'
-import { isViewerAuditId } from '../../shared/viewer.ts'
+import { isViewerAuditId } from '../../shared/protocol/viewer.ts'
 import { VIEWER_CSP, viewerPage } from './page.ts'
 
 // Never framed, never cached, never shared with other origins (no CORS headers at all).

@@ -2,7 +2,7 @@
 // from the URL fragment, which browsers never send to a server, and hands it over as the socket's first
 // message. Script and style are allowed by hash, so the CSP needs neither 'unsafe-inline' nor nonces.
 import { createHash } from 'node:crypto'
-import { CLOSE_ENDED, CLOSE_POLICY } from '../../shared/viewer.ts'
+import { CLOSE_ENDED, CLOSE_POLICY } from '../../shared/protocol/viewer.ts'
 
 const STYLE = `
 body{margin:0;font:15px/1.45 system-ui,sans-serif;background:#111;color:#eee}

@@ -3,7 +3,7 @@
 // once per audit that has sockets open here, and keeps the audit's "watching" key alive meanwhile.
 import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
 import type { Config } from '../../shared/config.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
 import {
   CLOSE_ENDED,
@@ -16,7 +16,7 @@ import {
   viewerKeys,
   viewerTokenState,
   type ViewerControl,
-} from '../../shared/viewer.ts'
+} from '../../shared/protocol/viewer.ts'
 import { hostRules } from '../http/host.ts'
 
 export interface ViewerSocketData {

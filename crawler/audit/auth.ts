@@ -3,7 +3,7 @@
 // host, and headers added to the requests that go to the audited origin only, never to a third party.
 // Nothing here logs or returns a credential: errors are scrubbed by the caller's scrubber.
 import type { BrowserContext } from 'playwright-core'
-import type { AuditAuth, LoginForm } from '../../shared/audit-auth.ts'
+import type { AuditAuth, LoginForm } from '../../shared/protocol/audit-auth.ts'
 import { AppError } from '../../shared/errors.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'

@@ -11,15 +11,15 @@
 // depth and wall-time caps, on abort, or when nothing is left. Pages still loading at a stop are dropped
 // unreported, so a resumed run visits them.
 import type { Page } from 'playwright-core'
-import { type AuditAuth, isLogoutUrl, sentToLogin } from '../../shared/audit-auth.ts'
+import { type AuditAuth, isLogoutUrl, sentToLogin } from '../../shared/protocol/audit-auth.ts'
 import { AppError } from '../../shared/errors.ts'
 import { logIn } from './auth.ts'
-import type { CrawledPage } from '../../shared/audit-page.ts'
+import type { CrawledPage } from '../../shared/report/crawled-page.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import { runCheck } from '../../shared/checks/runner.ts'
-import type { CheckResult } from '../../shared/report.ts'
+import type { CheckResult } from '../../shared/report/scan-report.ts'
 import type { BrowserPool } from '../browser.ts'
 import { gather } from '../gather/index.ts'
 import { bodyText, fetchBytes } from './fetch.ts'
@@ -31,7 +31,7 @@ import { ROBOTS_MAX_BYTES, robotsFor, robotsForStatus, type Robots } from './rob
 import { CrawlRun, type CrawlSummary } from './run.ts'
 import { parseSitemap, SITEMAP_MAX_BYTES } from './sitemap.ts'
 
-export type { CheckResult } from '../../shared/report.ts'
+export type { CheckResult } from '../../shared/report/scan-report.ts'
 
 export interface CrawlOptions {
   startUrl: string
@@ -54,7 +54,7 @@ export interface CrawlOptions {
   auth?: { credentials: AuditAuth; scrub: (s: string) => string }
 }
 
-export type { CrawledPage } from '../../shared/audit-page.ts'
+export type { CrawledPage } from '../../shared/report/crawled-page.ts'
 
 export interface CrawlHooks {
   /** Distinct pages known so far (resumed, visited, queued); called when it changes. */

@@ -1,7 +1,7 @@
 // The lanes of a crawl and what they share: which URL each takes next within the page budget (waiting
 // while other lanes or the sitemaps may still add some), the crawl delay between page starts, axe sampling,
 // and when the browser is recycled. As Crawlee's AutoscaledPool with its RequestQueue, for a fixed count.
-import { sleep } from '../../shared/async.ts'
+import { sleep } from '../../shared/lib/async.ts'
 import type { BrowserPool } from '../browser.ts'
 import type { Frontier, FrontierEntry } from './frontier.ts'
 import { CRAWL_LIMITS } from './page.ts'

@@ -2,12 +2,12 @@
 // opens them when needed, replaces the tab when a page crashed, overran its deadline or failed on our side,
 // replaces the context when its browser was recycled or is gone, and closes them with a bound.
 import type { BrowserContext, Page } from 'playwright-core'
-import { within } from '../../shared/async.ts'
+import { within } from '../../shared/lib/async.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
-import type { Logger } from '../../shared/log.ts'
+import type { Logger } from '../../shared/lib/log.ts'
 import type { BrowserPool } from '../browser.ts'
 import type { FrontierEntry } from './frontier.ts'
-import type { AuditAuth } from '../../shared/audit-auth.ts'
+import type { AuditAuth } from '../../shared/protocol/audit-auth.ts'
 import { applyAuth, type StorageState } from './auth.ts'
 import { openLaneContext, openLaneTab, visitPage, type PageVisit } from './page.ts'
 

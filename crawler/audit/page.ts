@@ -25,13 +25,13 @@
 //     template with an audited page mostly share its violations. The check is left out where axe did not run.
 //     Its last step (finishRun) runs in the page itself rather than in a blank page as AxeBuilder does.
 import type { BrowserContext, Page, Response as PwResponse } from 'playwright-core'
-import { within } from '../../shared/async.ts'
+import { within } from '../../shared/lib/async.ts'
 import { CHECKS } from '../../shared/checks/registry.ts'
 import type { AnyCheck } from '../../shared/checks/registry.ts'
 import type { ArtifactName, Artifacts, BrowserCookie, HttpResponseArtifact, RedirectChain } from '../../shared/checks/types.ts'
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { runCheck } from '../../shared/checks/runner.ts'
-import type { CheckResult } from '../../shared/report.ts'
+import type { CheckResult } from '../../shared/report/scan-report.ts'
 import type { BrowserPool } from '../browser.ts'
 import { BROWSER_USER_AGENT } from '../../shared/egress/http.ts'
 import { GATHER_LIMITS } from '../gather/limits.ts'

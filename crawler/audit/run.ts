@@ -1,7 +1,7 @@
 // One crawl's run state: why it stops (the caller's abort, the wall-time cap, a failed hook), the signal
 // every wait of the crawl listens to, the counts, and the summary. As Crawlee's BasicCrawler keeps its
 // stats and stop reason apart from its pool.
-import type { CheckResult } from '../../shared/report.ts'
+import type { CheckResult } from '../../shared/report/scan-report.ts'
 
 export type Stop = 'maxDuration' | 'aborted' | 'hookFailed' | 'sessionLost'
 

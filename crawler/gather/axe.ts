@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs'
 import AxeBuilder from '@axe-core/playwright'
 import axe from 'axe-core'
 import type { BrowserContext, Frame, Page } from 'playwright-core'
-import { withDeadline, within } from '../../shared/async.ts'
+import { withDeadline, within } from '../../shared/lib/async.ts'
 import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
 
 /**

@@ -1,8 +1,8 @@
 // Collects every artifact of one scan, once: plain-HTTP chains and probes, and the page in Chromium, each by
 // its own gatherer in this folder. Every connection goes through the scan's egress proxy, which refuses
 // blocked addresses. Checks judge the artifacts afterwards; nothing here decides pass or fail.
-import { mapLimit } from '../../shared/async.ts'
-import { PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probes.ts'
+import { mapLimit } from '../../shared/lib/async.ts'
+import { PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
 import type { Artifacts } from '../../shared/checks/types.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy } from '../../shared/egress/proxy.ts'

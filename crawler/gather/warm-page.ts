@@ -12,7 +12,7 @@
 // about 200 ms is sending its 654 KB over the protocol, which no cache saves). A slot opened on demand
 // skips it: the scan would wait for the compile it saves.
 import type { BrowserContext, Page } from 'playwright-core'
-import { within } from '../../shared/async.ts'
+import { within } from '../../shared/lib/async.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'

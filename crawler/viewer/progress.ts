@@ -3,7 +3,7 @@
 // channel (relayed to every open viewer as it is) and kept in the store, so a viewer that opens shows it at
 // once. Small and at most once a second per audit, so it is sent whether or not anyone watches.
 import type { Infra } from '../../shared/infra/types.ts'
-import { VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/viewer.ts'
+import { VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 
 export type ViewerState = 'waiting' | 'crawling' | 'completed' | 'failed' | 'cancelled'
 

@@ -16,8 +16,8 @@
 // - Every frame is acknowledged (Chromium stalls the stream otherwise), also the ones that are dropped.
 import type { CDPSession, Page } from 'playwright-core'
 import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
-import type { Logger } from '../../shared/log.ts'
-import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/viewer.ts'
+import type { Logger } from '../../shared/lib/log.ts'
+import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 
 export interface ScreencastDeps {
   auditId: string

@@ -1,4 +1,4 @@
-// Every check, in report order. Adding a check: import it here and give it a row in shared/scoring.ts.
+// Every check, in report order. Adding a check: import it here and give it a row in shared/report/scoring.ts.
 
 import { accessibility } from './accessibility/accessibility.ts'
 import { debugErrorPage } from './exposure/debug-error-page.ts'

@@ -1,6 +1,6 @@
 // Runs the registered checks over one page's artifacts. Each check sees only the artifacts it declares, and
 // a crash in one check becomes its own 'error' result, never the whole report's.
-import type { CheckResult } from '../report-schema.ts'
+import type { CheckResult } from '../report/schema.ts'
 import { CHECKS, getCheck, type AnyCheck } from './registry.ts'
 import type { ArtifactName, Artifacts, CheckInput, CheckMeta, CheckStatus } from './types.ts'
 

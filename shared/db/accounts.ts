@@ -1,6 +1,6 @@
 // Accounts and their API keys. Keys are looked up by SHA-256 hash; plaintext never reaches the database.
-import { newId, sha256Hex } from '../ids.ts'
-import { API_KEY_PREFIX, newSecret } from '../keys.ts'
+import { newId, sha256Hex } from '../lib/ids.ts'
+import { API_KEY_PREFIX, newSecret } from '../lib/keys.ts'
 import type { Sql } from './index.ts'
 
 export const PLANS = ['free', 'launch', 'scale'] as const

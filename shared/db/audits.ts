@@ -2,9 +2,9 @@
 // carries only its id. A worker holds an audit through a lease (worker, lease_until) taken atomically,
 // so two workers never crawl the same audit at once, and every write of a holder checks it still holds it.
 import { AppError } from '../errors.ts'
-import { newId } from '../ids.ts'
+import { newId } from '../lib/ids.ts'
 import type { Sql } from './index.ts'
-import { summaryOf } from '../audit-report.ts'
+import { summaryOf } from '../report/audit-report.ts'
 import {
   allowanceExhausted,
   BALANCE_COLUMNS,
@@ -16,8 +16,8 @@ import {
   type Tx,
   WEEKLY_AUDIT_ALLOWANCE,
 } from './ledger.ts'
-import type { CrawledPage } from '../audit-page.ts'
-import type { CheckResult } from '../report-schema.ts'
+import type { CrawledPage } from '../report/crawled-page.ts'
+import type { CheckResult } from '../report/schema.ts'
 
 export type AuditStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled'
 

@@ -1,6 +1,6 @@
 // Incidents: opened and resolved by operators (server/admin-incidents.ts), listed while unresolved by the
 // public status endpoint (api/status/).
-import { newId } from '../ids.ts'
+import { newId } from '../lib/ids.ts'
 import type { Sql } from './index.ts'
 
 export const SEVERITIES = ['minor', 'major', 'critical'] as const

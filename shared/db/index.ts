@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import type { Logger } from '../log.ts'
+import type { Logger } from '../lib/log.ts'
 
 export type Sql = postgres.Sql
 

@@ -4,7 +4,7 @@
 // repeated refund is a no-op.
 import type postgres from 'postgres'
 import { AppError } from '../errors.ts'
-import { newId } from '../ids.ts'
+import { newId } from '../lib/ids.ts'
 import type { Plan } from './accounts.ts'
 import type { Sql } from './index.ts'
 

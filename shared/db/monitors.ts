@@ -2,8 +2,8 @@
 // slot in the same statement, and a run is settled only while it is still pending, under its row lock: two
 // cron runs at once never start one monitor twice in a slot, nor compare one scan twice.
 import { AppError, type ErrorCode, ERROR_CODES, isTargetFault } from '../errors.ts'
-import { newId } from '../ids.ts'
-import { asComparable, type ChangeItem, diffReports, type Regression, resolveRegressions } from '../monitor-diff.ts'
+import { newId } from '../lib/ids.ts'
+import { asComparable, type ChangeItem, diffReports, type Regression, resolveRegressions } from '../report/monitor-diff.ts'
 import type { Plan } from './accounts.ts'
 import type { Sql } from './index.ts'
 import { upsertApp } from './scans.ts'

@@ -1,7 +1,7 @@
 // OAuth 2.0 authorization server storage: clients, codes and mca_ tokens. Codes and tokens are looked up
 // by SHA-256 hash; their plaintext never reaches the database.
-import { newId, sha256Hex } from '../ids.ts'
-import { newSecret, OAUTH_TOKEN_PREFIX } from '../keys.ts'
+import { newId, sha256Hex } from '../lib/ids.ts'
+import { newSecret, OAUTH_TOKEN_PREFIX } from '../lib/keys.ts'
 import type { Account, Plan, Principal } from './accounts.ts'
 import type { Sql } from './index.ts'
 

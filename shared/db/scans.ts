@@ -1,6 +1,6 @@
 // Apps and scans. A scan row is the source of truth for a scan's state; the queue only carries its id.
-import { newId } from '../ids.ts'
-import { asPlatformSignals, type PlatformSignals } from '../platform.ts'
+import { newId } from '../lib/ids.ts'
+import { asPlatformSignals, type PlatformSignals } from '../report/platform.ts'
 import type { Sql } from './index.ts'
 
 export type ScanStatus = 'queued' | 'running' | 'completed' | 'failed'

@@ -1,7 +1,7 @@
 // Public links to reports (/r/{slug}): a scan or an audit its owner chose to share. The slug is the only
 // key a visitor holds; it is 128 random bits, so holding it is the permission.
 import { randomBytes } from 'node:crypto'
-import { base62 } from '../ids.ts'
+import { base62 } from '../lib/ids.ts'
 import type { Sql } from './index.ts'
 
 export type ShareKind = 'scan' | 'audit'

@@ -1,7 +1,7 @@
 // People who sign in through the identity provider, and their dashboard sessions. A session cookie is
 // stored as its SHA-256 hash only.
 import { randomBytes } from 'node:crypto'
-import { base62, newId, sha256Hex } from '../ids.ts'
+import { base62, newId, sha256Hex } from '../lib/ids.ts'
 import { createAccount } from './accounts.ts'
 import type { Sql } from './index.ts'
 

@@ -4,7 +4,7 @@
 // (audit_app's single "does it answer" GET is pinned to a guard-checked address instead: api/http/reachable.ts.)
 // Bodies are read with a cap. No cookies, no browser.
 import type { Config } from '../config.ts'
-import { readCappedBytes } from '../http-body.ts'
+import { readCappedBytes } from '../lib/http-body.ts'
 import { policyFromConfig } from './guard.ts'
 import { egressFailure, startEgressProxy, type EgressProxy } from './proxy.ts'
 

@@ -1,6 +1,6 @@
 // Picks the infrastructure implementation from configuration: Redis when REDIS_URL is set.
 import type { Config } from '../config.ts'
-import type { Logger } from '../log.ts'
+import type { Logger } from '../lib/log.ts'
 import { createMemoryInfra } from './memory.ts'
 import { createRedisInfra } from './redis.ts'
 import type { Infra, QueueTuning } from './types.ts'

@@ -1,6 +1,6 @@
 // In-process queue, pub/sub and key-value store for the embedded default (one process, no Redis).
 // Same contract as the Redis implementation: a job whose handler throws is delivered again later.
-import { sleep } from '../async.ts'
+import { sleep } from '../lib/async.ts'
 import type { ConsumeOptions, Delivery, EventLog, Infra, Job, JobQueue, KeyValue, LogEntry, PubSub, QueueTuning } from './types.ts'
 
 interface Entry {

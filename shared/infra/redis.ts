@@ -1,8 +1,8 @@
 // Redis implementation: jobs on streams read through a consumer group (XADD, XREADGROUP, XACK),
 // pending recovery with XAUTOCLAIM, heartbeats with XCLAIM JUSTID; pub/sub; keys with TTL.
 import { createClient } from '@redis/client'
-import { sleep, withDeadline } from '../async.ts'
-import type { Logger } from '../log.ts'
+import { sleep, withDeadline } from '../lib/async.ts'
+import type { Logger } from '../lib/log.ts'
 import type { ConsumeOptions, Delivery, EventLog, Infra, Job, JobQueue, KeyValue, PubSub, QueueTuning } from './types.ts'
 
 const makeClient = (url: string) =>

@@ -4,7 +4,7 @@
 // The audit is stored through the worker's own path from a real scan's checks spread over 500 pages.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { AuditResult } from '../../shared/audit-report.ts'
+import type { AuditResult } from '../../shared/report/audit-report.ts'
 import { createAccount, createApiKey } from '../../shared/db/accounts.ts'
 import { createAudit } from '../../shared/db/audits.ts'
 import { weakSite, type Site } from '../fixtures/sites.ts'

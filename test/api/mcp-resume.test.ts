@@ -2,7 +2,7 @@
 // Last-Event-ID on another api process and gets the rest of its progress and its result.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { boot, type Running } from '../../server/boot.ts'
-import { createLogger } from '../../shared/log.ts'
+import { createLogger } from '../../shared/lib/log.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { MCP_HEADERS } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'

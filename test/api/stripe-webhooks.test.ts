@@ -11,7 +11,7 @@ import { createAccount, type Plan } from '../../shared/db/accounts.ts'
 import { getBillingAccount } from '../../shared/db/billing.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
-import { createLogger } from '../../shared/log.ts'
+import { createLogger } from '../../shared/lib/log.ts'
 import { startService, type TestService } from '../harness/service.ts'
 
 const SECRET = `whsec_${randomBytes(24).toString('hex')}`

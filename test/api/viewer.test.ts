@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import { createClient } from '@redis/client'
-import { sha256Hex } from '../../shared/ids.ts'
+import { sha256Hex } from '../../shared/lib/ids.ts'
 import { createMemoryInfra } from '../../shared/infra/memory.ts'
 import { createRedisInfra } from '../../shared/infra/redis.ts'
 import type { Infra } from '../../shared/infra/types.ts'
@@ -17,7 +17,7 @@ import {
   viewerKeys,
   viewerLink,
   viewerTokenState,
-} from '../../shared/viewer.ts'
+} from '../../shared/protocol/viewer.ts'
 import { REDIS_URL, startService, type Mode, type TestService } from '../harness/service.ts'
 import { until, within } from '../harness/wait.ts'
 

@@ -8,7 +8,7 @@ import { BrowserPool, CHROMIUM_ARGS, chromiumPath, PLAYWRIGHT_DISABLED_FEATURES 
 import { scanContextOptions } from '../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../crawler/gather/warm-page.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
-import { createLogger } from '../../shared/log.ts'
+import { createLogger } from '../../shared/lib/log.ts'
 import { descendants, isChromium, renderersBelow } from './audit/procs.ts'
 
 let site: ReturnType<typeof Bun.serve>

@@ -3,7 +3,7 @@
 // result whose findings are merged across pages.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { isViewerEnded } from '../../shared/viewer.ts'
+import { isViewerEnded } from '../../shared/protocol/viewer.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'

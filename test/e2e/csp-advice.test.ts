@@ -11,8 +11,8 @@ import { gather } from '../../crawler/gather/index.ts'
 import { getCheck } from '../../shared/checks/registry.ts'
 import { runChecks } from '../../shared/checks/runner.ts'
 import { asPageSources, buildCsp, type CspAdvice } from '../../shared/checks/util/csp-builder.ts'
-import { createLogger } from '../../shared/log.ts'
-import { buildReport } from '../../shared/report.ts'
+import { createLogger } from '../../shared/lib/log.ts'
+import { buildReport } from '../../shared/report/scan-report.ts'
 
 const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
 

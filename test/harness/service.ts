@@ -9,7 +9,7 @@ import { loadConfig } from '../../shared/config.ts'
 import { createAccount, createApiKey, type Plan } from '../../shared/db/accounts.ts'
 import { randomBytes } from 'node:crypto'
 import { createClient } from '@redis/client'
-import { createLogger } from '../../shared/log.ts'
+import { createLogger } from '../../shared/lib/log.ts'
 
 export type Mode = 'embedded' | 'production'
 

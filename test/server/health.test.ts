@@ -2,7 +2,7 @@
 // database, Redis (cut here through a relay) and, for a crawler, its browser answer; a crawler-only process
 // answers them on a port of its own; a stopping process is not ready. Real PostgreSQL, Redis and Chromium.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { healthResponse, PROBE_DEADLINE_MS, readiness } from '../../shared/health.ts'
+import { healthResponse, PROBE_DEADLINE_MS, readiness } from '../../shared/lib/health.ts'
 import { REDIS_URL, startService, type TestService } from '../harness/service.ts'
 import { startRelay } from '../harness/tcp-relay.ts'
 import { until } from '../harness/wait.ts'

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { AUTH_LIMITS } from '../../../shared/audit-auth.ts'
+import { AUTH_LIMITS } from '../../../shared/protocol/audit-auth.ts'
 import { creates, defineTool } from './types.ts'
 import { AuditOptionsInput, StartedAuditFields, strict, Url } from './schemas.ts'
 

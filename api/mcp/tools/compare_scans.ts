@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineTool, readOnly } from './types.ts'
-import { CheckStatusSchema, GradeSchema, SeveritySchema } from '../../../shared/report-schema.ts'
+import { CheckStatusSchema, GradeSchema, SeveritySchema } from '../../../shared/report/schema.ts'
 import { Nullable, strict, When } from './schemas.ts'
 
 const ScanOrAuditId = (which: string) =>

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { PLATFORMS } from '../../../shared/checks/types.ts'
-import { CategorySchema, SeveritySchema } from '../../../shared/report-schema.ts'
+import { CategorySchema, SeveritySchema } from '../../../shared/report/schema.ts'
 import { defineTool, readOnly } from './types.ts'
 import { strict } from './schemas.ts'
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { encodeOffset, fitting, nextCursor, offsetOf } from '../../pagination.ts'
 import { AppError } from '../../../shared/errors.ts'
-import { CategorySchema, CheckStatusSchema, SeveritySchema } from '../../../shared/report-schema.ts'
-import { penaltyOf } from '../../../shared/scoring.ts'
+import { CategorySchema, CheckStatusSchema, SeveritySchema } from '../../../shared/report/schema.ts'
+import { penaltyOf } from '../../../shared/report/scoring.ts'
 import { defineTool, readOnly } from './types.ts'
 import { Cursor, Id, Limit, NextCursor, Nullable, OpenObject, strict } from './schemas.ts'
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { reportAppToolMeta } from '../app/index.ts'
-import { ReportSchema } from '../../../shared/report-schema.ts'
+import { ReportSchema } from '../../../shared/report/schema.ts'
 import { defineTool, readOnly } from './types.ts'
 import { ErrorInfo, Id, Nullable, ScanStatus, strict, When } from './schemas.ts'
 

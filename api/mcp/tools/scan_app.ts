@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { reportAppToolMeta } from '../app/index.ts'
-import { ReportSchema } from '../../../shared/report-schema.ts'
+import { ReportSchema } from '../../../shared/report/schema.ts'
 import { creates, defineTool } from './types.ts'
 import { strict, Url } from './schemas.ts'
 

@@ -1,6 +1,6 @@
 // Instruction files for coding agents (CLAUDE.md, AGENTS.md, .cursorrules, ...) deployed with the site.
 
-import { AGENT_INSTRUCTION_PROBES } from '../probes.ts'
+import { AGENT_INSTRUCTION_PROBES } from '../probe-paths.ts'
 import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'

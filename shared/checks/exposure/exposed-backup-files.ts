@@ -1,11 +1,11 @@
 // Database dumps, site archives and backup copies of config files left in the web root, recognised by what
 // they hold: a dump's header and statements, an archive's magic bytes, a config file's own syntax.
 
-import { BACKUP_PROBES } from '../probes.ts'
+import { BACKUP_PROBES } from '../probe-paths.ts'
 import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, hasBytes, headBytes, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
-import { worseSeverity } from '../ranking.ts'
+import { worseSeverity } from '../../report/ranking.ts'
 import type { ProbeResult } from '../types.ts'
 
 const MAX_NAMES = 15

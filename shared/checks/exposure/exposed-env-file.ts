@@ -1,6 +1,6 @@
 // Dotenv files (/.env and its usual variants and backups), confirmed by their content, never by the status code.
 
-import { ENV_PROBES } from '../probes.ts'
+import { ENV_PROBES } from '../probe-paths.ts'
 import { defineCheck } from '../types.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
 import { redactAssignment } from '../util/redact.ts'

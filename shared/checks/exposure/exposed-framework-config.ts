@@ -1,13 +1,13 @@
 // Build and deployment configs (next.config.js, vite.config.js, webpack.config.js, docker-compose.yml) and a
 // WordPress config backup (wp-config.php.bak) served with the site.
 
-import { FRAMEWORK_CONFIG_PROBES } from '../probes.ts'
+import { FRAMEWORK_CONFIG_PROBES } from '../probe-paths.ts'
 import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
 import { scanScripts } from '../util/secrets.ts'
 import { secretNames } from './exposed-env-file.ts'
-import { worseSeverity } from '../ranking.ts'
+import { worseSeverity } from '../../report/ranking.ts'
 
 const MAX_LINES = 2_000
 const MAX_NAMES = 30

@@ -1,6 +1,6 @@
 // A Git working copy served over HTTP (/.git/config, /.git/HEAD): the whole repository is usually downloadable then.
 
-import { GIT_PROBES } from '../probes.ts'
+import { GIT_PROBES } from '../probe-paths.ts'
 import { defineCheck } from '../types.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
 import { redactUrlCredentials } from '../util/redact.ts'

@@ -1,11 +1,11 @@
 // Container and CI definitions, cloud and cluster credentials, password files and private keys served with
 // the site, each recognised by its own syntax. Secret values never reach the evidence: names only.
 
-import { INFRA_PROBES } from '../probes.ts'
+import { INFRA_PROBES } from '../probe-paths.ts'
 import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
-import { worseSeverity } from '../ranking.ts'
+import { worseSeverity } from '../../report/ranking.ts'
 import { scanScripts } from '../util/secrets.ts'
 import { secretNames } from './exposed-env-file.ts'
 

@@ -2,12 +2,12 @@
 // touch: macOS .DS_Store, Subversion, Mercurial and Bazaar working copies, JetBrains and VS Code project
 // folders, vim swap files. Each recognised by its own format.
 
-import { METADATA_PROBES } from '../probes.ts'
+import { METADATA_PROBES } from '../probe-paths.ts'
 import { defineCheck, type ProbeResult, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, hasBytes, headBytes, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
 import { redactUrlCredentials } from '../util/redact.ts'
-import { worseSeverity } from '../ranking.ts'
+import { worseSeverity } from '../../report/ranking.ts'
 
 const MAX_NAMES = 12
 const SCAN = 65_536

@@ -1,12 +1,12 @@
 // Package manifests (package.json, composer.json) and the npm client config (.npmrc) served with the site.
 
-import { MANIFEST_PROBES } from '../probes.ts'
+import { MANIFEST_PROBES } from '../probe-paths.ts'
 import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
 import { redact, redactUrlCredentials } from '../util/redact.ts'
 import { scanScripts } from '../util/secrets.ts'
-import { worseSeverity } from '../ranking.ts'
+import { worseSeverity } from '../../report/ranking.ts'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const keyCount = (v: unknown) => (isObject(v) ? Object.keys(v).length : 0)

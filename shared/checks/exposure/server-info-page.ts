@@ -2,11 +2,11 @@
 // endpoints, at their well-known paths (probed) or as the page scanned. Each is recognised by the markup the
 // software itself writes; these are pages, so the HTML gate of exposed files does not apply here.
 
-import { BASELINE_PROBE, SERVER_INFO_PROBES } from '../probes.ts'
+import { BASELINE_PROBE, SERVER_INFO_PROBES } from '../probe-paths.ts'
 import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { ownAnswers } from '../util/probe.ts'
-import { worseSeverity } from '../ranking.ts'
+import { worseSeverity } from '../../report/ranking.ts'
 import { secretNames } from './exposed-env-file.ts'
 
 const SCAN = 65_536

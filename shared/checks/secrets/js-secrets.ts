@@ -3,7 +3,7 @@
 
 import { defineCheck } from '../types.ts'
 import { scanScripts, secretsOutcome, type SecretFinding } from '../util/secrets.ts'
-import { bySeverity } from '../ranking.ts'
+import { bySeverity } from '../../report/ranking.ts'
 
 const MAX_FINDINGS = 20
 

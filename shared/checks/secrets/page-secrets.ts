@@ -6,7 +6,7 @@ import { defineCheck } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { redact } from '../util/redact.ts'
 import { looksRandom, scanScripts, secretsOutcome, type SecretFinding } from '../util/secrets.ts'
-import { bySeverity } from '../ranking.ts'
+import { bySeverity } from '../../report/ranking.ts'
 
 const MAX_FINDINGS = 20
 const MAX_COMMENTS = 500

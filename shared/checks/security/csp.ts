@@ -11,7 +11,7 @@ import {
   restrictsBaseUri,
   serialise,
   type CspPolicy,
-} from '../util/csp.ts'
+} from '../util/csp-parser.ts'
 import { asPageSources, buildCsp, cspAdviceText, pageSources } from '../util/csp-builder.ts'
 import { headerFixes } from '../util/fix.ts'
 import { headerValue } from '../util/http.ts'

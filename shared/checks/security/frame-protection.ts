@@ -1,7 +1,7 @@
 // Clickjacking protection: CSP frame-ancestors (which wins when present) or X-Frame-Options.
 
 import { defineCheck } from '../types.ts'
-import { judgeFrameAncestors, parseCspHeader } from '../util/csp.ts'
+import { judgeFrameAncestors, parseCspHeader } from '../util/csp-parser.ts'
 import { headerFixes } from '../util/fix.ts'
 import { headerValue, splitList } from '../util/http.ts'
 

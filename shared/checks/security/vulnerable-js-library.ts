@@ -6,7 +6,7 @@ import { ADVISORY_DATA, libraryEntry, type Advisory, type LibraryEntry } from '.
 import { defineCheck, type ScriptArtifact, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { compareVersions, parseVersion, satisfies } from '../util/semver.ts'
-import { worseSeverity } from '../ranking.ts'
+import { worseSeverity } from '../../report/ranking.ts'
 import { detectRepositoryLibraries, REPOSITORY_DATA, repositoryEntry } from '../util/retire.ts'
 
 /** A semantic version as written in a banner or constant; not followed by more version digits. */

@@ -3,7 +3,7 @@
 // A file counts as served only when its content confirms it; the status code never does.
 
 import type { CheckOutcome, ProbeResult } from '../types.ts'
-import { BASELINE_PROBE } from '../probes.ts'
+import { BASELINE_PROBE } from '../probe-paths.ts'
 
 const normalise = (body: string) => body.replace(/\s+/g, ' ').trim()
 

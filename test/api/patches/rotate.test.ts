@@ -7,10 +7,10 @@ import { rotateSecrets } from '../../../api/patches/rotate-secrets.ts'
 import { saveConnection } from '../../../api/patches/store.ts'
 import { createAccount } from '../../../shared/db/accounts.ts'
 import { type Database, openDatabase } from '../../../shared/db/index.ts'
-import { SecretBox } from '../../../shared/secret-box.ts'
-import { authPurpose } from '../../../shared/audit-auth.ts'
+import { SecretBox } from '../../../shared/lib/secret-box.ts'
+import { authPurpose } from '../../../shared/protocol/audit-auth.ts'
 import { createAudit } from '../../../shared/db/audits.ts'
-import { newId } from '../../../shared/ids.ts'
+import { newId } from '../../../shared/lib/ids.ts'
 import { freshDatabase } from '../../harness/service.ts'
 
 let pg: Awaited<ReturnType<typeof freshDatabase>>

@@ -2,7 +2,7 @@
 // shuts down on SIGTERM the way a crawler pod does (abort the crawl, close the browser, exit).
 import { crawlSite } from '../../../crawler/audit/crawl.ts'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
-import { createLogger } from '../../../shared/log.ts'
+import { createLogger } from '../../../shared/lib/log.ts'
 
 const log = createLogger('error')
 const pool = new BrowserPool(chromiumPath(''), log)

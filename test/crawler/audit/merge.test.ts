@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { crawlSite, type CrawledPage } from '../../../crawler/audit/crawl.ts'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
-import { buildAuditResult } from '../../../shared/audit-report.ts'
-import { createLogger } from '../../../shared/log.ts'
+import { buildAuditResult } from '../../../shared/report/audit-report.ts'
+import { createLogger } from '../../../shared/lib/log.ts'
 
 const log = createLogger('warn')
 const pool = new BrowserPool(chromiumPath(''), log)

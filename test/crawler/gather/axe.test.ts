@@ -8,9 +8,9 @@ import axe from 'axe-core'
 import { AXE_SOURCE, openFinisher, preloadAxe, runAxe } from '../../../crawler/gather/axe.ts'
 import { scanContextOptions } from '../../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../../crawler/gather/warm-page.ts'
-import { within } from '../../../shared/async.ts'
+import { within } from '../../../shared/lib/async.ts'
 import { startEgressProxy, type EgressProxy } from '../../../shared/egress/proxy.ts'
-import { createLogger } from '../../../shared/log.ts'
+import { createLogger } from '../../../shared/lib/log.ts'
 import { spaSite, weakSite, type Site } from '../../fixtures/sites.ts'
 
 const POLICY = { allowPrivate: true, trustedHosts: [] }

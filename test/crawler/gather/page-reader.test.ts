@@ -7,7 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import { readDocument, scanContextOptions } from '../../../crawler/gather/page-reader.ts'
 import { startEgressProxy, type EgressProxy } from '../../../shared/egress/proxy.ts'
-import { createLogger } from '../../../shared/log.ts'
+import { createLogger } from '../../../shared/lib/log.ts'
 
 const LIMITS = { html: 512 * 1024, scripts: 50, elements: 20_000 }
 

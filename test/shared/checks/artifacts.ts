@@ -1,7 +1,7 @@
 // A complete Artifacts object for a well-configured https site, with shallow per-artifact overrides.
 
 import type { Artifacts, BrowserRequest, HttpResponseArtifact, ProbeResult, ScriptArtifact } from '../../../shared/checks/types.ts'
-import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
+import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 
 export const SITE = 'https://example.com/'
 

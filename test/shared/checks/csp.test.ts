@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { csp } from '../../../shared/checks/security/csp.ts'
-import { parseCspHeader, parseCspMeta } from '../../../shared/checks/util/csp.ts'
+import { parseCspHeader, parseCspMeta } from '../../../shared/checks/util/csp-parser.ts'
 import { makeArtifacts, SPA_HTML, withHeaders } from './artifacts.ts'
 
 const run = (header: string | null, extra: Record<string, string | null> = {}, html = SPA_HTML) =>

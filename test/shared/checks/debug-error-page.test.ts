@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { debugErrorPage, findDebugPage, redactedExcerpt } from '../../../shared/checks/exposure/debug-error-page.ts'
-import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
+import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
 

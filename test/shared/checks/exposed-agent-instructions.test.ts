@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { exposedAgentInstructions, readInstructions } from '../../../shared/checks/exposure/exposed-agent-instructions.ts'
-import { AGENT_INSTRUCTION_PROBES, BASELINE_PROBE } from '../../../shared/checks/probes.ts'
+import { AGENT_INSTRUCTION_PROBES, BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
 

@@ -5,7 +5,7 @@ import {
   readJsConfig,
   readWpConfig,
 } from '../../../shared/checks/exposure/exposed-framework-config.ts'
-import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
+import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
 

@@ -5,7 +5,7 @@ import {
   readNpmrc,
   readPackageJson,
 } from '../../../shared/checks/exposure/exposed-package-manifest.ts'
-import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
+import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { exposedSourceMaps, readSourceMap } from '../../../shared/checks/exposure/exposed-source-maps.ts'
-import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
+import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { makeArtifacts, probe, SPA_HTML } from './artifacts.ts'
 

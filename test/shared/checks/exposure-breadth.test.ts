@@ -10,7 +10,7 @@ import { exposedBackupFiles, readArchive, readSqlDump } from '../../../shared/ch
 import { exposedInfraFiles } from '../../../shared/checks/exposure/exposed-infra-files.ts'
 import { dsStoreNames, exposedMetadataFiles } from '../../../shared/checks/exposure/exposed-metadata-files.ts'
 import { findInfoPage, serverInfoPage } from '../../../shared/checks/exposure/server-info-page.ts'
-import { BASELINE_PROBE } from '../../../shared/checks/probes.ts'
+import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 import { pageSecrets } from '../../../shared/checks/secrets/page-secrets.ts'
 import { endOfLifeSoftware } from '../../../shared/checks/security/end-of-life-software.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'

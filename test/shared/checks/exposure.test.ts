@@ -28,7 +28,7 @@ import {
   PROBE_BUDGET,
   PROBE_PATHS,
   SERVER_INFO_PROBES,
-} from '../../../shared/checks/probes.ts'
+} from '../../../shared/checks/probe-paths.ts'
 import type { Artifacts, ProbeResult } from '../../../shared/checks/types.ts'
 import { confirmByContent, isHtmlPage, notServedOutcome, sameAsBaseline } from '../../../shared/checks/util/probe.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'

@@ -2,7 +2,7 @@
 // report's checks and advice, in an audit's findings, and in a fix brief.
 import { describe, expect, test } from 'bun:test'
 import { brief } from '../../../api/findings/fix-brief.ts'
-import { buildReport } from '../../../shared/report.ts'
+import { buildReport } from '../../../shared/report/scan-report.ts'
 import { CHECKS } from '../../../shared/checks/registry.ts'
 import { runCheck, titleFor } from '../../../shared/checks/runner.ts'
 import { makeArtifacts, withHeaders } from './artifacts.ts'

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { adviseCsp } from '../../../../api/patches/csp.ts'
+import { adviseCsp } from '../../../../api/patches/csp-policy.ts'
 import { csp } from '../../../../shared/checks/security/csp.ts'
 import type { InlineCode, InlineItem } from '../../../../shared/checks/types.ts'
 import {

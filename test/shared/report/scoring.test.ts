@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { CHECKS } from '../../shared/checks/registry.ts'
-import type { CheckStatus } from '../../shared/checks/types.ts'
-import { gradeOf, penaltyOf, SCORING, scoreOf } from '../../shared/scoring.ts'
+import { CHECKS } from '../../../shared/checks/registry.ts'
+import type { CheckStatus } from '../../../shared/checks/types.ts'
+import { gradeOf, penaltyOf, SCORING, scoreOf } from '../../../shared/report/scoring.ts'
 
 const result = (id: string, status: CheckStatus) => ({ id, status })
 

@@ -1,15 +1,15 @@
 // Postgres is the source of truth for scans and audits; the queue is only dispatch. Scans Postgres holds as
 // unfinished whose job the queue no longer holds (lost with Redis, or with the process of the embedded
 // default) are dispatched again. Ones nobody will wait for any more are failed with a reason.
-// Shared by the crawler's own periodic recovery (crawler/recovery.ts) and /api/cron/recover (api/cron/).
-import type { Config } from './config.ts'
-import { failAuditAndRefund, unheldAudits } from './db/audits.ts'
-import { orphanedDirectoryRuns } from './db/directory-runs.ts'
-import type { Sql } from './db/index.ts'
-import { failScan, unfinishedScans } from './db/scans.ts'
-import type { Infra, JobQueue } from './infra/types.ts'
-import type { Logger } from './log.ts'
-import { endViewer } from './viewer.ts'
+// Shared by the crawler's own periodic recovery (crawler/recovery-loop.ts) and /api/cron/recover (api/cron/).
+import type { Config } from '../config.ts'
+import { failAuditAndRefund, unheldAudits } from '../db/audits.ts'
+import { orphanedDirectoryRuns } from '../db/directory-runs.ts'
+import type { Sql } from '../db/index.ts'
+import { failScan, unfinishedScans } from '../db/scans.ts'
+import type { Infra, JobQueue } from '../infra/types.ts'
+import type { Logger } from '../lib/log.ts'
+import { endViewer } from '../protocol/viewer.ts'
 
 export interface RecoveryOptions {
   /** A scan younger than this may still be on its way into the queue: left alone. */

@@ -2,9 +2,9 @@
 // worker can record the few signals it needs, and fix briefs read them back (or, for reports recorded
 // without them, read what the report's evidence still carries).
 
-import type { Platform } from './checks/types.ts'
+import type { Platform } from '../checks/types.ts'
 
-export type { Platform } from './checks/types.ts'
+export type { Platform } from '../checks/types.ts'
 
 /** Headers that name a platform. Only these are kept, so what is stored says nothing else about the site. */
 const FINGERPRINT_HEADERS = [

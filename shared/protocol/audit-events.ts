@@ -1,6 +1,6 @@
 // Events a worker publishes while it runs an audit (progress, then done), for anyone watching it live.
 // Pollers never depend on them: get_audit reads Postgres, which the worker updates as well.
-import type { AuditProgress, AuditStatus } from './db/audits.ts'
+import type { AuditProgress, AuditStatus } from '../db/audits.ts'
 
 export type AuditEvent =
   | ({ type: 'progress' } & AuditProgress)

@@ -1,11 +1,11 @@
 // Turns one scan's check results into the report: summary counts, score, grade and advice by impact.
 
-import { CHECKS_VERSION, getCheck } from './checks/registry.ts'
-import type { Advice, CheckResult, Report, ReportSummary } from './report-schema.ts'
+import { CHECKS_VERSION, getCheck } from '../checks/registry.ts'
+import type { Advice, CheckResult, Report, ReportSummary } from './schema.ts'
 import { gradeOf, penaltyOf, scoreOf } from './scoring.ts'
-import { byImpact } from './checks/ranking.ts'
+import { byImpact } from './ranking.ts'
 
-export type { Advice, CheckResult, Report } from './report-schema.ts'
+export type { Advice, CheckResult, Report } from './schema.ts'
 
 export interface ReportMeta {
   id: string

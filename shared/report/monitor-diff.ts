@@ -1,14 +1,14 @@
 // What changed between two scans of a monitored page: what got worse (regressions), what got better
 // (improvements), and whether a regression recorded earlier is still there in a later scan. Pure: no I/O.
 //
-// A finding is identified as in an audit (shared/audit-report.ts): its check id and a hash of its evidence
+// A finding is identified as in an audit (shared/report/audit-report.ts): its check id and a hash of its evidence
 // with the page's own address, numbers and timings taken out, so a page weight of 812 KB and one of 790 KB
 // are the same finding, while a second leaked key is a new one.
 import { fingerprintOf } from './audit-report.ts'
-import { OUTCOME_RANK } from './checks/ranking.ts'
-import type { CheckStatus, Severity } from './checks/types.ts'
+import { OUTCOME_RANK } from './ranking.ts'
+import type { CheckStatus, Severity } from '../checks/types.ts'
 
-/** The part of a scan report (shared/report.ts) a comparison reads. */
+/** The part of a scan report (shared/report/scan-report.ts) a comparison reads. */
 export interface ComparableReport {
   url: string
   finalUrl: string

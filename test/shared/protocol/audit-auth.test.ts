@@ -11,8 +11,8 @@ import {
   secretsOf,
   sentToLogin,
   validateAuth,
-} from '../../shared/audit-auth.ts'
-import { AppError } from '../../shared/errors.ts'
+} from '../../../shared/protocol/audit-auth.ts'
+import { AppError } from '../../../shared/errors.ts'
 
 const start = new URL('https://app.example.com/dashboard')
 const refusal = (auth: AuditAuth) => {

@@ -1,8 +1,8 @@
 // Comparing two scans of a monitored page: what got worse, what got better, and when an earlier regression
 // counts as resolved.
 import { describe, expect, test } from 'bun:test'
-import type { CheckStatus, Severity } from '../../shared/checks/types.ts'
-import { type ComparableReport, diffReports, type Regression, resolveRegressions } from '../../shared/monitor-diff.ts'
+import type { CheckStatus, Severity } from '../../../shared/checks/types.ts'
+import { type ComparableReport, diffReports, type Regression, resolveRegressions } from '../../../shared/report/monitor-diff.ts'
 
 const URL_ = 'https://app.example/'
 type Check = ComparableReport['checks'][number]

@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
-import { CHECKS, CHECKS_VERSION, getCheck } from '../../shared/checks/registry.ts'
-import { defineCheck } from '../../shared/checks/types.ts'
-import { runCheck, runChecks } from '../../shared/checks/runner.ts'
-import { buildReport, type CheckResult } from '../../shared/report.ts'
-import { CheckResultSchema, ReportSchema } from '../../shared/report-schema.ts'
-import { GOOD_HEADERS, makeArtifacts, probe, withHeaders } from './checks/artifacts.ts'
-import { PROBE_PATHS } from '../../shared/checks/probes.ts'
+import { CHECKS, CHECKS_VERSION, getCheck } from '../../../shared/checks/registry.ts'
+import { defineCheck } from '../../../shared/checks/types.ts'
+import { runCheck, runChecks } from '../../../shared/checks/runner.ts'
+import { buildReport, type CheckResult } from '../../../shared/report/scan-report.ts'
+import { CheckResultSchema, ReportSchema } from '../../../shared/report/schema.ts'
+import { GOOD_HEADERS, makeArtifacts, probe, withHeaders } from '../checks/artifacts.ts'
+import { PROBE_PATHS } from '../../../shared/checks/probe-paths.ts'
 
 const SHELL =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +

@@ -3,9 +3,9 @@
 // host the privacy checks name. Across the pages of an audit those merge by the thing itself (one finding
 // per rule, per cookie, per host, with the pages it was found on), not by the hash of the page's whole
 // evidence, which differs as soon as two pages differ in anything else. Every other check keeps merging by
-// fingerprint (shared/audit-report.ts). Pure: no I/O.
-import type { CheckStatus, Severity } from './checks/types.ts'
-import type { CheckResult } from './report.ts'
+// fingerprint (shared/report/audit-report.ts). Pure: no I/O.
+import type { CheckStatus, Severity } from '../checks/types.ts'
+import type { CheckResult } from './scan-report.ts'
 
 export type SubjectKind = 'axe-rule' | 'cookie' | 'third-party-host'
 

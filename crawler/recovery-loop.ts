@@ -1,9 +1,9 @@
 // The crawler's own recovery, at start and then every RECOVERY_INTERVAL_MS: what it does lives in
-// shared/recovery.ts, which /api/cron/recover runs too (the api may not import the crawler).
+// shared/jobs/recovery.ts, which /api/cron/recover runs too (the api may not import the crawler).
 import type { Sql } from '../shared/db/index.ts'
 import type { Infra } from '../shared/infra/types.ts'
-import type { Logger } from '../shared/log.ts'
-import { AUDIT_ABANDON_MIN_S, type RecoveryOptions, recoverAudits, recoverScans, SCAN_ABANDON_S } from '../shared/recovery.ts'
+import type { Logger } from '../shared/lib/log.ts'
+import { AUDIT_ABANDON_MIN_S, type RecoveryOptions, recoverAudits, recoverScans, SCAN_ABANDON_S } from '../shared/jobs/recovery.ts'
 
 // Named here as before, for the callers and tests that import them from the crawler.
 export { recoverAudits, recoverScans, type RecoveryOptions }

@@ -1,6 +1,6 @@
 // The orders findings are put in, once for the whole tree: how severe a severity is, how bad an outcome
 // is, what a reader looks at first, and the impact order advice and findings are sorted by.
-import type { CheckStatus, Severity } from './types.ts'
+import type { CheckStatus, Severity } from '../checks/types.ts'
 
 /** Higher is more severe. */
 export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }

@@ -1,5 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { asPlatformSignals, detectFromSignals, detectPlatform, platformSignals, signalsFromReport } from '../../shared/platform.ts'
+import {
+  asPlatformSignals,
+  detectFromSignals,
+  detectPlatform,
+  platformSignals,
+  signalsFromReport,
+} from '../../../shared/report/platform.ts'
 
 describe('detectPlatform from response headers and page', () => {
   test.each([

@@ -1,15 +1,15 @@
 // Turns an audit's crawled pages into its result: one site-wide score from the worst outcome of each
 // check across the pages, and findings merged by fingerprint, so a header missing on 200 pages is one
 // finding listing 200 pages, not 200 findings. Checks that report several things at once merge by the
-// thing instead (shared/audit-subjects.ts): one finding per axe rule, per cookie (on the pages that set
+// thing instead (shared/report/audit-subjects.ts): one finding per axe rule, per cookie (on the pages that set
 // it) and per third-party host. Pure: no I/O.
 import { createHash } from 'node:crypto'
-import { CHECKS_VERSION, getCheck } from './checks/registry.ts'
-import type { CheckStatus, Severity } from './checks/types.ts'
-import type { CrawledPage } from './audit-page.ts'
-import { adviceText, type CheckResult } from './report.ts'
+import { CHECKS_VERSION, getCheck } from '../checks/registry.ts'
+import type { CheckStatus, Severity } from '../checks/types.ts'
+import type { CrawledPage } from './crawled-page.ts'
+import { adviceText, type CheckResult } from './scan-report.ts'
 import { gradeOf, penaltyOf, scoreOf, type Grade } from './scoring.ts'
-import { byImpact, OUTCOME_RANK, SEVERITY_RANK, worseSeverity } from './checks/ranking.ts'
+import { byImpact, OUTCOME_RANK, SEVERITY_RANK, worseSeverity } from './ranking.ts'
 import { attributable, mergeSubjectEvidence, subjectsOf, subjectSummary, type SubjectKind, type SubjectPart } from './audit-subjects.ts'
 
 /** A page as the result reads it: its links are the crawl's business, not the result's. */

@@ -1,8 +1,8 @@
 // The one scoring table. Observatory-like: a report starts at 100 and each failed or warned check takes
 // its penalty off; grades go in 5-point steps. Checks never carry weights themselves.
 
-import type { CheckId } from './checks/registry.ts'
-import type { CheckStatus } from './checks/types.ts'
+import type { CheckId } from '../checks/registry.ts'
+import type { CheckStatus } from '../checks/types.ts'
 
 export interface Penalty {
   fail: number

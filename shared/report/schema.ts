@@ -1,7 +1,7 @@
 // TypeBox schemas of a check result and a report; the TypeScript types derive from them so they cannot drift.
 
 import { Type, type Static } from '@sinclair/typebox'
-import type { Category, CheckStatus, Severity } from './checks/types.ts'
+import type { Category, CheckStatus, Severity } from '../checks/types.ts'
 import type { Grade } from './scoring.ts'
 
 export const SeveritySchema = Type.Union([

@@ -1,9 +1,9 @@
 // The audit result: the same problem on many pages is one finding listing them; the site score comes
 // from each check's worst outcome, through the one scoring table.
 import { describe, expect, test } from 'bun:test'
-import { buildAuditResult, fingerprintOf, MAX_FINDING_PAGES, type AuditPageInput } from '../../shared/audit-report.ts'
-import type { CheckResult } from '../../shared/report.ts'
-import { gradeOf, scoreOf } from '../../shared/scoring.ts'
+import { buildAuditResult, fingerprintOf, MAX_FINDING_PAGES, type AuditPageInput } from '../../../shared/report/audit-report.ts'
+import type { CheckResult } from '../../../shared/report/scan-report.ts'
+import { gradeOf, scoreOf } from '../../../shared/report/scoring.ts'
 
 const check = (
   id: string,

@@ -1,5 +1,5 @@
 // One crawled page of an audit: what the crawl reports, the database stores and the audit result reads.
-import type { CheckResult } from './report-schema.ts'
+import type { CheckResult } from './schema.ts'
 
 export interface CrawledPage {
   url: string

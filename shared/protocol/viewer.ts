@@ -6,8 +6,8 @@
 // the ended page, never frames), deletes the audit's tokens, and tells every api replica to close its
 // sockets at once.
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { sha256Hex } from './ids.ts'
-import type { KeyValue, PubSub } from './infra/types.ts'
+import { sha256Hex } from '../lib/ids.ts'
+import type { KeyValue, PubSub } from '../infra/types.ts'
 
 /**
  * How long the ended mark outlives the crawl. Longer than any token may live (VIEWER_TOKEN_TTL_S is capped

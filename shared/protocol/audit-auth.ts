@@ -1,9 +1,9 @@
 // What an authenticated audit (audit_authenticated) carries to get past a login: cookies, request headers,
-// or a login form to fill. Validated here once, sealed with AES-GCM (shared/secret-box.ts) bound to the audit,
+// or a login form to fill. Validated here once, sealed with AES-GCM (shared/lib/secret-box.ts) bound to the audit,
 // opened only by the crawler that runs the audit, and wiped from the database when the audit ends. Every
 // value in it is a secret: secretsOf() lists them so that whatever the crawl records (errors, evidence, logs)
 // is scrubbed of them before it is written anywhere.
-import { AppError } from './errors.ts'
+import { AppError } from '../errors.ts'
 
 export interface AuthCookie {
   name: string

@@ -1,7 +1,7 @@
 // The live viewer's rules on plain values: what a viewer may ask of the crawl, and how long its link lives.
 import { describe, expect, test } from 'bun:test'
-import { viewerLinkTtlS } from '../../shared/recovery.ts'
-import { isViewerRequest, MAX_VIEWER_LANES, parseViewerControl, VIEWER_ENDED_TTL_S } from '../../shared/viewer.ts'
+import { viewerLinkTtlS } from '../../../shared/jobs/recovery.ts'
+import { isViewerRequest, MAX_VIEWER_LANES, parseViewerControl, VIEWER_ENDED_TTL_S } from '../../../shared/protocol/viewer.ts'
 
 describe('viewer control messages', () => {
   test('the crawl reads its own messages and a viewer’s requests; nothing else', () => {
