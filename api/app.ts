@@ -20,6 +20,7 @@ import type { Services } from './services.ts'
 import { statusRoutes } from './status/index.ts'
 import { viewerRoutes } from './viewer/index.ts'
 import { wellKnown } from './wellknown.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export interface AppOptions {
   /** The identity provider for sign-in; by default the one OIDC_ISSUER names (none when it is empty). */
@@ -35,9 +36,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   const limiter = new RateLimiter(infra.kv)
   const mcp = createMcpHandler(services, bearer, limiter)
   const revocations = new Revocations(infra.pubsub, bearer, log)
-  revocations
-    .listen()
-    .catch((e) => log.warn('revocation listener failed; other replicas forget within 5 s', { error: (e as Error).message }))
+  revocations.listen().catch((e) => log.warn('revocation listener failed; other replicas forget within 5 s', { error: errorMessage(e) }))
   const oauth = new OAuthService({
     sql: db.sql,
     kv: infra.kv,
@@ -113,7 +112,7 @@ export function deliberateError(code: unknown, error: unknown, request: Request 
     method: request?.method,
     path: request ? safePath(request.url) : undefined,
     code: String(code),
-    error: errorMessage(error),
+    error: errorMessage(error).slice(0, 500),
   })
   return text(500, 'Internal error')
 }
@@ -131,8 +130,6 @@ function malformedPath(request: Request): Response | null {
     })
   }
 }
-
-const errorMessage = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 500)
 
 /** The path of a request for a log line: no query (it may hold a code or a token). */
 function safePath(url: string): string {

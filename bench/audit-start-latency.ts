@@ -21,6 +21,7 @@ import { connectClient } from '../test/harness/client.ts'
 import { cpuMs, runAsChild, spawnChild } from './lib/child.ts'
 import { startBenchService } from './lib/service.ts'
 import { flag, fmtMs, fmtRatio, intFlag, type Summary, table, writeResult } from './lib/stats.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export const TARGET_P99_MS = 100
 
@@ -165,7 +166,7 @@ try {
   }
 } finally {
   for (const c of clients) await c.close().catch(() => {})
-  for (const stop of stops.reverse()) await stop().catch((e) => console.error(`stop failed: ${(e as Error).message}`))
+  for (const stop of stops.reverse()) await stop().catch((e) => console.error(`stop failed: ${errorMessage(e)}`))
 }
 
 const row = (name: string, s: Summary & { p99: number }) => [name, String(s.n), fmtMs(s.median), fmtMs(s.p90), fmtMs(s.p99), fmtMs(s.max)]

@@ -12,6 +12,7 @@
 import { createInterface } from 'node:readline'
 import { sleep } from '../shared/lib/async.ts'
 import { flag, intFlag } from './lib/stats.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 const siteFlag = flag('site')
 if (typeof siteFlag !== 'string') throw new Error('--site=URL is required')
@@ -127,6 +128,6 @@ try {
   }
   process.exit(0)
 } catch (e) {
-  say({ error: (e as Error).message })
+  say({ error: errorMessage(e) })
   process.exit(1)
 }

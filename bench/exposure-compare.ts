@@ -46,6 +46,7 @@ import { nodePath, observatoryTargetFor, observatoryVersion, prepareObservatory,
 import { startOurs, type OurReport } from './compare-lib/ours.ts'
 import { textTable, wrap } from './compare-lib/text.ts'
 import { flag, fmtMs, summarize, writeResult } from './lib/stats.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 /** Lighthouse categories read, and audits read outside them. */
 const LH_CATEGORIES = ['accessibility', 'best-practices', 'seo']
@@ -232,7 +233,7 @@ export async function compareExposure(
       lhStartError = null
     } catch (e) {
       lh = null
-      lhStartError = (e as Error).message
+      lhStartError = errorMessage(e)
     }
   }
   try {
@@ -316,14 +317,14 @@ export async function compareExposure(
           budget: probeBudget(report),
         }
       } catch (e) {
-        row.oursError = (e as Error).message
+        row.oursError = errorMessage(e)
       }
       try {
         const t = await runObservatory(observatoryTargetFor(started.scanUrl, started.site.origins), { extraCa })
         const findings = observatoryFindings(t.tests)
         row.observatory = { found: foundBy(planted, findings), findings, ms: t.wallMs, score: t.scan.score, grade: t.scan.grade }
       } catch (e) {
-        row.observatoryError = (e as Error).message.replace(/^Observatory on \S+: /, '')
+        row.observatoryError = errorMessage(e).replace(/^Observatory on \S+: /, '')
       }
       if (!withLighthouse) row.lighthouseNote = 'not run (--no-lighthouse)'
       else if (quick && lhRuns >= QUICK_LH_FIXTURES) row.lighthouseNote = `not run (--quick: first ${QUICK_LH_FIXTURES} fixtures)`
@@ -335,7 +336,7 @@ export async function compareExposure(
         try {
           r = await (lh as LighthouseApi).run(url)
         } catch (e) {
-          row.lighthouseNote = `error: ${(e as Error).message}`
+          row.lighthouseNote = `error: ${errorMessage(e)}`
           // A run that timed out leaves the runner mid-answer: start a new one for the next fixture.
           await (lh as LighthouseApi).stop().catch(() => {})
           await startLighthouse()

@@ -36,6 +36,7 @@ import { startBenchService } from './lib/service.ts'
 import { cpuMs, runAsChild, spawnChild } from './lib/child.ts'
 import { runLoad } from './lib/load.ts'
 import { flag, fmtInt, fmtRatio, intFlag, table, withTimeout, writeResult } from './lib/stats.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export const TARGET_RATIO = 0.7
 const PROTOCOL_VERSION = '2025-06-18'
@@ -287,7 +288,7 @@ export async function benchThroughput(
     }
     return result
   } finally {
-    for (const stop of stops.reverse()) await stop().catch((e) => console.error(`stop failed: ${(e as Error).message}`))
+    for (const stop of stops.reverse()) await stop().catch((e) => console.error(`stop failed: ${errorMessage(e)}`))
     rmSync(scratch, { recursive: true, force: true })
   }
 }

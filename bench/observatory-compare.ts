@@ -44,6 +44,7 @@ import {
 import { startOurs, type OurCheck, type OurReport } from './compare-lib/ours.ts'
 import { textTable, wrap } from './compare-lib/text.ts'
 import { flag, fmtMs, writeResult } from './lib/stats.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 interface SiteRun {
   name: string
@@ -164,12 +165,12 @@ export async function compareWithObservatory(
           if (!sc?.identical) anomalies.push(line)
         }
       } catch (e) {
-        run.theirsError = (e as Error).message
+        run.theirsError = errorMessage(e)
       }
       try {
         run.ours = await ours.scan(s.scanUrl)
       } catch (e) {
-        run.oursError = (e as Error).message
+        run.oursError = errorMessage(e)
       }
       const err = [run.theirsError && `theirs: ${run.theirsError}`, run.oursError && `ours: ${run.oursError}`].filter(Boolean).join('; ')
       log(

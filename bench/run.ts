@@ -14,6 +14,7 @@ import type { CrawlThroughputResult } from './crawl-throughput.ts'
 import type { ThroughputResult } from './mcp-throughput.ts'
 import type { LatencyResult } from './scan-latency.ts'
 import { flag, fmtInt, fmtMs, fmtRatio, table, withTimeout } from './lib/stats.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 const quick = flag('quick') === true
 const scratch = mkdtempSync(join(tmpdir(), 'appaudit-bench-run-'))
@@ -25,13 +26,13 @@ async function runBench<T>(name: string, limitMs: number): Promise<T | { error: 
   const proc = Bun.spawn(args, { stdout: 'inherit', stderr: 'inherit', stdin: 'ignore' })
   const code = await withTimeout(proc.exited, limitMs, name).catch((e) => {
     proc.kill('SIGTERM')
-    return (e as Error).message
+    return errorMessage(e)
   })
   if (code !== 0) return { error: typeof code === 'string' ? code : `exited with ${code}` }
   try {
     return (await Bun.file(resultFile).json()) as T
   } catch (e) {
-    return { error: `no result: ${(e as Error).message}` }
+    return { error: `no result: ${errorMessage(e)}` }
   }
 }
 

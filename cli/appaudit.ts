@@ -25,6 +25,7 @@ import {
   summaryJson,
   summaryText,
 } from './output.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 /** get_audit is polled this often, as the service's docs ask (every 5-10 s). */
 const POLL_MS = 5_000
@@ -296,7 +297,7 @@ function readBaseline(path: string) {
   try {
     text = readFileSync(path, 'utf8')
   } catch (e) {
-    throw usage(`--baseline ${path}: ${(e as Error).message}`)
+    throw usage(`--baseline ${path}: ${errorMessage(e)}`)
   }
   const parsed = parseBaseline(text)
   if (typeof parsed === 'string') throw usage(`--baseline ${path}: ${parsed}`)
@@ -317,7 +318,7 @@ function writeFile(path: string, body: string | Uint8Array) {
     mkdirSync(dirname(path), { recursive: true })
     writeFileSync(path, body)
   } catch (e) {
-    throw usage(`cannot write ${path}: ${(e as Error).message}`)
+    throw usage(`cannot write ${path}: ${errorMessage(e)}`)
   }
 }
 

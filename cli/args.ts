@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { usage } from './client.ts'
 import { FAIL_ON_LEVELS, type FailOn } from './gates.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export const FORMATS = ['sarif', 'junit', 'markdown', 'html'] as const
 export type Format = (typeof FORMATS)[number]
@@ -112,7 +113,7 @@ export function parseCommandLine(argv: string[], env: Record<string, string | un
   try {
     parsed = parse(argv)
   } catch (e) {
-    throw usage((e as Error).message)
+    throw usage(errorMessage(e))
   }
   const v = parsed.values
   if (v.help) return { kind: 'help' }

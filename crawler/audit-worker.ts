@@ -40,6 +40,7 @@ import { publishViewerEnd, publishViewerProgress, severityCounts } from './viewe
 import { type AttachedCast, attachScreencast, captureReplayFrame } from './viewer/screencast.ts'
 import { REPLAY_LIMITS, replayUsage, storeAuditFrame } from '../shared/db/audit-frames.ts'
 import { trustedSpki, type RunningWorker, type WorkerDeps } from './scan-worker.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 /** Progress goes to Postgres and pub/sub at most this often. */
 const PROGRESS_EVERY_MS = 1_000
@@ -174,7 +175,7 @@ async function claimOrDrop(deps: WorkerDeps, d: Delivery, consumer: string, log:
             crawlAbort.abort()
           }
         })
-        .catch((e) => log.warn('lease renewal failed', { error: (e as Error).message }))
+        .catch((e) => log.warn('lease renewal failed', { error: errorMessage(e) }))
     },
     Math.max(200, Math.floor(leaseMs / 3)),
   )
@@ -281,7 +282,7 @@ async function crawlAndStore(
     pendingWrite = null
     const snapshot = { ...progress }
     await updateAuditProgress(db.sql, auditId, consumer, snapshot).catch((e) =>
-      log.warn('progress write failed', { error: (e as Error).message }),
+      log.warn('progress write failed', { error: errorMessage(e) }),
     )
     await infra.pubsub
       .publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent))
@@ -352,7 +353,7 @@ async function crawlAndStore(
           let cast = casts.get(page)
           if (!cast) {
             cast = attachScreencast(page, castDeps, lane).catch((e) => {
-              log.debug('screencast not attached', { error: (e as Error).message })
+              log.debug('screencast not attached', { error: errorMessage(e) })
               return null
             })
             casts.set(page, cast)
@@ -378,7 +379,7 @@ async function crawlAndStore(
               replay.frames++
               replay.bytes += jpeg.byteLength
               await storeAuditFrame(db.sql, auditId, seq, page.url, jpeg).catch((e) =>
-                log.warn('replay frame not stored', { error: (e as Error).message }),
+                log.warn('replay frame not stored', { error: errorMessage(e) }),
               )
             }
           }

@@ -6,7 +6,7 @@
 //                                   else ours: hand it back counting the attempt, or on the last
 //                                   delivery fail it (and refund), ack.
 // What a job does when it succeeds, and the acks of its own outcomes, belong to its run step.
-import { isTargetFault, type AppError } from '../shared/errors.ts'
+import { isTargetFault, type AppError, errorMessage } from '../shared/errors.ts'
 import type { Logger } from '../shared/lib/log.ts'
 import type { Delivery } from '../shared/infra/types.ts'
 
@@ -59,7 +59,7 @@ export async function runJob<Row, Claim>(
       log.info(`${steps.name} failed: target`, { code: e.code })
       return
     }
-    const message = (e as Error).message
+    const message = errorMessage(e)
     log.warn(`${steps.name} attempt failed; handing it back`, { error: message })
     if (d.deliveryCount >= maxDeliveries) {
       const title = steps.name[0]!.toUpperCase() + steps.name.slice(1)

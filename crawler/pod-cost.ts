@@ -7,6 +7,7 @@
 // tried again after RETRY_MS.
 import { readFileSync } from 'node:fs'
 import type { Logger } from '../shared/lib/log.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export const DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost'
 const MIN_GAP_MS = 2_000
@@ -77,7 +78,7 @@ export function startPodCost(o: PodCostOptions | null): PodCost {
       if (res.ok) sent = cost
       else o.log.warn('pod deletion cost not set', { status: res.status })
     } catch (e) {
-      o.log.warn('pod deletion cost not set', { error: (e as Error).message })
+      o.log.warn('pod deletion cost not set', { error: errorMessage(e) })
     }
     // Not set: tried again after a pause, so a busy pod does not stay marked idle until its work changes.
     if (sent !== wanted && !stopped) retry = setTimeout(schedule, RETRY_MS)

@@ -4,6 +4,7 @@ import type { Sql } from '../shared/db/index.ts'
 import type { Infra } from '../shared/infra/types.ts'
 import type { Logger } from '../shared/lib/log.ts'
 import { AUDIT_ABANDON_MIN_S, type RecoveryOptions, recoverAudits, recoverScans, SCAN_ABANDON_S } from '../shared/jobs/recovery.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 // Named here as before, for the callers and tests that import them from the crawler.
 export { recoverAudits, recoverScans, type RecoveryOptions }
@@ -28,10 +29,8 @@ export function startRecovery(
   schedule: RecoverySchedule = DEFAULT_RECOVERY,
 ) {
   const run = async () => {
-    await recoverScans(sql, infra.queue, log, schedule.scans).catch((e) =>
-      log.warn('scan recovery failed', { error: (e as Error).message }),
-    )
-    await recoverAudits(sql, infra, log, schedule.audits).catch((e) => log.warn('audit recovery failed', { error: (e as Error).message }))
+    await recoverScans(sql, infra.queue, log, schedule.scans).catch((e) => log.warn('scan recovery failed', { error: errorMessage(e) }))
+    await recoverAudits(sql, infra, log, schedule.audits).catch((e) => log.warn('audit recovery failed', { error: errorMessage(e) }))
   }
   const first = run()
   const timer = setInterval(run, schedule.everyMs)

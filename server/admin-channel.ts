@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
 import type { Logger } from '../shared/lib/log.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export { holdDataDir } from './data-dir-lock.ts'
 
@@ -116,8 +117,8 @@ export async function serveAdminChannel(
     try {
       return await Promise.race([run(argv).then((a): Reply => ({ ok: true, ...a })), late])
     } catch (e) {
-      log.error('admin command failed', { command: argv[0] ?? '', error: (e as Error).message })
-      return { ok: false, message: `the command failed in the service: ${(e as Error).message}` }
+      log.error('admin command failed', { command: argv[0] ?? '', error: errorMessage(e) })
+      return { ok: false, message: `the command failed in the service: ${errorMessage(e)}` }
     } finally {
       clearTimeout(timer)
     }

@@ -13,6 +13,7 @@ import {
   TITLE_MAX,
 } from '../shared/db/incidents.ts'
 import type { Sql } from '../shared/db/index.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export const INCIDENT_USAGE = [
   `bun run admin incident open --title TITLE [--severity ${SEVERITIES.join('|')}] [--message TEXT]`,
@@ -60,7 +61,7 @@ function parse(argv: string[]): Parsed | string {
       return { kind: 'list', all: values.all ?? false }
     }
   } catch (e) {
-    return (e as Error).message
+    return errorMessage(e)
   }
   return sub ? `unknown incident command ${JSON.stringify(sub)}` : 'incident needs a command: open, resolve or list'
 }

@@ -14,6 +14,7 @@ import { type Database, openDatabase, type Sql } from '../shared/db/index.ts'
 import { type AdminIO, INCIDENT_USAGE, type IncidentCommand, parseIncident, runIncident } from './admin-incidents.ts'
 import { type AdminAnswer, callAdminChannel } from './admin-channel.ts'
 import { holdDataDir } from './data-dir-lock.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export const USAGE = [
   `usage: bun run admin create-key [--plan free|launch|scale] [--name NAME]`,
@@ -35,7 +36,7 @@ export function parseCommand(argv: string[]): AdminCommand | { usage: string } {
   try {
     ;({ values } = parseArgs({ args: rest, options: { plan: { type: 'string', default: 'free' }, name: { type: 'string', default: '' } } }))
   } catch (e) {
-    return { usage: `${(e as Error).message}\n${USAGE}` }
+    return { usage: `${errorMessage(e)}\n${USAGE}` }
   }
   if (!PLANS.includes(values.plan as Plan))
     return { usage: `--plan must be one of ${PLANS.join(', ')} (got ${JSON.stringify(values.plan)})` }
@@ -98,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
     db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR })
   } catch (e) {
     release?.()
-    console.error(`cannot open the database: ${(e as Error).message}`)
+    console.error(`cannot open the database: ${errorMessage(e)}`)
     return 1
   }
   try {

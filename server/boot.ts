@@ -17,6 +17,7 @@ import { recoverDirectoryRuns } from '../shared/jobs/recovery.ts'
 import { healthResponse, type Probe, readiness } from '../shared/lib/health.ts'
 import pkg from '../package.json' with { type: 'json' }
 import { keepLocalKey, linkLocalUser, localApiKey, localSecretsKey, localSignInPassword } from './local-secrets.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 export interface Running {
   services: Services
@@ -93,7 +94,7 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
   async function stop() {
     // Not ready from now on: /readyz answers 503, so a load balancer sends nothing new while this drains.
     stopping = true
-    for (const s of stops) await s().catch((e) => log.warn('stop step failed', { error: (e as Error).message }))
+    for (const s of stops) await s().catch((e) => log.warn('stop step failed', { error: errorMessage(e) }))
     await infra.close().catch(() => {})
     await db.close().catch(() => {})
     releaseDataDir()
@@ -107,7 +108,7 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
         admin = await serveAdminChannel(config.DATA_DIR, (argv) => answerArgv(argv, db.sql), log)
         stops.push(() => admin!.stop())
       } catch (e) {
-        log.warn('admin channel not started; admin commands are refused while this service runs', { error: (e as Error).message })
+        log.warn('admin channel not started; admin commands are refused while this service runs', { error: errorMessage(e) })
       }
     }
     if (config.ROLE !== 'crawler') {
@@ -151,7 +152,7 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
         await driver
       })
       void recoverDirectoryRuns(db.sql, infra.queue, log, 0).catch((e) =>
-        log.warn('directory run recovery failed', { error: (e as Error).message }),
+        log.warn('directory run recovery failed', { error: errorMessage(e) }),
       )
       // Live-viewer sockets are upgraded here: Elysia's .ws() works only with app.listen.
       const viewer = createViewerSockets({ config, pubsub: infra.pubsub, kv: infra.kv, log })

@@ -6,6 +6,7 @@
 import { hostname } from 'node:os'
 import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { errorMessage } from '../shared/errors.ts'
 
 export const LOCK_FILE = 'appaudit.lock'
 
@@ -97,7 +98,7 @@ export function holdDataDir(dataDir: string, who: Holder): Hold {
       heldHere.add(path)
       return { ok: true, path, release: () => release(path, body) }
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return { ok: false, message: `cannot lock ${dataDir}: ${(e as Error).message}` }
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return { ok: false, message: `cannot lock ${dataDir}: ${errorMessage(e)}` }
     }
     const found = readLock(path)
     if (!found) continue // released meanwhile: try again

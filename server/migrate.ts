@@ -4,6 +4,7 @@
 import { loadConfigOrExit } from '../shared/config.ts'
 import { openDatabase } from '../shared/db/index.ts'
 import { createLogger } from '../shared/lib/log.ts'
+import { errorMessage } from '../shared/errors.ts'
 
 const config = loadConfigOrExit()
 const log = createLogger(config.LOG_LEVEL, { role: 'migrate' })
@@ -16,6 +17,6 @@ try {
   await db.close()
   log.info('migrations done')
 } catch (e) {
-  log.error('migrations failed', { error: (e as Error).message })
+  log.error('migrations failed', { error: errorMessage(e) })
   process.exit(1)
 }

@@ -56,3 +56,6 @@ export const isAppError = (e: unknown): e is AppError => e instanceof AppError
 
 /** A job that failed with this error is the target's fault: fail it now, without a retry or a refund. */
 export const isTargetFault = (e: unknown): e is AppError => isAppError(e) && CODES[e.code].fault === 'target'
+
+/** The message of anything thrown: an Error's message, or the value as text (a thrown string, a rejected reason). */
+export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))

@@ -16,7 +16,7 @@ import {
 import type { Database } from '../../shared/db/index.ts'
 
 import { auditChannel, type AuditEvent } from '../../shared/protocol/audit-events.ts'
-import { AppError } from '../../shared/errors.ts'
+import { AppError, errorMessage } from '../../shared/errors.ts'
 import { type AuditAuth, authPurpose, validateAuth } from '../../shared/protocol/audit-auth.ts'
 import { newId } from '../../shared/lib/ids.ts'
 import { SecretBox } from '../../shared/lib/secret-box.ts'
@@ -107,7 +107,7 @@ export class AuditService {
       }
     } catch (e) {
       // Not started, so not charged: an audit that waits for a queue that is down would start by surprise later.
-      log.error('job queue unreachable; audit not started', { error: (e as Error).message })
+      log.error('job queue unreachable; audit not started', { error: errorMessage(e) })
       await failAuditAndRefund(db.sql, audit.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
       await endViewer(infra.pubsub, infra.kv, audit.id).catch(() => {})
       throw new AppError(

@@ -5,6 +5,7 @@
 import type { Logger } from '../../shared/lib/log.ts'
 import type { PubSub } from '../../shared/infra/types.ts'
 import type { BearerAuth } from './bearer.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 const CHANNEL = 'auth:revoked'
 
@@ -24,6 +25,6 @@ export class Revocations {
     this.bearer.forgetAll()
     this.pubsub
       .publish(CHANNEL, String(Date.now()))
-      .catch((e) => this.log.warn('revocation announcement failed', { error: (e as Error).message }))
+      .catch((e) => this.log.warn('revocation announcement failed', { error: errorMessage(e) }))
   }
 }

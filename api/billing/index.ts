@@ -28,6 +28,7 @@ import {
   checkoutParams,
   type StripeEvent,
 } from './service.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 /** Stripe's events are a few KiB; this leaves room for large metadata and line items. */
 export const WEBHOOK_BODY_LIMIT = 256 * 1024
@@ -121,7 +122,7 @@ export function billingRoutes(d: BillingDeps) {
       verified = await Stripe.webhooks.constructEventAsync(body, req.headers.get('stripe-signature') ?? '', secret, WEBHOOK_TOLERANCE_S)
     } catch (e) {
       if (e instanceof SyntaxError) return problem(400, 'invalid_payload', 'The signed body is not JSON.')
-      const stale = /tolerance/i.test((e as Error).message)
+      const stale = /tolerance/i.test(errorMessage(e))
       return problem(
         400,
         'invalid_signature',
@@ -139,7 +140,7 @@ export function billingRoutes(d: BillingDeps) {
       else d.log.info('stripe event', fields)
       return json(200, { received: true, outcome: r.outcome })
     } catch (e) {
-      d.log.error('stripe event not applied', { eventId: event.id, type: event.type, error: (e as Error).message?.slice(0, 300) })
+      d.log.error('stripe event not applied', { eventId: event.id, type: event.type, error: errorMessage(e)?.slice(0, 300) })
       return problem(503, 'unavailable', 'The event was not applied; Stripe will deliver it again.', { 'retry-after': '60' })
     }
   }
@@ -179,7 +180,7 @@ export function billingRoutes(d: BillingDeps) {
       d.log.info('checkout session created', { accountId, kind, sessionId: session.id })
       return json(201, { id: session.id, url: session.url })
     } catch (e) {
-      d.log.warn('checkout session not created', { accountId, kind, error: (e as Error).message?.slice(0, 300) })
+      d.log.warn('checkout session not created', { accountId, kind, error: errorMessage(e)?.slice(0, 300) })
       return problem(503, 'payment_provider_unavailable', 'Stripe did not create the checkout session; try again.', { 'retry-after': '30' })
     }
   }

@@ -11,6 +11,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import Elysia from 'elysia'
 import type { Services } from '../services.ts'
 import { CRON_JOBS, CronJobError, CronService, isCronJob } from './service.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 const HEADERS = { 'cache-control': 'no-store' }
 const json = (status: number, body: unknown, extra: Record<string, string> = {}) =>
@@ -50,7 +51,7 @@ export function cronRoutes(services: Pick<Services, 'config' | 'db' | 'infra' | 
         return json(200, await service.run(job))
       } catch (e) {
         const kind = e instanceof CronJobError ? e.kind : 'failed'
-        log.error('cron job did not finish', { job, kind, error: (e as Error).message })
+        log.error('cron job did not finish', { job, kind, error: errorMessage(e) })
         const message =
           kind === 'timeout'
             ? 'The job overran its deadline; it may still be finishing. The next run picks up what is left.'

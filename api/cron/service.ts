@@ -15,6 +15,7 @@ import type { Infra } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { recoverAudits, recoverDirectoryRuns, recoverScans, recoveryOptions } from '../../shared/jobs/recovery.ts'
 import type { MonitorService } from '../monitors/service.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export const CRON_JOBS = ['expire', 'recover', 'monitors'] as const
 export type CronJobName = (typeof CRON_JOBS)[number]
@@ -66,7 +67,7 @@ export class CronService {
     try {
       claimed = await withDeadline(kv.claim(lease, randomBytes(8).toString('hex'), LEASE_TTL_S), STORE_DEADLINE_MS, 'cron lease')
     } catch (e) {
-      throw new CronJobError('failed', `the key-value store did not answer: ${(e as Error).message}`)
+      throw new CronJobError('failed', `the key-value store did not answer: ${errorMessage(e)}`)
     }
     if (!claimed) return { job, skipped: true, reason: 'Another run of this job is in progress; it does the work.' }
     const started = Date.now()
@@ -86,7 +87,7 @@ export class CronService {
         throw new CronJobError('timeout', e.message)
       }
       await within(kv.del(lease), STORE_DEADLINE_MS, false)
-      throw new CronJobError('failed', (e as Error).message)
+      throw new CronJobError('failed', errorMessage(e))
     }
   }
 
@@ -133,7 +134,7 @@ export function startCronSchedule(deps: CronDeps, opts: { everyMs?: number; firs
   const runAll = async () => {
     for (const job of CRON_JOBS) {
       if (stopped) return
-      await service.run(job).catch((e) => deps.log.warn('scheduled cron job failed', { job, error: (e as Error).message }))
+      await service.run(job).catch((e) => deps.log.warn('scheduled cron job failed', { job, error: errorMessage(e) }))
     }
   }
   const schedule = (ms: number) => {

@@ -28,7 +28,7 @@ import {
 import type { Database } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
 import { createScanUnderCap, getScanById } from '../../shared/db/scans.ts'
-import { AppError, isAppError } from '../../shared/errors.ts'
+import { AppError, isAppError, errorMessage } from '../../shared/errors.ts'
 import { newId } from '../../shared/lib/ids.ts'
 import type { Delivery, Infra } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
@@ -148,7 +148,7 @@ export class DirectoryRunService {
       await infra.queue.enqueue({ kind: 'directory', ref: run.id })
     } catch (e) {
       // Recorded and queued in Postgres: recovery dispatches it when the queue is back.
-      log.warn('directory run not queued; recovery dispatches it', { runId: run.id, error: (e as Error).message })
+      log.warn('directory run not queued; recovery dispatches it', { runId: run.id, error: errorMessage(e) })
     }
     log.info('directory run queued', { runId: run.id, mode, urls: urls.length })
     return runView(run, this.deps.config.baseUrl)
@@ -218,7 +218,7 @@ export class DirectoryRunService {
         failures = 0
       } catch (e) {
         // PostgreSQL or the queue blinked: the items keep what they reached; try again next tick, for a while.
-        log.warn('directory run pass failed', { error: (e as Error).message, failures: ++failures })
+        log.warn('directory run pass failed', { error: errorMessage(e), failures: ++failures })
         if (failures >= MAX_FAILED_PASSES) {
           await releaseDirectoryRun(db.sql, runId, worker).catch(() => {})
           return d.release({ countAttempt: true })
@@ -335,7 +335,7 @@ export class DirectoryRunService {
       if (!scan) return 'wait'
       await infra.queue
         .enqueue({ kind: 'scan', ref: scan.id })
-        .catch((e) => log.warn('scan not queued; recovery dispatches it', { scanId: scan.id, error: (e as Error).message }))
+        .catch((e) => log.warn('scan not queued; recovery dispatches it', { scanId: scan.id, error: errorMessage(e) }))
       return { status: 'dispatched', scanId: scan.id }
     } catch (e) {
       if (!isAppError(e)) throw e

@@ -8,6 +8,7 @@
 import type { KeyValue } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { MCP_REQUEST_RATES, type RequestRate } from '../../shared/rate-limits.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export type LimitDecision = { ok: true } | { ok: false; retryAfterSeconds: number; scope: 'credential' | 'account' }
 
@@ -114,7 +115,7 @@ export class RequestLimiter {
       }
     } catch (e) {
       // The store is down: each replica still enforces its own buckets.
-      this.log.warn('rate-limit counters not shared', { error: (e as Error).message })
+      this.log.warn('rate-limit counters not shared', { error: errorMessage(e) })
     } finally {
       this.flushing = false
     }

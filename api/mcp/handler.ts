@@ -24,6 +24,7 @@ import type { Services } from '../services.ts'
 import { claimResume, followStream, McpEventStore, resumableStream } from './events.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
 import { McpSessionStore } from './sessions.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export function rpcErrorResponse(
   status: number,
@@ -181,7 +182,7 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     try {
       authResult = await auth.authenticate(req.headers.get('authorization'))
     } catch (e) {
-      services.log.error('credential lookup failed', { error: (e as Error).message })
+      services.log.error('credential lookup failed', { error: errorMessage(e) })
       return unavailable('the credential store')
     }
     if (!authResult.ok) {

@@ -16,7 +16,7 @@ import {
 import { Value } from '@sinclair/typebox/value'
 import pkg from '../../package.json' with { type: 'json' }
 import type { Principal } from '../../shared/db/accounts.ts'
-import { AppError, isAppError } from '../../shared/errors.ts'
+import { AppError, isAppError, errorMessage } from '../../shared/errors.ts'
 import type { Services } from '../services.ts'
 import { registerReportApp } from './app/index.ts'
 import { planIncludes } from './tools/plans.ts'
@@ -160,7 +160,7 @@ async function callTool(
     return answer
   } catch (e) {
     if (isAppError(e)) return toolError(e)
-    services.log.error('tool failed', { tool: tool.name, error: (e as Error).message, stack: (e as Error).stack })
+    services.log.error('tool failed', { tool: tool.name, error: errorMessage(e), stack: (e as Error).stack })
     return toolError(new AppError('internal', 'The tool failed unexpectedly; the error was logged.'))
   }
 }

@@ -19,7 +19,7 @@ import {
   startRun,
 } from '../../shared/db/monitors.ts'
 import { createScanUnderCap } from '../../shared/db/scans.ts'
-import { isAppError } from '../../shared/errors.ts'
+import { isAppError, errorMessage } from '../../shared/errors.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
@@ -100,7 +100,7 @@ async function startMonitorScan(deps: MonitorDeps, m: DueMonitor, limits: Monito
   // dispatches it, rather than failing a run the owner never asked to have failed.
   await infra.queue
     .enqueue({ kind: 'scan', ref: scan.id })
-    .catch((e) => log.warn('monitor scan not queued; recovery dispatches it', { scanId: scan.id, error: (e as Error).message }))
+    .catch((e) => log.warn('monitor scan not queued; recovery dispatches it', { scanId: scan.id, error: errorMessage(e) }))
   return { kind: 'started', runId }
 }
 
@@ -139,7 +139,7 @@ export async function runDueMonitors(deps: MonitorDeps, limits: MonitorLimits = 
     } catch (e) {
       // Its slot has moved on already; the next slot runs it. Logged, since it is a fault on our side.
       result.errors++
-      log.error('monitor scan not started', { monitorId: m.id, error: (e as Error).message })
+      log.error('monitor scan not started', { monitorId: m.id, error: errorMessage(e) })
     }
   })
 
@@ -152,7 +152,7 @@ export async function runDueMonitors(deps: MonitorDeps, limits: MonitorLimits = 
       left = left.filter((id) => !done.includes(id))
     } catch (e) {
       // The database went away (a shutdown, an outage): stop waiting; a later run settles what is left.
-      log.warn('stopped waiting for monitor scans', { error: (e as Error).message, pending: left.length })
+      log.warn('stopped waiting for monitor scans', { error: errorMessage(e), pending: left.length })
       break
     }
   }

@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { type FileEdit, isSafePath, type RepoView } from './builder.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export class GitError extends Error {
   constructor(
@@ -264,7 +265,7 @@ export class Workspace {
         signal: AbortSignal.timeout(20_000),
       })
     } catch (e) {
-      throw new GitError(`the pull request could not be opened: ${this.scrub((e as Error).message).slice(0, 200)}`, 'pull_request_failed')
+      throw new GitError(`the pull request could not be opened: ${this.scrub(errorMessage(e)).slice(0, 200)}`, 'pull_request_failed')
     }
     const text = (await res.text().catch(() => '')).slice(0, 64 * 1024)
     if (res.status !== 201) {

@@ -10,7 +10,7 @@ import { getAudit } from '../../shared/db/audits.ts'
 import type { Database, Sql } from '../../shared/db/index.ts'
 import { getScan } from '../../shared/db/scans.ts'
 import { policyFromConfig } from '../../shared/egress/guard.ts'
-import { AppError } from '../../shared/errors.ts'
+import { AppError, errorMessage } from '../../shared/errors.ts'
 import { newId } from '../../shared/lib/ids.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { detectFromSignals, signalsFromReport } from '../../shared/report/platform.ts'
@@ -282,7 +282,7 @@ export class PatchService {
         e instanceof GitError
           ? { code: e.code, message: e.message }
           : { code: 'internal', message: 'The patch could not be built on our side.' }
-      if (!(e instanceof GitError)) log.error('patch failed', { error: (e as Error).message })
+      if (!(e instanceof GitError)) log.error('patch failed', { error: errorMessage(e) })
       else log.warn('patch failed', { code: e.code, error: e.message })
       await updatePatch(db.sql, id, { status: 'failed', error }).catch(() => {})
     } finally {

@@ -6,6 +6,7 @@
 import { listAuditFrames, readAuditFrame } from '../../shared/db/audit-frames.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import type { Logger } from '../../shared/lib/log.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
@@ -76,7 +77,7 @@ export async function replayHtml(sql: Sql, log: Logger, auditId: string, frameBa
 <script type="application/json" id="replay-index" nonce="${nonce}">${jsonInScript(index)}</script>
 <script nonce="${nonce}">${SCRIPT}</script>`
   } catch (e) {
-    log.warn('replay could not be shown', { auditId, error: (e as Error).message })
+    log.warn('replay could not be shown', { auditId, error: errorMessage(e) })
     return null
   }
 }

@@ -16,7 +16,7 @@ import {
 } from '../../shared/db/scans.ts'
 import { listHistory } from '../../shared/db/history.ts'
 import { parseTargetUrl } from '../../shared/egress/guard.ts'
-import { AppError, type ErrorCode } from '../../shared/errors.ts'
+import { AppError, type ErrorCode, errorMessage } from '../../shared/errors.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import { parseScanEvent, scanChannel } from '../../shared/protocol/scan-events.ts'
@@ -70,7 +70,7 @@ export class ScanService {
     let finished = false
     let lastProgress = 0
     const queueDown = async (e: unknown): Promise<never> => {
-      log.error('job queue unreachable', { error: (e as Error).message })
+      log.error('job queue unreachable', { error: errorMessage(e) })
       await failScan(db.sql, scan.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
       throw new AppError('scanner_unavailable', 'The job queue is unreachable right now; the scan was not started. Retry shortly.', {
         scanId: scan.id,

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream'
 import Provider from 'oidc-provider'
 import { readCappedText } from '../../shared/lib/http-body.ts'
 import { esc } from '../http/layout.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export interface LocalIdpOptions {
   port: number
@@ -125,7 +126,7 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
       res.end(loginPage(details.uid, null))
     } catch (e) {
       if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain' })
-      res.end(`interaction failed: ${(e as Error).message}`)
+      res.end(`interaction failed: ${errorMessage(e)}`)
     }
   }
 

@@ -7,6 +7,7 @@
 //   - when the provider sends iss in the callback (RFC 9207), it must be the configured issuer.
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose'
 import { createHash, randomBytes } from 'node:crypto'
+import { errorMessage } from '../../shared/errors.ts'
 
 export interface OidcSettings {
   issuer: string
@@ -77,7 +78,7 @@ export class OidcClient {
     try {
       d = await this.discover()
     } catch (e) {
-      return { error: 'provider_unavailable', message: (e as Error).message }
+      return { error: 'provider_unavailable', message: errorMessage(e) }
     }
     const state = random()
     const nonce = random()
@@ -101,7 +102,7 @@ export class OidcClient {
     try {
       d = await this.discover()
     } catch (e) {
-      return { error: 'provider_unavailable', message: (e as Error).message }
+      return { error: 'provider_unavailable', message: errorMessage(e) }
     }
     if (params.iss !== null && params.iss !== this.settings.issuer)
       return { error: 'issuer_mismatch', message: 'the callback names another issuer' }
@@ -129,7 +130,7 @@ export class OidcClient {
       if (!res.ok) return { error: 'token_exchange_failed', message: `the provider answered ${res.status} ${body.error ?? ''}`.trim() }
       idToken = body.id_token
     } catch (e) {
-      return { error: 'provider_unavailable', message: (e as Error).message }
+      return { error: 'provider_unavailable', message: errorMessage(e) }
     }
     if (typeof idToken !== 'string') return { error: 'invalid_id_token', message: 'the provider returned no ID token' }
     let claims: JWTPayload
@@ -141,7 +142,7 @@ export class OidcClient {
         requiredClaims: ['sub', 'exp', 'iat'],
       }))
     } catch (e) {
-      return { error: 'invalid_id_token', message: (e as Error).message }
+      return { error: 'invalid_id_token', message: errorMessage(e) }
     }
     if (claims.nonce !== params.nonce) return { error: 'invalid_id_token', message: 'the ID token carries another nonce' }
     const str = (v: unknown) => (typeof v === 'string' ? v : '')

@@ -6,6 +6,7 @@ import { type Benchmark, scoreBenchmark } from '../../shared/db/benchmark.ts'
 import { activeIncidents, type Severity } from '../../shared/db/incidents.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import type { Logger } from '../../shared/lib/log.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 /** How long a process reuses its answer: incidents should show up fast, the benchmark moves slowly. */
 export const INCIDENTS_TTL_MS = 5_000
@@ -98,7 +99,7 @@ export class StatusService {
       return await this.benchmarks.get()
     } catch (e) {
       const last = this.benchmarks.last()
-      this.deps.log.warn('benchmark query failed', { error: (e as Error).message, servedStale: last !== null })
+      this.deps.log.warn('benchmark query failed', { error: errorMessage(e), servedStale: last !== null })
       if (last) return last
       throw e
     }
@@ -117,7 +118,7 @@ export class StatusService {
         })),
       }
     } catch (e) {
-      this.deps.log.warn('incidents query failed; the status endpoint reads as no incident', { error: (e as Error).message })
+      this.deps.log.warn('incidents query failed; the status endpoint reads as no incident', { error: errorMessage(e) })
       return { incidents: [] }
     }
   }

@@ -27,6 +27,7 @@ import { base62 } from '../../shared/lib/ids.ts'
 import { EgressHttp } from '../../shared/egress/http.ts'
 import { checkTarget } from '../http/target.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export { isVerified }
 
@@ -152,7 +153,7 @@ async function checkDns(host: string, token: string, servers: string[] | undefin
     try {
       resolver.setServers(servers)
     } catch (e) {
-      return { method: 'dns', ok: false, detail: `bad DNS server setting: ${(e as Error).message}` }
+      return { method: 'dns', ok: false, detail: `bad DNS server setting: ${errorMessage(e)}` }
     }
   }
   const cancel = () => resolver.cancel()

@@ -18,6 +18,7 @@ import {
   type ViewerControl,
 } from '../../shared/protocol/viewer.ts'
 import { hostRules } from '../http/host.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export interface ViewerSocketData {
   auditId: string
@@ -124,7 +125,7 @@ class AuditRelay {
       if (await isViewerEnded(this.deps.kv, this.auditId)) return this.end()
       await this.deps.kv.set(viewerKeys.watching(this.auditId), '1', VIEWER_WATCH_TTL_S)
     } catch (e) {
-      this.deps.log.warn('viewer refresh failed', { auditId: this.auditId, error: (e as Error).message })
+      this.deps.log.warn('viewer refresh failed', { auditId: this.auditId, error: errorMessage(e) })
     }
   }
 

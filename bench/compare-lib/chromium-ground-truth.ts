@@ -7,6 +7,7 @@ import { CHROMIUM_ARGS } from '../../crawler/browser.ts'
 import type { TlsMaterial } from '../../test/fixtures/sites.ts'
 import { withTimeout } from '../lib/stats.ts'
 import { rawServer } from './raw-server.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export interface GroundTruthRow {
   case: string
@@ -176,7 +177,7 @@ export async function chromiumGroundTruth(executablePath: string | undefined, ma
     try {
       rows.push(await withTimeout(p, 30_000, what))
     } catch (e) {
-      rows.push({ case: what, sent: '', outcome: `probe failed: ${(e as Error).message}`, effective: false })
+      rows.push({ case: what, sent: '', outcome: `probe failed: ${errorMessage(e)}`, effective: false })
     }
   }
   try {

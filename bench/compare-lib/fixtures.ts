@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { hardenedSite, spaSite, weakSite } from '../../test/fixtures/sites.ts'
 import { scanUrl, type FixtureSite } from '../../test/fixtures/sites/lib/serve.ts'
 import { withTimeout } from '../lib/stats.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 export const SITES_DIR = join(ROOT, 'test', 'fixtures', 'sites')
@@ -80,7 +81,7 @@ export async function startFixtures(only?: string[]): Promise<{ started: Started
       const fromTemplate = template ? scanUrl(template, site) : null
       started.push({ name, site, scanUrl: fromTemplate ?? site.url, urlSource: fromTemplate ? 'expectations' : 'site' })
     } catch (e) {
-      failed.push({ name, error: (e as Error).message })
+      failed.push({ name, error: errorMessage(e) })
     }
   }
   return { started, failed }

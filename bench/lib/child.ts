@@ -3,6 +3,7 @@
 // (its stdin closes). Every wait here is bounded.
 import type { Subprocess } from 'bun'
 import { withTimeout } from './stats.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export interface Child<T> {
   info: T
@@ -98,7 +99,7 @@ export async function runAsChild(info: unknown, stop: () => Promise<void>, maxMs
       resolve()
     })().catch(() => resolve())
   })
-  await withTimeout(stop(), 15_000, 'stopping the server').catch((e) => console.error((e as Error).message))
+  await withTimeout(stop(), 15_000, 'stopping the server').catch((e) => console.error(errorMessage(e)))
   process.exit(0)
 }
 

@@ -1,3 +1,4 @@
+import { errorMessage } from '../../shared/errors.ts'
 // A closed-loop HTTP load client: C workers, each with one request in flight at a time, over fetch's
 // keep-alive connection pool, for a fixed duration. The same function drives every side of a
 // comparison, so the client's own cost is identical for both.
@@ -46,7 +47,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
           noteError(`body of ${buf.byteLength} bytes, expected ${spec.expectBytes}`)
         else requests++
       } catch (e) {
-        noteError((e as Error).message)
+        noteError(errorMessage(e))
         // A refused connection fails at once; do not spin on it.
         await new Promise((r) => setTimeout(r, 10))
       }

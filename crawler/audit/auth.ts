@@ -4,7 +4,7 @@
 // Nothing here logs or returns a credential: errors are scrubbed by the caller's scrubber.
 import type { BrowserContext } from 'playwright-core'
 import type { AuditAuth, LoginForm } from '../../shared/protocol/audit-auth.ts'
-import { AppError } from '../../shared/errors.ts'
+import { AppError, errorMessage } from '../../shared/errors.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'
 import { openLaneContext } from './page.ts'
@@ -31,7 +31,7 @@ export async function logIn(
   scrub: (s: string) => string,
 ): Promise<StorageState> {
   const context = await openLaneContext(pool, proxy)
-  const firstLine = (e: unknown) => scrub(((e as Error).message ?? String(e)).split('\n')[0] ?? '')
+  const firstLine = (e: unknown) => scrub((errorMessage(e) ?? String(e)).split('\n')[0] ?? '')
   try {
     const page = await context.newPage()
     const res = await page.goto(login.url, { waitUntil: 'domcontentloaded', timeout: navTimeoutMs }).catch((e) => {

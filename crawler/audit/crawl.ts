@@ -12,7 +12,7 @@
 // unreported, so a resumed run visits them.
 import type { Page } from 'playwright-core'
 import { type AuditAuth, isLogoutUrl, sentToLogin } from '../../shared/protocol/audit-auth.ts'
-import { AppError } from '../../shared/errors.ts'
+import { AppError, errorMessage } from '../../shared/errors.ts'
 import { logIn } from './auth.ts'
 import type { CrawledPage } from '../../shared/report/crawled-page.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
@@ -230,7 +230,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
       const url = normaliseUrl(loc, loc, origin)
       if (url && fr.add(url, 1)) run.wake()
     })
-      .catch((e) => log.warn('sitemaps could not be read', { error: (e as Error).message }))
+      .catch((e) => log.warn('sitemaps could not be read', { error: errorMessage(e) }))
       .finally(() => {
         dispatch.sitemapsDone()
         report()
@@ -333,7 +333,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
           } catch (e) {
             // Our side failed (browser gone, context refused): the page is reported failed and the lane
             // goes on with a fresh context.
-            const error = scrub((e as Error).message.split('\n')[0] ?? 'page task failed')
+            const error = scrub(errorMessage(e).split('\n')[0] ?? 'page task failed')
             log.warn('page task failed', { url: entry.url, error })
             await lane.dropContext()
             run.failed++

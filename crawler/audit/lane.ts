@@ -10,6 +10,7 @@ import type { FrontierEntry } from './frontier.ts'
 import type { AuditAuth } from '../../shared/protocol/audit-auth.ts'
 import { applyAuth, type StorageState } from './auth.ts'
 import { openLaneContext, openLaneTab, visitPage, type PageVisit } from './page.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export interface LaneSettings {
   origin: string
@@ -115,7 +116,7 @@ export class PageLane {
     } catch (e) {
       outcome = {
         visit: null,
-        error: (e as Error).message.split('\n')[0] ?? 'page failed',
+        error: errorMessage(e).split('\n')[0] ?? 'page failed',
         tabSpent: true,
         contextBroken: !context.browser()?.isConnected(),
       }

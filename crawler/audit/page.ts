@@ -37,6 +37,7 @@ import { BROWSER_USER_AGENT } from '../../shared/egress/http.ts'
 import { GATHER_LIMITS } from '../gather/limits.ts'
 import { readLoadedPage } from '../gather/page-reader.ts'
 import { quiet, recordPage, type PageRecorder } from '../gather/page-recorder.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 /** Artifacts that describe the origin rather than one page: collected once per site. */
 const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>(['probes', 'sourceMaps', 'cors', 'tls', 'httpRedirect'])
@@ -270,7 +271,7 @@ async function visit(
   try {
     res = await guard(page.goto(url, { waitUntil: 'load', timeout: opts.navTimeoutMs }))
   } catch (e) {
-    const msg = (e as Error).message.split('\n')[0] ?? 'navigation failed'
+    const msg = errorMessage(e).split('\n')[0] ?? 'navigation failed'
     if (msg === 'page crashed') throw e
     if (/Download is starting/i.test(msg)) return { kind: 'not_html', finalUrl: url, contentType: 'download' }
     error = msg

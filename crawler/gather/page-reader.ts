@@ -10,6 +10,7 @@ import { readInlineCode } from './inline-code.ts'
 import { GATHER_LIMITS } from './limits.ts'
 import { quiet, recordPage, type PageRecorder } from './page-recorder.ts'
 import { readTimings } from './timings.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 function toCookie(c: Awaited<ReturnType<BrowserContext['cookies']>>[number]): BrowserCookie {
   return {
@@ -172,7 +173,7 @@ export async function loadPage(
       await quiet(traffic, GATHER_LIMITS.quietMs, GATHER_LIMITS.quietMaxMs)
       phases.networkQuiet = since(tQuiet)
     } catch (e) {
-      error = (e as Error).message.split('\n')[0] ?? 'navigation failed'
+      error = errorMessage(e).split('\n')[0] ?? 'navigation failed'
     }
     if (status === 0) return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response', phases }
     const axeFinisher = opts.opened?.finisher

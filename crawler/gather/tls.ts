@@ -4,6 +4,7 @@ import { createHash, X509Certificate } from 'node:crypto'
 import { connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls'
 import type { TlsArtifact } from '../../shared/checks/types.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 /** Opens a CONNECT tunnel through the proxy; rejects with the proxy's status line when refused. */
 function tunnel(proxyPort: number, host: string, port: number, timeoutMs: number): Promise<Socket> {
@@ -73,7 +74,7 @@ export async function probeTls(
   try {
     socket = await tunnel(proxyPort, host, port, opts.timeoutMs)
   } catch (e) {
-    return { ...base, error: (e as Error).message }
+    return { ...base, error: errorMessage(e) }
   }
   return new Promise((resolve) => {
     const isIp = /^[\d.]+$|:/.test(host)

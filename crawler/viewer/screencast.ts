@@ -18,6 +18,7 @@ import type { CDPSession, Page } from 'playwright-core'
 import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 export interface ScreencastDeps {
   auditId: string
@@ -95,7 +96,7 @@ class AuditCast {
     this.unsubscribe = this.deps.pubsub
       .subscribe(viewerChannels.control(this.deps.auditId), (m) => this.control(m))
       .catch((e) => {
-        this.deps.log.warn('viewer control subscription failed', { auditId: this.deps.auditId, error: (e as Error).message })
+        this.deps.log.warn('viewer control subscription failed', { auditId: this.deps.auditId, error: errorMessage(e) })
         return async () => {}
       })
     this.timer = setInterval(() => void this.poll(), POLL_MS)
@@ -312,7 +313,7 @@ class Cast {
       .catch((e) => {
         this.casting = false
         if (!this.page.isClosed())
-          this.audit.deps.log.debug('screencast step failed', { auditId: this.audit.deps.auditId, error: (e as Error).message })
+          this.audit.deps.log.debug('screencast step failed', { auditId: this.audit.deps.auditId, error: errorMessage(e) })
       })
     return this.chain
   }

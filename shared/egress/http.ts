@@ -7,6 +7,7 @@ import type { Config } from '../config.ts'
 import { readCappedBytes } from '../lib/http-body.ts'
 import { policyFromConfig } from './guard.ts'
 import { egressFailure, startEgressProxy, type EgressProxy } from './proxy.ts'
+import { errorMessage } from '../errors.ts'
 
 /** What the crawler sends: a browser's user agent, so sites answer as they do to the scanned page. */
 export const BROWSER_USER_AGENT =
@@ -63,7 +64,7 @@ export async function fetchHop(proxy: EgressProxy, url: string, o: HopOptions): 
     return {
       ok: false,
       code: 'target_unreachable',
-      reason: name === 'TimeoutError' ? 'timed out' : name === 'AbortError' ? 'cancelled' : (e as Error).message,
+      reason: name === 'TimeoutError' ? 'timed out' : name === 'AbortError' ? 'cancelled' : errorMessage(e),
     }
   }
   const f = egressFailure(res)
@@ -76,7 +77,7 @@ export async function fetchHop(proxy: EgressProxy, url: string, o: HopOptions): 
   try {
     return { ...hop, ...(await readCappedBytes(res.body, o.bodyLimit)), readError: null }
   } catch (e) {
-    return { ...hop, body: new Uint8Array(), truncated: true, readError: (e as Error).message }
+    return { ...hop, body: new Uint8Array(), truncated: true, readError: errorMessage(e) }
   }
 }
 

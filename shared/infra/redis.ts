@@ -4,6 +4,7 @@ import { createClient } from '@redis/client'
 import { sleep, withDeadline } from '../lib/async.ts'
 import type { Logger } from '../lib/log.ts'
 import type { ConsumeOptions, Delivery, EventLog, Infra, Job, JobQueue, KeyValue, PubSub, QueueTuning } from './types.ts'
+import { errorMessage } from '../errors.ts'
 
 const makeClient = (url: string) =>
   createClient({
@@ -81,7 +82,7 @@ class RedisQueue implements JobQueue {
     try {
       await this.client.sendCommand(['XGROUP', 'CREATE', this.streamKey(kind), GROUP, '0', 'MKSTREAM'])
     } catch (e) {
-      if (!String((e as Error).message).includes('BUSYGROUP')) throw e
+      if (!String(errorMessage(e)).includes('BUSYGROUP')) throw e
     }
   }
 
@@ -130,10 +131,10 @@ class RedisQueue implements JobQueue {
           try {
             msg = await this.next(reader, key, opts.consumer)
           } catch (e) {
-            this.log?.warn('queue read failed; retrying', { kind, error: (e as Error).message })
+            this.log?.warn('queue read failed; retrying', { kind, error: errorMessage(e) })
             // Redis restarted empty or was flushed: the group is gone with the stream. Recreate it, or
             // this consumer would never read again; recovery re-dispatches what was lost from Postgres.
-            if (String((e as Error).message).includes('NOGROUP')) await this.ensureGroup(kind).catch(() => {})
+            if (String(errorMessage(e)).includes('NOGROUP')) await this.ensureGroup(kind).catch(() => {})
             await sleep(1_000, opts.signal)
             continue
           }
@@ -178,7 +179,7 @@ class RedisQueue implements JobQueue {
         },
       })
     } catch (e) {
-      this.log?.warn('job handler failed; left pending for redelivery', { kind: job.kind, ref: job.ref, error: (e as Error).message })
+      this.log?.warn('job handler failed; left pending for redelivery', { kind: job.kind, ref: job.ref, error: errorMessage(e) })
     } finally {
       clearInterval(beat)
     }

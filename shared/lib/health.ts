@@ -4,6 +4,7 @@
 // browser that starts. Each probe has a deadline, so a hung dependency reads as not ready, never as a hang.
 // While the process stops (SIGTERM), /readyz answers 503 at once, so a load balancer sends it nothing new.
 import { DeadlineExceeded, withDeadline } from './async.ts'
+import { errorMessage } from '../errors.ts'
 
 export interface Probe {
   name: string
@@ -28,7 +29,7 @@ export async function readiness(probes: Probe[], stopping: () => boolean): Promi
         return [p.name, 'ok'] as const
       } catch (e) {
         if (e instanceof DeadlineExceeded) return [p.name, `no answer within ${PROBE_DEADLINE_MS} ms`] as const
-        return [p.name, (e as Error).message.split('\n')[0]!.slice(0, 200)] as const
+        return [p.name, errorMessage(e).split('\n')[0]!.slice(0, 200)] as const
       }
     }),
   )

@@ -1,3 +1,4 @@
+import { errorMessage } from '../../shared/errors.ts'
 // A loopback HTTP proxy in front of the service for clients that cannot send a bearer credential (the MCP
 // conformance suite has no option for one). Every request goes to the same path on the service, with
 // `Authorization: Bearer <key>` added when the request carries none. Bodies stream both ways (SSE
@@ -96,7 +97,7 @@ export function startAuthProxy({ target, key }: AuthProxyOptions): AuthProxy {
         return new Response(
           JSON.stringify({
             jsonrpc: '2.0',
-            error: { code: -32603, message: `proxy: upstream unreachable: ${(e as Error).message}` },
+            error: { code: -32603, message: `proxy: upstream unreachable: ${errorMessage(e)}` },
             id: null,
           }),
           {

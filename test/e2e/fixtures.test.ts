@@ -11,6 +11,7 @@ import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { testCertificate } from '../fixtures/sites.ts'
 import { scanUrl, type FixtureSite, type ScanReport } from '../fixtures/sites/lib/serve.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 const EXPECTATIONS_DIR = join(import.meta.dir, '..', 'fixtures', 'expectations')
 const SITES_DIR = join(import.meta.dir, '..', 'fixtures', 'sites')
@@ -103,7 +104,7 @@ const loaded = fileNames.map((file) => {
   try {
     raw = JSON.parse(readFileSync(join(EXPECTATIONS_DIR, file), 'utf8'))
   } catch (e) {
-    return { name, expectation: null, problems: [`does not parse: ${(e as Error).message}`] }
+    return { name, expectation: null, problems: [`does not parse: ${errorMessage(e)}`] }
   }
   const parsed = parseExpectation(raw)
   return parsed.ok ? { name, expectation: parsed.value, problems: [] } : { name, expectation: null, problems: parsed.problems }
@@ -235,7 +236,7 @@ describe('fixture sites scanned end to end through MCP (production mode)', () =>
         if (typeof mod.start !== 'function') throw new Error(`sites/${name}.ts does not export start()`)
         sites.set(name, await mod.start())
       } catch (e) {
-        startErrors.set(name, (e as Error).message)
+        startErrors.set(name, errorMessage(e))
       }
     }
   }, 60_000)

@@ -19,6 +19,7 @@ import { captureLogLines } from '../harness/logs.ts'
 import { until } from '../harness/wait.ts'
 import { weakSite, type Site } from '../fixtures/sites.ts'
 import { type GitHost, type PullRequestApi, sh, startGitHost, startPullRequestApi } from './git-host.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 const FIXTURES = join(import.meta.dir, '../fixtures/patch-repos')
 // A unique token planted for this run: every place it must never reach is searched for it.
@@ -199,7 +200,7 @@ describe('create_patch without a repository', () => {
       'the audit to complete',
       { everyMs: 500, rethrow: true },
     ).catch((e) => {
-      throw new Error(`${(e as Error).message} (last status: ${last})`)
+      throw new Error(`${errorMessage(e)} (last status: ${last})`)
     })
     const r = await ok(c, 'create_patch', { auditId: started.auditId, platform: 'nginx' })
     expect(r.status).toBe('ready')

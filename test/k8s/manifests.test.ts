@@ -10,6 +10,7 @@ import Ajv2019 from 'ajv/dist/2019'
 import { parse } from 'yaml'
 import { CRON_JOBS } from '../../api/cron/service.ts'
 import { type Manifest, render } from '../../scripts/kustomize.ts'
+import { errorMessage } from '../../shared/errors.ts'
 
 const ROOT = join(import.meta.dir, '../..')
 
@@ -106,7 +107,7 @@ describe.each(overlays)('k8s overlay %s', (overlay) => {
       try {
         new Model(d).validate()
       } catch (e) {
-        problems.push(`${d.kind}/${d.metadata.name}: ${(e as Error).message.slice(0, 500)}`)
+        problems.push(`${d.kind}/${d.metadata.name}: ${errorMessage(e).slice(0, 500)}`)
       }
     }
     expect(problems).toEqual([])

@@ -3,6 +3,7 @@
 import { crawlSite } from '../../../crawler/audit/crawl.ts'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import { createLogger } from '../../../shared/lib/log.ts'
+import { errorMessage } from '../../../shared/errors.ts'
 
 const log = createLogger('error')
 const pool = new BrowserPool(chromiumPath(''), log)
@@ -28,7 +29,7 @@ try {
     },
   )
 } catch (e) {
-  process.stderr.write(`crawl failed: ${(e as Error).message}\n`)
+  process.stderr.write(`crawl failed: ${errorMessage(e)}\n`)
   exitCode = 1
 } finally {
   await pool.close()
