@@ -4,13 +4,15 @@ import { createHash } from 'node:crypto'
 import type { AuditResult } from '../shared/report/audit-report.ts'
 import type { Report } from '../shared/report/schema.ts'
 
-export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info'
+import type { Severity } from '../shared/checks/types.ts'
+import { SEVERITY_RANK } from '../shared/report/ranking.ts'
+
+export type { Severity }
 /** The levels --fail-on accepts: an info finding never fails a build. */
 export const FAIL_ON_LEVELS = ['critical', 'high', 'medium', 'low'] as const
 export type FailOn = (typeof FAIL_ON_LEVELS)[number]
 
-const RANK: Readonly<Record<Severity, number>> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
-export const atOrAbove = (s: Severity, level: FailOn) => RANK[s] >= RANK[level]
+export const atOrAbove = (s: Severity, level: FailOn) => SEVERITY_RANK[s] >= SEVERITY_RANK[level]
 
 /** A finding as the gate sees it: a failed or warned check (the service's `advice`), one per fingerprint. */
 export interface Finding {
@@ -76,7 +78,7 @@ export function findingsOfAudit(result: Pick<AuditResult, 'url' | 'findings'>): 
 function dedupe(list: Finding[]): Finding[] {
   const seen = new Map<string, Finding>()
   for (const f of list) if (!seen.has(f.fingerprint)) seen.set(f.fingerprint, f)
-  return [...seen.values()].sort((a, b) => RANK[b.severity] - RANK[a.severity] || a.checkId.localeCompare(b.checkId))
+  return [...seen.values()].sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || a.checkId.localeCompare(b.checkId))
 }
 
 export interface Thresholds {
@@ -153,7 +155,7 @@ export function parseBaseline(text: string): BaselineFile | string {
   if (b.version !== 1) return `its version ${String(b.version)} is not one this appaudit reads (1)`
   if (typeof b.id !== 'string' || typeof b.url !== 'string' || !Array.isArray(b.findings)) return 'it lacks id, url or findings'
   for (const f of b.findings) {
-    if (!f || typeof f.fingerprint !== 'string' || typeof f.checkId !== 'string' || !(f.severity in RANK)) {
+    if (!f || typeof f.fingerprint !== 'string' || typeof f.checkId !== 'string' || !(f.severity in SEVERITY_RANK)) {
       return 'a finding lacks its fingerprint, checkId or severity'
     }
   }

@@ -1,4 +1,4 @@
 // `bun run crawler`: a crawler-only process (production). Same boot path with ROLE=crawler.
-process.env.ROLE = 'crawler'
-await import('./main.ts')
-export {}
+import { runService } from './main.ts'
+
+await runService({ ROLE: 'crawler' })

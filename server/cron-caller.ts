@@ -2,14 +2,13 @@
 // with CRON_SECRET) every CRON_EVERY_S seconds, for docker-compose.yml, which has no scheduler. Stops on
 // SIGTERM. `bun server/cron-caller.ts --once JOB` calls one job once and exits 0 when it answered 200 (the
 // CronJobs of k8s/base).
-//   API_URL (http://api:8787), CRON_SECRET (required), CRON_EVERY_S (300)
-const apiUrl = (process.env.API_URL || 'http://api:8787').replace(/\/+$/, '')
-const secret = process.env.CRON_SECRET ?? ''
-const everyMs = Math.max(30, Number(process.env.CRON_EVERY_S || 300)) * 1000
-if (secret.length < 16) {
-  console.error('CRON_SECRET must be set (16 characters or more), the same as the api has.')
-  process.exit(2)
-}
+// Settings: CronCallerSchema in shared/config.ts (API_URL, CRON_SECRET, CRON_EVERY_S).
+import { CronCallerSchema, loadToolConfigOrExit } from '../shared/config.ts'
+
+const settings = loadToolConfigOrExit(CronCallerSchema)
+const apiUrl = settings.API_URL.replace(/\/+$/, '')
+const secret = settings.CRON_SECRET
+const everyMs = settings.CRON_EVERY_S * 1000
 const JOBS = ['recover', 'expire', 'monitors']
 
 async function call(job: string): Promise<number | string> {
@@ -42,4 +41,3 @@ for (let round = 0; round < 1_051_200 && !stopping; round++) {
   for (const job of JOBS) console.log(JSON.stringify({ msg: 'cron job called', job, status: await call(job) }))
   for (let waited = 0; waited < everyMs && !stopping; waited += 1000) await Bun.sleep(1000)
 }
-export {}

@@ -1,68 +1,73 @@
 // `bun run start`: the service. With no DATABASE_URL and no REDIS_URL it is the embedded default:
 // PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
-import { loadConfigOrExit } from '../shared/config.ts'
+import { type Config, loadConfigOrExit } from '../shared/config.ts'
 import { createLogger } from '../shared/lib/log.ts'
 import { boot, DataDirInUse, type Running } from './boot.ts'
 
-const config = loadConfigOrExit()
-const log = createLogger(config.LOG_LEVEL, { role: config.ROLE })
-let running: Running
-try {
-  running = await boot(config, log)
-} catch (e) {
-  // Another process holds the embedded database: say which, and what to do, rather than a stack.
-  if (!(e instanceof DataDirInUse)) throw e
-  console.error(`App Audit cannot start: ${e.message}`)
-  process.exit(1)
+/** Starts the service; `overrides` fix settings an entry point decides (server/crawler.ts: ROLE=crawler). */
+export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE']>> = {}): Promise<void> {
+  const config = loadConfigOrExit(overrides)
+  const log = createLogger(config.LOG_LEVEL, { role: config.ROLE })
+  let running: Running
+  try {
+    running = await boot(config, log)
+  } catch (e) {
+    // Another process holds the embedded database: say which, and what to do, rather than a stack.
+    if (!(e instanceof DataDirInUse)) throw e
+    console.error(`App Audit cannot start: ${e.message}`)
+    process.exit(1)
+  }
+
+  if (running.url) {
+    // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
+    // compare them with the URL they were given.
+    const base = config.BASE_URL || config.PORT !== 0 ? config.baseUrl : running.url
+    // Secrets are printed only to a person at a terminal: where stdout is collected (a log, CI, a
+    // supervisor) the banner says where they are instead.
+    const show = process.stdout.isTTY === true
+    const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
+    if (running.localKey) {
+      // Embedded default: the local user's key, the same at every start until it is revoked or regenerated.
+      const key = running.localKey
+      const shown = show ? key.plaintext : `$(cat ${key.path})`
+      lines.push(
+        show ? `  API key:      ${key.plaintext}` : `  API key:      in ${key.path} (readable by its owner only)`,
+        ``,
+        `Try it:`,
+        `  curl -s ${running.url}/api/mcp -H "Authorization: Bearer ${shown}" \\`,
+        `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
+        `    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_account","arguments":{}}}'`,
+      )
+    }
+    if (running.localSignIn) {
+      const { issuer, user, password, passwordFile } = running.localSignIn
+      lines.push(
+        ``,
+        `Dashboard:      ${config.baseUrl}/dashboard`,
+        `  sign in at the local identity provider (${issuer}) as ${user}`,
+        `  password:     ${show ? password : passwordFile ? `in ${passwordFile}` : 'as set in LOCAL_IDP_PASSWORD'}`,
+      )
+    }
+    console.log(lines.join('\n'))
+  }
+
+  let stopping = false
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(sig, async () => {
+      if (stopping) return
+      stopping = true
+      log.info('shutting down', { signal: sig })
+      // Audits in flight are handed back and scans finish within seconds; should a step hang, leave anyway
+      // before the orchestrator's SIGKILL (30 s by default), so the exit is at least logged. What was not
+      // handed back is taken over from the pending list.
+      setTimeout(() => {
+        log.error('shutdown took too long; exiting')
+        process.exit(1)
+      }, 25_000).unref()
+      await running.stop()
+      process.exit(0)
+    })
+  }
 }
 
-if (running.url) {
-  // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
-  // compare them with the URL they were given.
-  const base = config.BASE_URL || config.PORT !== 0 ? config.baseUrl : running.url
-  // Secrets are printed only to a person at a terminal: where stdout is collected (a log, CI, a
-  // supervisor) the banner says where they are instead.
-  const show = process.stdout.isTTY === true
-  const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
-  if (running.localKey) {
-    // Embedded default: the local user's key, the same at every start until it is revoked or regenerated.
-    const key = running.localKey
-    const shown = show ? key.plaintext : `$(cat ${key.path})`
-    lines.push(
-      show ? `  API key:      ${key.plaintext}` : `  API key:      in ${key.path} (readable by its owner only)`,
-      ``,
-      `Try it:`,
-      `  curl -s ${running.url}/api/mcp -H "Authorization: Bearer ${shown}" \\`,
-      `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
-      `    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_account","arguments":{}}}'`,
-    )
-  }
-  if (running.localSignIn) {
-    const { issuer, user, password, passwordFile } = running.localSignIn
-    lines.push(
-      ``,
-      `Dashboard:      ${config.baseUrl}/dashboard`,
-      `  sign in at the local identity provider (${issuer}) as ${user}`,
-      `  password:     ${show ? password : passwordFile ? `in ${passwordFile}` : 'as set in LOCAL_IDP_PASSWORD'}`,
-    )
-  }
-  console.log(lines.join('\n'))
-}
-
-let stopping = false
-for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(sig, async () => {
-    if (stopping) return
-    stopping = true
-    log.info('shutting down', { signal: sig })
-    // Audits in flight are handed back and scans finish within seconds; should a step hang, leave anyway
-    // before the orchestrator's SIGKILL (30 s by default), so the exit is at least logged. What was not
-    // handed back is taken over from the pending list.
-    setTimeout(() => {
-      log.error('shutdown took too long; exiting')
-      process.exit(1)
-    }, 25_000).unref()
-    await running.stop()
-    process.exit(0)
-  })
-}
+if (import.meta.main) await runService()

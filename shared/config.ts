@@ -165,20 +165,25 @@ const list = (s: string) =>
     .map((x) => x.trim().toLowerCase())
     .filter(Boolean)
 
-/** Parses the environment once; throws ConfigError naming every bad field. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const props = ConfigSchema.properties as Record<string, TSchema>
+type Env = Record<string, string | undefined>
+
+/** The fields of `schema` read from `env` (an empty value counts as unset), with defaults and conversions, and every problem. */
+function readEnv<S extends TSchema>(schema: S, env: Env): { parsed: Static<S>; problems: string[] } {
   const raw: Record<string, unknown> = {}
-  for (const key of Object.keys(props)) {
+  for (const key of Object.keys((schema as unknown as { properties: Record<string, TSchema> }).properties)) {
     const v = env[key]
     if (v !== undefined && v !== '') raw[key] = v
   }
-  const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>
-  const converted = Value.Convert(ConfigSchema, withDefaults)
-  const problems = [...Value.Errors(ConfigSchema, converted)].map(
+  const converted = Value.Convert(schema, Value.Default(schema, raw))
+  const problems = [...Value.Errors(schema, converted)].map(
     (e) => `${e.path.slice(1) || '(root)'}: ${e.message} (got ${JSON.stringify(raw[e.path.slice(1)])})`,
   )
-  const parsed = converted as Static<typeof ConfigSchema>
+  return { parsed: converted as Static<S>, problems }
+}
+
+/** Parses the environment once; throws ConfigError naming every bad field. `overrides` win over `env` (an entry point's fixed role). */
+export function loadConfig(env: Env = process.env, overrides: Env = {}): Config {
+  const { parsed, problems } = readEnv(ConfigSchema, { ...env, ...overrides })
   let baseUrl = parsed.BASE_URL || `http://localhost:${parsed.PORT}`
   try {
     const u = new URL(baseUrl)
@@ -197,14 +202,48 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /** For entry points: the configuration, or every bad field on stderr and exit status 2. */
-export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfigOrExit(overrides: Env = {}, env: Env = process.env): Config {
+  return orExit(() => loadConfig(env, overrides))
+}
+
+function orExit<T>(load: () => T): T {
   try {
-    return loadConfig(env)
+    return load()
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e
     console.error(e.message)
     process.exit(2)
   }
+}
+
+/** `server/cron-caller.ts`, the scheduler of docker-compose.yml and of the CronJobs: whom to call, with what, how often. */
+export const CronCallerSchema = Type.Object({
+  API_URL: Str('http://api:8787', 'Base URL of the api whose /api/cron/* jobs are called.'),
+  CRON_SECRET: Str('', "The api's CRON_SECRET (16 characters or more).", { minLength: 16 }),
+  CRON_EVERY_S: Int(300, 30, 86_400, 'Seconds between two rounds of calls.'),
+})
+export type CronCallerConfig = Static<typeof CronCallerSchema>
+
+/** `server/local-idp.ts`: the development OpenID provider run on its own (docker-compose.yml). Never for production. */
+export const LocalIdpSchema = Type.Object({
+  LOCAL_IDP_HOST: Str('0.0.0.0', 'Address the provider binds to.'),
+  LOCAL_IDP_PORT: Int(8790, 0, 65535, 'Port the provider listens on.'),
+  LOCAL_IDP_ISSUER: Str('', 'Its issuer URL. Empty: http://localhost:LOCAL_IDP_PORT.'),
+  LOCAL_IDP_USER: Str('dev@localhost', 'The one development user.'),
+  LOCAL_IDP_PASSWORD: Str('', "The development user's password (8 characters or more).", { minLength: 8 }),
+  OIDC_CLIENT_ID: Str('appaudit-dashboard', "The dashboard's client id."),
+  OIDC_CLIENT_SECRET: Str('', "The dashboard's client secret."),
+  BASE_URL: Str('http://localhost:8787', "The dashboard's base URL, for its sign-in callback."),
+})
+export type LocalIdpConfig = Static<typeof LocalIdpSchema>
+
+/** A side program's configuration (CronCallerSchema, LocalIdpSchema), or every bad field on stderr and exit status 2. */
+export function loadToolConfigOrExit<S extends TSchema>(schema: S, env: Env = process.env): Static<S> {
+  return orExit(() => {
+    const { parsed, problems } = readEnv(schema, env)
+    if (problems.length) throw new ConfigError(problems)
+    return parsed
+  })
 }
 
 /** One line of doc per field, for the README and --help. */

@@ -135,7 +135,8 @@ export class Workspace {
       ['commit.gpgSign', 'false'],
     ]
     const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      // git finds its helpers by its exec path; PATH is only for what a helper might start.
+      PATH: '/usr/local/bin:/usr/bin:/bin',
       HOME: this.dir,
       GIT_TERMINAL_PROMPT: '0',
       GIT_ASKPASS: '/bin/false',

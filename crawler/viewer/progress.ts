@@ -2,7 +2,9 @@
 // URL, findings so far by severity, when it started and how many lanes it has. Sent on the viewer's frames
 // channel (relayed to every open viewer as it is) and kept in the store, so a viewer that opens shows it at
 // once. Small and at most once a second per audit, so it is sent whether or not anyone watches.
+import type { Severity } from '../../shared/checks/types.ts'
 import type { Infra } from '../../shared/infra/types.ts'
+import { SEVERITIES } from '../../shared/report/ranking.ts'
 import { VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 
 export type ViewerState = 'waiting' | 'crawling' | 'completed' | 'failed' | 'cancelled'
@@ -14,17 +16,19 @@ export interface ViewerProgress {
   pagesFailed: number
   pagesDiscovered: number
   currentUrl: string | null
-  findings: Record<'critical' | 'high' | 'medium' | 'low', number>
+  findings: Record<CountedSeverity, number>
   startedAt: string
   lanes: number
 }
 
-const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const
+/** The severities the viewer counts: every one but info. */
+const COUNTED = SEVERITIES.filter((s): s is CountedSeverity => s !== 'info')
+type CountedSeverity = Exclude<Severity, 'info'>
 
 /** Distinct failing or warning checks, counted by severity (info findings are not counted). */
 export function severityCounts(failing: Map<string, string>): ViewerProgress['findings'] {
   const out = { critical: 0, high: 0, medium: 0, low: 0 }
-  for (const s of failing.values()) if ((SEVERITIES as readonly string[]).includes(s)) out[s as keyof typeof out]++
+  for (const s of failing.values()) if ((COUNTED as readonly string[]).includes(s)) out[s as CountedSeverity]++
   return out
 }
 

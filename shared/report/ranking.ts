@@ -2,6 +2,9 @@
 // is, what a reader looks at first, and the impact order advice and findings are sorted by.
 import type { CheckStatus, Severity } from '../checks/types.ts'
 
+/** Every severity, most severe first. */
+export const SEVERITIES: readonly Severity[] = ['critical', 'high', 'medium', 'low', 'info']
+
 /** Higher is more severe. */
 export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 4, high: 3, medium: 2, low: 1, info: 0 }
 

@@ -1,6 +1,7 @@
 // Draws the report view. Everything a report carries (titles, URLs, evidence) comes from the scanned site
 // and is attacker-controlled, so it only ever reaches the page through textContent: no innerHTML, no
 // attribute built from report data, no links (a URL is shown as text, never navigated to).
+import { SEVERITIES } from '../../../shared/report/ranking.ts'
 import { evidenceText, type ViewFinding, type ViewModel, type ViewPage } from './model.ts'
 
 /** At most this many findings and pages are drawn; the rest are counted. */
@@ -16,9 +17,9 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
 }
 
 /** Class names come from a fixed list, never from the report. */
-const SEVERITIES = new Set(['critical', 'high', 'medium', 'low', 'info'])
+const SEVERITY_NAMES: ReadonlySet<string> = new Set(SEVERITIES)
 const STATUSES = new Set(['pass', 'fail', 'warn', 'info', 'skipped', 'error'])
-const severityClass = (s: string) => (SEVERITIES.has(s) ? `sev sev-${s}` : 'sev')
+const severityClass = (s: string) => (SEVERITY_NAMES.has(s) ? `sev sev-${s}` : 'sev')
 const statusClass = (s: string) => (STATUSES.has(s) ? `status status-${s}` : 'status')
 const gradeClass = (g: string) => {
   const letter = g.charAt(0)
