@@ -12,6 +12,7 @@ import { ExposureService } from './data-exposure/service.ts'
 import { FindingsService } from './findings/service.ts'
 import { MonitorService } from './monitors/service.ts'
 import { PatchService } from './patches/service.ts'
+import { RateLimiter } from './http/rate-limit.ts'
 import { ReportsService } from './reports/service.ts'
 import { ScanService } from './scans/service.ts'
 import { dnsServersFromConfig, VerificationService } from './verification/service.ts'
@@ -52,7 +53,7 @@ export function createServices(config: Config, db: Database, infra: Infra, log: 
     exposure: new ExposureService({ sql: db.sql, config }),
     monitors: new MonitorService({ config, db, infra, log }),
     reports: new ReportsService({ config, db, kv: infra.kv, findings }),
-    patches: new PatchService({ config, db, log }),
+    patches: new PatchService({ config, db, log, limiter: new RateLimiter(infra.kv) }),
     directoryRuns: new DirectoryRunService({ config, db, infra, log, audits }),
   }
 }

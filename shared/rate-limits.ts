@@ -16,6 +16,8 @@ export const RATE_LIMITS = {
    * after its last use, so the sessions a credential keeps alive are bounded by this and by its request rate.
    */
   mcpSessions: { limit: 100, windowSeconds: 3_600 },
+  /** Repository connects (each runs git against a host the caller chose), per account. */
+  repositoryConnect: { limit: 20, windowSeconds: 3_600 },
 } as const satisfies Record<string, RateLimit>
 
 export type RateLimitName = keyof typeof RATE_LIMITS

@@ -68,6 +68,9 @@ export async function repositoryPanel(patches: PatchService | null, accountId: s
   return { available: true, connection: await patches.connection(accountId) }
 }
 
+/** The status a refused connect answers with, by error code. */
+const REFUSAL_STATUS: Partial<Record<string, number>> = { invalid_params: 400, plan_required: 403, rate_limited: 429 }
+
 const backToSettings = () =>
   new Response(null, { status: 303, headers: { location: '/dashboard/settings#repository', 'cache-control': 'no-store' } })
 
@@ -95,7 +98,7 @@ export function repositoryRoutes(d: RepositoryRouteDeps) {
           return backToSettings()
         } catch (e) {
           if (!isAppError(e)) throw e
-          return refuse(e.code === 'invalid_params' ? 400 : 500, e.message)
+          return refuse(REFUSAL_STATUS[e.code] ?? 500, e.message)
         }
       },
       { parse: 'none' },

@@ -15,6 +15,7 @@ import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { type FileEdit, isSafePath, type RepoView } from './builder.ts'
 import { errorMessage } from '../../shared/errors.ts'
+import { readCappedText } from '../../shared/lib/http-body.ts'
 
 export class GitError extends Error {
   constructor(
@@ -32,7 +33,19 @@ export interface RepoTarget {
   baseBranch: string
 }
 
-const GIT_TIMEOUT_MS = 60_000
+/**
+ * How long git may take. A whole command (clone, push, ls-remote) is killed after `commandMs`, with every
+ * process it started (git runs its transport helpers, git-remote-http, as children: the whole process group
+ * goes); a transfer slower than `lowSpeedBytes` a second for `lowSpeedSeconds` is abandoned by git itself
+ * (http.lowSpeedLimit/lowSpeedTime), so a host that trickles bytes fails in seconds, not at the deadline.
+ */
+export interface GitLimits {
+  commandMs: number
+  lowSpeedBytes: number
+  lowSpeedSeconds: number
+}
+
+export const GIT_LIMITS: GitLimits = { commandMs: 60_000, lowSpeedBytes: 1_000, lowSpeedSeconds: 20 }
 const MAX_FILES = 20_000
 const MAX_FILE_BYTES = 512 * 1024
 const REPO_PART = /^[A-Za-z0-9._-]{1,100}$/
@@ -80,13 +93,16 @@ export class Workspace {
   readonly dir: string
   private proxy: EgressProxy | null = null
 
-  private constructor(private readonly target: RepoTarget) {
+  private constructor(
+    private readonly target: RepoTarget,
+    private readonly limits: GitLimits,
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), 'appaudit-patch-'))
   }
 
   /** Clones the repository's base branch (depth 1). Always close() the workspace. */
-  static async open(target: RepoTarget, policy: EgressPolicy): Promise<Workspace> {
-    const ws = new Workspace(target)
+  static async open(target: RepoTarget, policy: EgressPolicy, limits = GIT_LIMITS): Promise<Workspace> {
+    const ws = new Workspace(target, limits)
     try {
       ws.proxy = await startEgressProxy(policy)
       await ws.git(['clone', '--quiet', '--depth', '1', '--single-branch', '--branch', target.baseBranch, '--', target.url, 'repo'], ws.dir)
@@ -101,8 +117,12 @@ export class Workspace {
    * Checks that the URL and token reach the repository (git ls-remote through the egress proxy) and returns
    * its default branch. Nothing is cloned.
    */
-  static async probe(target: Omit<RepoTarget, 'baseBranch'>, policy: EgressPolicy): Promise<{ defaultBranch: string }> {
-    const ws = new Workspace({ ...target, baseBranch: 'main' })
+  static async probe(
+    target: Omit<RepoTarget, 'baseBranch'>,
+    policy: EgressPolicy,
+    limits = GIT_LIMITS,
+  ): Promise<{ defaultBranch: string }> {
+    const ws = new Workspace({ ...target, baseBranch: 'main' }, limits)
     try {
       ws.proxy = await startEgressProxy(policy)
       const out = await ws.git(['ls-remote', '--symref', '--', target.url, 'HEAD'], ws.dir)
@@ -125,6 +145,8 @@ export class Workspace {
       ['http.extraHeader', `Authorization: Basic ${basic}`],
       ['http.proxy', this.proxy!.url],
       ['http.followRedirects', 'false'],
+      ['http.lowSpeedLimit', String(this.limits.lowSpeedBytes)],
+      ['http.lowSpeedTime', String(this.limits.lowSpeedSeconds)],
       ['core.hooksPath', '/dev/null'],
       ['credential.helper', ''],
       ['protocol.allow', 'never'],
@@ -154,30 +176,59 @@ export class Workspace {
     return env
   }
 
-  /** Runs git; a failure is a GitError whose message never holds the token. */
+  /**
+   * Runs git; a failure is a GitError whose message never holds the token. git runs in a process group of
+   * its own, and at the deadline the whole group is killed and the call fails at once, whatever its pipes do
+   * (a helper that outlived git would otherwise hold stdout open).
+   */
   async git(args: string[], cwd = this.repoDir): Promise<string> {
-    const p = Bun.spawn(['git', ...args], { cwd, env: this.env(), stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
-    const timer = setTimeout(() => p.kill(), GIT_TIMEOUT_MS)
+    const p = Bun.spawn(['git', ...args], {
+      cwd,
+      env: this.env(),
+      stdout: 'pipe',
+      stderr: 'pipe',
+      stdin: 'ignore',
+      detached: true,
+    })
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        killGroup(p.pid)
+        reject(new GitError(`git ${args[0]}: the host did not finish within ${Math.round(this.limits.commandMs / 1000)} s`))
+      }, this.limits.commandMs)
+    })
     try {
-      const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
-      if (code !== 0) {
-        // An HTTP 401 makes git ask for a user name, which GIT_ASKPASS=/bin/false refuses: say what happened.
-        if (/could not read (Username|Password)|askpass|Authentication failed/i.test(err))
-          throw new GitError(
-            `git ${args[0]}: the host refused the token (HTTP 401); check that it is valid and may read and push this repository`,
-            'repository_refused',
-          )
-        const line =
-          this.scrub(err)
-            .split('\n')
-            .find((l) => /fatal|error|denied|rejected|refused|403|401|404/i.test(l)) ?? 'git failed'
-        const refused = /40[13]|denied|authenticat|rejected|refused/i.test(err)
-        throw new GitError(`git ${args[0]}: ${line.trim().slice(0, 300)}`, refused ? 'repository_refused' : 'repository_unreachable')
-      }
+      const [out, err, code] = await Promise.race([
+        Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]),
+        deadline,
+      ])
+      if (code !== 0) throw this.failure(args[0]!, err)
       return out
     } finally {
       clearTimeout(timer)
+      // Whatever git left behind (a helper still connected) goes with it.
+      killGroup(p.pid)
     }
+  }
+
+  /** What a failed git command says, without the token. */
+  private failure(command: string, err: string): GitError {
+    // An HTTP 401 makes git ask for a user name, which GIT_ASKPASS=/bin/false refuses: say what happened.
+    if (/could not read (Username|Password)|askpass|Authentication failed/i.test(err))
+      return new GitError(
+        `git ${command}: the host refused the token (HTTP 401); check that it is valid and may read and push this repository`,
+        'repository_refused',
+      )
+    if (/too slow|low speed|Operation too slow/i.test(err))
+      return new GitError(
+        `git ${command}: the host sent less than ${this.limits.lowSpeedBytes} bytes a second for ${this.limits.lowSpeedSeconds} s`,
+      )
+    const line =
+      this.scrub(err)
+        .split('\n')
+        .find((l) => /fatal|error|denied|rejected|refused|403|401|404/i.test(l)) ?? 'git failed'
+    const refused = /40[13]|denied|authenticat|rejected|refused/i.test(err)
+    return new GitError(`git ${command}: ${line.trim().slice(0, 300)}`, refused ? 'repository_refused' : 'repository_unreachable')
   }
 
   private scrub(s: string): string {
@@ -268,7 +319,7 @@ export class Workspace {
     } catch (e) {
       throw new GitError(`the pull request could not be opened: ${this.scrub(errorMessage(e)).slice(0, 200)}`, 'pull_request_failed')
     }
-    const text = (await res.text().catch(() => '')).slice(0, 64 * 1024)
+    const text = (await readCappedText(res.body, 64 * 1024).catch(() => ({ text: '' }))).text
     if (res.status !== 201) {
       let msg = ''
       try {
@@ -292,4 +343,11 @@ export class Workspace {
     await this.proxy?.stop().catch(() => {})
     rmSync(this.dir, { recursive: true, force: true })
   }
+}
+
+/** Kills a process group (git and every helper it started); a group already gone is no error. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {}
 }

@@ -5,7 +5,7 @@
 // States: queued -> running -> ready | pr_opened | failed, read at /api/patches/{id}; the tool waits for
 // the job up to PATCH_WAIT_MS and answers the state it reached.
 import type { Config } from '../../shared/config.ts'
-import type { Principal } from '../../shared/db/accounts.ts'
+import { getAccount, type Plan, type Principal } from '../../shared/db/accounts.ts'
 import { getAudit } from '../../shared/db/audits.ts'
 import type { Database, Sql } from '../../shared/db/index.ts'
 import { getScan } from '../../shared/db/scans.ts'
@@ -24,7 +24,10 @@ import {
   platformFromRepo,
   type RepoView,
 } from './builder.ts'
+import type { RateLimiter } from '../http/rate-limit.ts'
+import { planIncludes } from '../mcp/tools/plans.ts'
 import { unifiedDiff } from './diff.ts'
+import { JobSlots } from './slots.ts'
 import { GitError, isSafeBranch, parseRepoUrl, Workspace } from './git.ts'
 import {
   deleteConnection,
@@ -41,13 +44,19 @@ import {
 export const PATCH_LIMITS = {
   /** Patches queued or running at once per account. */
   inFlightPerAccount: 3,
-  /** Jobs one api process runs at once (clone, push, API call). */
+  /** Jobs with a repository (clone, push, API call) one api process runs at once. */
   jobsPerProcess: 4,
+  /** Of those, how many one account may hold: a slow host holds its own account's slot only. */
+  jobsPerAccount: 1,
+
   /** How long create_patch waits for its job before answering the state it reached. */
   waitMs: 45_000,
   /** Largest diff kept; a larger one fails the patch. */
   maxDiffBytes: 256 * 1024,
 } as const
+
+/** The plan create_patch needs, and so connecting a repository. */
+export const CREATE_PATCH_PLAN: Plan = 'scale'
 
 /** The purpose a repository token is sealed for (bound as AES-GCM additional data). */
 export const tokenPurpose = (accountId: string) => `repo-token:${accountId}`
@@ -61,11 +70,10 @@ export interface CreatePatchInput {
 }
 
 export class PatchService {
-  private running = 0
-  private waiting: Array<() => void> = []
+  private readonly slots = new JobSlots(PATCH_LIMITS.jobsPerProcess, PATCH_LIMITS.jobsPerAccount)
   readonly box: SecretBox | null
 
-  constructor(private deps: { config: Config; db: Database; log: Logger }) {
+  constructor(private deps: { config: Config; db: Database; log: Logger; limiter?: RateLimiter }) {
     this.box = SecretBox.fromConfig(deps.config)
   }
 
@@ -86,6 +94,7 @@ export class PatchService {
     if (!TOKEN.test(token)) throw new AppError('invalid_params', 'The token must be 8 to 4096 printable characters without spaces.')
     if (raw.baseBranch !== undefined && (typeof raw.baseBranch !== 'string' || !isSafeBranch(raw.baseBranch)))
       throw new AppError('invalid_params', 'baseBranch is not a branch name.')
+    await this.admitConnect(accountId)
     const url = parsed.url.href.replace(/\/+$/, '')
     let defaultBranch: string
     try {
@@ -103,6 +112,25 @@ export class PatchService {
     })
     this.deps.log.info('repository connected', { accountId, repositoryId: saved.id, host: parsed.url.host })
     return saved
+  }
+
+  /**
+   * A connect runs git against a host the caller chose, so it is for accounts whose plan can use a
+   * repository (create_patch's plan), and a few an hour per account.
+   */
+  private async admitConnect(accountId: string): Promise<void> {
+    const account = await getAccount(this.deps.db.sql, accountId)
+    if (!account || !planIncludes(account.plan, CREATE_PATCH_PLAN))
+      throw new AppError(
+        'plan_required',
+        `Pull requests from create_patch need the ${CREATE_PATCH_PLAN} plan; this account is on ${account?.plan ?? 'no plan'}.`,
+        { requiredPlan: CREATE_PATCH_PLAN },
+      )
+    const decision = await this.deps.limiter?.hit('repositoryConnect', accountId)
+    if (decision && !decision.ok)
+      throw new AppError('rate_limited', 'Too many repository connects from this account; try again later.', {
+        retryAfter: decision.retryAfterSeconds,
+      })
   }
 
   async disconnect(accountId: string): Promise<boolean> {
@@ -140,7 +168,9 @@ export class PatchService {
           limit: PATCH_LIMITS.inFlightPerAccount,
         },
       )
-    const job = this.slot(() => this.run(patch.id, accountId, source, input.platform, repo))
+    // Only a job that talks to a repository host waits for a slot; one without a repository is local work.
+    const run = () => this.run(patch.id, accountId, source, input.platform, repo)
+    const job = repo ? this.slots.run(accountId, run) : run()
     await Promise.race([job, new Promise((r) => setTimeout(r, wait).unref?.())])
     return this.view((await getPatch(db.sql, accountId, patch.id))!)
   }
@@ -152,17 +182,6 @@ export class PatchService {
 
   view(p: PatchRow) {
     return patchView(p, this.deps.config.baseUrl)
-  }
-
-  private async slot<T>(f: () => Promise<T>): Promise<T> {
-    while (this.running >= PATCH_LIMITS.jobsPerProcess) await new Promise<void>((r) => this.waiting.push(r))
-    this.running++
-    try {
-      return await f()
-    } finally {
-      this.running--
-      this.waiting.shift()?.()
-    }
   }
 
   /** The findings a patch fixes, from a completed scan or audit of this account. */

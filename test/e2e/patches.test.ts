@@ -6,6 +6,7 @@
 // stand-in of GitHub's REST API; GET /api/patches/{id} for the session only; and the token never appearing
 // in the service's logs, the database, error messages or the pull request.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { RATE_LIMITS } from '../../shared/rate-limits.ts'
 import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -266,6 +267,16 @@ describe('a connected repository', () => {
     expect(await svc.running.services.db.sql`SELECT 1 FROM repo_connections`).toHaveLength(0)
   })
 
+  test('an account whose plan cannot open pull requests is refused before git runs', async () => {
+    const refusedBefore = git.refused
+    const res = await dashboardForm('/dashboard/repository', { csrf, url: repoUrl, token: TOKEN })
+    expect(res.status).toBe(403)
+    expect(await res.text()).toContain('need the scale plan; this account is on free')
+    expect(git.refused).toBe(refusedBefore)
+    expect(await svc.running.services.db.sql`SELECT 1 FROM repo_connections`).toHaveLength(0)
+    await svc.running.services.db.sql`UPDATE accounts SET plan = 'scale' WHERE id = ${accountId}`
+  })
+
   test('a token the host refuses is not stored, and the page says why without echoing it', async () => {
     const refusedBefore = git.refused
     const res = await dashboardForm('/dashboard/repository', { csrf, url: repoUrl, token: WRONG_TOKEN })
@@ -445,5 +456,21 @@ describe('a connected repository', () => {
     expect(r.status).toBe('ready')
     expect(r.pullRequest).toBeUndefined()
     expect(api.calls).toHaveLength(calls)
+  })
+
+  test('repository connects are rate-limited per account: once refused, git is not run again', async () => {
+    const limit = RATE_LIMITS.repositoryConnect.limit
+    let refusedAt = -1
+    for (let i = 0; i <= limit && refusedAt < 0; i++) {
+      const res = await dashboardForm('/dashboard/repository', { csrf, url: repoUrl, token: WRONG_TOKEN })
+      if (res.status === 429) refusedAt = i
+      else expect(res.status).toBe(400)
+    }
+    expect(refusedAt).toBeGreaterThanOrEqual(0)
+    const before = git.refused
+    const res = await dashboardForm('/dashboard/repository', { csrf, url: repoUrl, token: WRONG_TOKEN })
+    expect(res.status).toBe(429)
+    expect(await res.text()).toContain('Too many repository connects')
+    expect(git.refused).toBe(before)
   })
 })

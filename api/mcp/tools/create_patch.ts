@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { PATCH_PLATFORMS } from '../../patches/builder.ts'
+import { CREATE_PATCH_PLAN } from '../../patches/service.ts'
 import { creates, defineTool } from './types.ts'
 import { ErrorInfo, Id, Nullable, strict, When } from './schemas.ts'
 
@@ -31,7 +32,7 @@ export const createPatch = defineTool({
     'the platform: vercel.json, netlify.toml/_headers, next.config headers(), nginx, Apache .htaccess, Cloudflare _headers, or ' +
     'Express middleware. Lists what configuration cannot fix and why. With a repository connected in the dashboard, pushes a ' +
     'branch and opens a pull request. Waits up to 45 s; status is queued, running, ready, pr_opened or failed, also at watch.',
-  plan: 'scale',
+  plan: CREATE_PATCH_PLAN,
   annotations: creates('Create a patch'),
   input: Type.Object(
     {
