@@ -1,6 +1,8 @@
 // Redirect URIs: what may be registered, and when one sent to /oauth/authorize matches a registered one.
 // Rules enforced:
 //   - absolute URI, no fragment (RFC 6749 3.1.2), at most 2000 characters;
+//   - no user name or password (https://trusted.example@evil.example/ shows a host that is not the one
+//     the browser goes to);
 //   - https for any host; http only for loopback hosts (RFC 8252 7.3, RFC 9700 4.1.1);
 //   - otherwise only private-use schemes of native apps: reverse-domain ones (com.example.app:/, RFC 8252
 //     7.1) and a short list of MCP clients' own (cursor://, vscode://); anything else is refused, so no
@@ -32,6 +34,7 @@ export function redirectUriProblem(raw: unknown): string | null {
     return `${raw} is not an absolute URI`
   }
   if (raw.includes('#')) return `${raw} must not contain a fragment`
+  if (u.username || u.password) return `${raw} must not carry a user name or password`
   if (u.protocol === 'https:') return u.hostname ? null : `${raw} has no host`
   if (u.protocol === 'http:')
     return isLoopbackHttp(u) ? null : `${raw}: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https`

@@ -1,6 +1,7 @@
 // POST /oauth/register: RFC 7591 dynamic client registration. Rules enforced:
 //   - the body is a JSON object with client_name (1-200 characters) and redirect_uris (1-20), else
-//     invalid_client_metadata;
+//     invalid_client_metadata; client_name holds no control or bidirectional formatting characters (a
+//     right-to-left override would make the consent page show a name other than the one registered);
 //   - every redirect URI passes redirect-uris.ts, else invalid_redirect_uri;
 //   - token_endpoint_auth_method, when sent, is none: public clients only, no secret is ever issued;
 //   - grant_types and response_types, when sent, include authorization_code and code (the only ones
@@ -13,6 +14,9 @@ import type { Sql } from '../../shared/db/index.ts'
 import { oauthError, type OAuthError } from './errors.ts'
 import { RegisterRequest, type RegisteredClient } from './model.ts'
 import { redirectUriProblem } from './redirect-uris.ts'
+
+/** Control characters (C0, C1) and the bidirectional formatting ones (LRM, RLM, ALM, embeddings, overrides, isolates). */
+const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 
 export async function register(sql: Sql, body: unknown): Promise<RegisteredClient | OAuthError> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
@@ -37,6 +41,8 @@ export async function register(sql: Sql, body: unknown): Promise<RegisteredClien
     return oauthError('invalid_client_metadata', 'response_types must include code')
   const clientName = b.client_name.trim()
   if (!clientName) return oauthError('invalid_client_metadata', 'client_name must not be blank')
+  if (HIDDEN_CHARACTERS.test(clientName))
+    return oauthError('invalid_client_metadata', 'client_name must not contain control or bidirectional formatting characters')
   const client = await createClient(sql, clientName, [...new Set(b.redirect_uris)])
   return {
     client_id: client.id,

@@ -2,6 +2,8 @@
 import { describe, expect, test } from 'bun:test'
 import { s256, verifierMatches } from '../../../api/oauth/pkce.ts'
 import { matchRedirectUri, redirectDisplay, redirectUriProblem } from '../../../api/oauth/redirect-uris.ts'
+import { register } from '../../../api/oauth/register.ts'
+import type { Sql } from '../../../shared/db/index.ts'
 
 describe('PKCE S256', () => {
   test('matches the example of RFC 7636 appendix B', () => {
@@ -41,6 +43,23 @@ describe('redirect URIs', () => {
     expect(redirectUriProblem('com.example.app:/oauth2redirect')).toBeNull()
     for (const bad of ['javascript://x/%0aalert(1)', 'file:///etc/passwd', 'vbscript:x', 'blob:https://a/b', 'http://10.0.0.1/cb']) {
       expect(redirectUriProblem(bad)).not.toBeNull()
+    }
+  })
+
+  test('a redirect URI with a user name or password is refused (it shows a host that is not the destination)', () => {
+    for (const bad of ['https://trusted.example@evil.example/cb', 'https://u:p@app.example/cb', 'http://x@127.0.0.1/cb']) {
+      expect(redirectUriProblem(bad)).toContain('must not carry a user name or password')
+    }
+  })
+
+  test('a client name with control or bidirectional formatting characters is refused at registration', async () => {
+    const noDatabase = null as unknown as Sql
+    for (const name of ['Good\u202eTNEGA', 'a\u2066b', 'tab\there', 'nul\u0000', 'rlm\u200f']) {
+      const r = await register(noDatabase, { client_name: name, redirect_uris: ['https://app.example/cb'] })
+      expect(r).toEqual({
+        error: 'invalid_client_metadata',
+        description: 'client_name must not contain control or bidirectional formatting characters',
+      })
     }
   })
 
