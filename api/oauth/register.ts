@@ -16,7 +16,7 @@ import { RegisterRequest, type RegisteredClient } from './model.ts'
 import { redirectUriProblem } from './redirect-uris.ts'
 
 /** Control characters (C0, C1) and the bidirectional formatting ones (LRM, RLM, ALM, embeddings, overrides, isolates). */
-const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+const HIDDEN_CHARACTERS = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u
 
 export async function register(sql: Sql, body: unknown): Promise<RegisteredClient | OAuthError> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
