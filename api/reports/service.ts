@@ -129,6 +129,13 @@ export class ReportsService {
     }
     const { model } = await this.load(principal, id)
     const writer = WRITERS[req.format]
+    const identity = { accountId: principal.account.id, reportId: model.id, format: req.format, version: pkg.version }
+    // A large export of this report stored in the last hour is handed out again, not built again.
+    const reused = await this.exports.reuse(identity)
+    if (reused) {
+      const { token, expiresAt, bytes, filename } = reused
+      return { format: req.format, mediaType: writer.mediaType, filename, bytes, url: this.exportUrl(token), expiresAt }
+    }
     const content = writer.write(model, { baseUrl: this.deps.config.baseUrl, version: pkg.version })
     const answer = {
       format: req.format,
@@ -137,11 +144,15 @@ export class ReportsService {
       bytes: Buffer.byteLength(content, 'utf8'),
     }
     if (answer.bytes <= (this.deps.inlineBytes ?? INLINE_EXPORT_BYTES)) return { ...answer, content }
-    const stored = await this.exports.put({
+    const stored = await this.exports.put(identity, {
       mediaType: `${writer.mediaType}; charset=utf-8`,
       filename: answer.filename,
       content,
     })
-    return { ...answer, url: `${this.deps.config.baseUrl}/api/exports/${stored.token}`, expiresAt: stored.expiresAt }
+    return { ...answer, url: this.exportUrl(stored.token), expiresAt: stored.expiresAt }
+  }
+
+  private exportUrl(token: string): string {
+    return `${this.deps.config.baseUrl}/api/exports/${token}`
   }
 }

@@ -16,6 +16,8 @@ type Args = Record<string, unknown>
 
 const HOSTILE = '<script>alert("pwned")</script>'
 const INLINE_LIMIT = 12 * 1024
+/** The one check whose result depends on the machine's speed (time to first byte, load event). */
+const MACHINE_TIMED = 'perf-timing'
 
 /** A one-page site whose response headers the test changes between scans; the CSP carries HOSTILE. */
 function headerSite(initial: Record<string, string>): Site & { set(h: Record<string, string>): void } {
@@ -121,11 +123,16 @@ describe('compare_scans', () => {
 
   test('two scans of an unchanged site have the same fingerprints: nothing new, nothing fixed', async () => {
     const r = await ok(launch, 'compare_scans', { baseScanId: scanB.id, headScanId: scanC.id })
-    expect(r.findings.new).toEqual([])
-    expect(r.findings.fixed).toEqual([])
-    expect(r.checksChanged).toEqual([])
-    expect(r.counts.unchanged).toBe(scanC.checks.filter((c: any) => c.status === 'fail' || c.status === 'warn').length)
-    expect(r.summary).toContain(': 0 fixed, 0 new, ')
+    // perf-timing judges how fast this machine served and loaded the page, which load beside the test can
+    // change between two scans; every other check reads only what the unchanged site sent.
+    const stable = (xs: any[]) => xs.filter((x) => x.checkId !== MACHINE_TIMED)
+    expect(stable(r.findings.new)).toEqual([])
+    expect(stable(r.findings.fixed)).toEqual([])
+    expect(stable(r.checksChanged)).toEqual([])
+    const timingMoved = r.checksChanged.some((c: any) => c.checkId === MACHINE_TIMED)
+    const failing = scanC.checks.filter((c: any) => c.status === 'fail' || c.status === 'warn')
+    expect(r.counts.unchanged).toBe(failing.length - (timingMoved && failing.some((c: any) => c.id === MACHINE_TIMED) ? 1 : 0))
+    if (!timingMoved) expect(r.summary).toContain(': 0 fixed, 0 new, ')
   })
 
   test("refuses another app's scan, and answers not_found for an unknown id or another account's", async () => {
@@ -218,7 +225,10 @@ describe('export_report', () => {
   test('SARIF fingerprints are identical across exports of two scans with the same findings', async () => {
     const fingerprints = async (scanId: string) => {
       const log = JSON.parse((await exportText({ scanId, format: 'sarif' })).text)
-      return log.runs[0].results.map((r: any) => r.partialFingerprints['appauditFingerprint/v1']).sort()
+      return log.runs[0].results
+        .filter((r: any) => r.ruleId !== MACHINE_TIMED)
+        .map((r: any) => r.partialFingerprints['appauditFingerprint/v1'])
+        .sort()
     }
     const [b, c, a] = await Promise.all([fingerprints(scanB.id), fingerprints(scanC.id), fingerprints(scanA.id)])
     expect(b.length).toBeGreaterThan(3)
