@@ -20,6 +20,7 @@ import { CORS_EXPOSE, corsPreflight, withCors } from '../http/cors.ts'
 import type { RateLimiter } from '../http/rate-limit.ts'
 import { type LimitDecision, RequestLimiter } from '../http/request-limit.ts'
 import { readRequestText } from '../../shared/lib/http-body.ts'
+import { jsonShapeProblem, MCP_JSON_SHAPE } from '../../shared/lib/json-shape.ts'
 import type { Services } from '../services.ts'
 import { claimResume, followStream, McpEventStore, resumableStream } from './events.ts'
 import { createMcpServer, TOOL_LIST_JSON } from './server.ts'
@@ -203,6 +204,9 @@ export function createMcpHandler(services: Services, auth: BearerAuth, limiter: 
     if (req.method === 'POST') {
       const text = await readRequestText(req, config.MAX_BODY_BYTES)
       if (text === null) return rpcErrorResponse(413, -32600, `Request body larger than ${config.MAX_BODY_BYTES} bytes`)
+      // Before it is parsed or validated: both cost time per key of a wide object (see json-shape.ts).
+      const shape = jsonShapeProblem(text, MCP_JSON_SHAPE)
+      if (shape) return rpcErrorResponse(400, -32600, `Invalid Request: ${shape}`)
       try {
         parsedBody = JSON.parse(text)
       } catch {

@@ -14,6 +14,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
 import { Value } from '@sinclair/typebox/value'
+import type { TSchema } from '@sinclair/typebox'
 import pkg from '../../package.json' with { type: 'json' }
 import type { Principal } from '../../shared/db/accounts.ts'
 import { AppError, isAppError, errorMessage } from '../../shared/errors.ts'
@@ -72,8 +73,18 @@ function literalValues(schema: unknown): unknown[] | null {
   return anyOf.map((s) => (s as { const: unknown }).const)
 }
 
+/** The first `n` errors TypeBox finds, read lazily: its iterator is never run past them. */
+function firstErrors(schema: TSchema, value: unknown, n: number) {
+  const found = []
+  for (const e of Value.Errors(schema, value)) {
+    found.push(e)
+    if (found.length >= n) break
+  }
+  return found
+}
+
 export function validationErrors(tool: Tool, args: unknown) {
-  return [...Value.Errors(tool.input, args)].slice(0, 20).map((e) => {
+  return firstErrors(tool.input, args, 20).map((e) => {
     // TypeBox says "Expected union value" for an enum; a caller needs the values it may send.
     const allowed = literalValues(e.schema)
     const message = allowed ? `must be one of: ${allowed.map(String).join(', ')}` : e.message
@@ -154,7 +165,7 @@ async function callTool(
     const answer = structured(result)
     // Clients reject a result that does not match the declared schema: make such drift visible on our side too.
     if (!Value.Check(tool.output, answer.structuredContent)) {
-      const errors = [...Value.Errors(tool.output, answer.structuredContent)].slice(0, 5).map((x) => `${x.path} ${x.message}`)
+      const errors = firstErrors(tool.output, answer.structuredContent, 5).map((x) => `${x.path} ${x.message}`)
       services.log.error('tool result does not match its outputSchema', { tool: tool.name, errors })
     }
     return answer

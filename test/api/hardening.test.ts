@@ -423,3 +423,45 @@ describe('13. redirect URI schemes are allowed by list, not refused by list', ()
     },
   )
 })
+
+describe('14. wide JSON is refused before it is parsed or validated', () => {
+  let key: string
+  beforeAll(async () => {
+    key = await svc.key()
+  })
+  const post = (text: string) =>
+    fetch(`${svc.baseUrl}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` }, body: text })
+  const fields = (n: number) => Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')
+
+  test('a tools/call whose arguments hold 60,000 keys is -32600 naming the limit, and no tool runs', async () => {
+    const res = await post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"scan_app","arguments":{${fields(60_000)}}}}`)
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32600, message: 'Invalid Request: an object holds more than 256 keys' },
+      id: null,
+    })
+  })
+
+  test('an initialize with 60,000 keys in capabilities.experimental opens no session', async () => {
+    const res = await post(
+      `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"c","version":"1"},"capabilities":{"experimental":{${fields(60_000)}}}}}`,
+    )
+    expect(res.status).toBe(400)
+    expect(res.headers.get('mcp-session-id')).toBeNull()
+    expect((await res.json()).error.message).toContain('more than 256 keys')
+  })
+
+  test('a long array and a deep nesting are refused the same way; the same megabyte as one string is not', async () => {
+    const array = await post(
+      `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"scan_app","arguments":{"url":[${Array.from({ length: 50_000 }, (_, i) => i).join(',')}]}}}`,
+    )
+    expect((await array.json()).error.message).toBe('Invalid Request: an array holds more than 1000 items')
+    const deep = await post(`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":${'['.repeat(40)}${']'.repeat(40)}}}`)
+    expect((await deep.json()).error.message).toContain('more than 32 deep')
+    const flat = await post(
+      `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"explain_check","arguments":{"checkId":"${'x'.repeat(900_000)}"}}}`,
+    )
+    expect(flat.status).toBe(200)
+  })
+})

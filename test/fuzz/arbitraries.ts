@@ -21,8 +21,11 @@ export type BodySpec =
   | { kind: 'deep'; depth: number; style: 'array' | 'object' | 'rpc'; closed: boolean }
   /** A form with `keys` distinct keys, and one key repeated `repeat` times. */
   | { kind: 'form'; keys: number; repeat: number; prefix: string }
-  /** One JSON object with `keys` distinct keys. */
-  | { kind: 'wide'; keys: number; rpc: boolean }
+  /**
+   * One JSON object with `keys` distinct keys (or an array of `keys` items), bare or inside an MCP message:
+   * tools/list params, a tools/call's arguments, an initialize's capabilities.experimental.
+   */
+  | { kind: 'wide'; keys: number; rpc: boolean; where?: 'params' | 'arguments' | 'capabilities' | 'array' }
   /** A valid JSON-RPC tools/call padded with a long string to exactly `size` bytes (limits are checked around here). */
   | { kind: 'padded'; size: number }
 
@@ -366,8 +369,10 @@ const formBody: fc.Arbitrary<BodySpec> = fc.record({
 
 const wideBody: fc.Arbitrary<BodySpec> = fc.record({
   kind: fc.constant('wide' as const),
-  keys: fc.oneof(fc.nat(50), fc.integer({ min: 1_000, max: 10_000 })),
+  // Up to what fits in the 1 MiB body (about 90,000 short keys).
+  keys: fc.oneof(fc.nat(50), fc.integer({ min: 1_000, max: 10_000 }), fc.integer({ min: 50_000, max: 90_000 })),
   rpc: fc.boolean(),
+  where: fc.constantFrom('params' as const, 'arguments' as const, 'capabilities' as const, 'array' as const),
 })
 
 const paddedBody: fc.Arbitrary<BodySpec> = fc.record({

@@ -89,8 +89,16 @@ function bodyText(spec: BodySpec, env: Env): string | Uint8Array<ArrayBuffer> {
       return spec.prefix + parts.join('&')
     }
     case 'wide': {
-      const fields = Array.from({ length: spec.keys }, (_, i) => `"k${i}":${i}`).join(',')
-      return spec.rpc ? `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{${fields}}}` : `{${fields}}`
+      const inner =
+        spec.where === 'array'
+          ? `[${Array.from({ length: spec.keys }, (_, i) => i).join(',')}]`
+          : `{${Array.from({ length: spec.keys }, (_, i) => `"k${i}":${i}`).join(',')}}`
+      if (!spec.rpc) return inner
+      if (spec.where === 'capabilities')
+        return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"f","version":"1"},"capabilities":{"experimental":${inner}}}}`
+      if (spec.where === 'arguments' || spec.where === 'array')
+        return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"scan_app","arguments":{"url":${inner}}}}`
+      return `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${inner}}`
     }
     case 'padded': {
       const head = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explain_check","arguments":{"checkId":"'
