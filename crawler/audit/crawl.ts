@@ -287,7 +287,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
                 )
                 return
               }
-              run.sessionLostAt ??= entry.url
+              run.sessionLostAt ??= scrub(entry.url)
               log.warn('session lost; stopping the crawl', { url: scrub(entry.url) })
               run.stop('sessionLost')
               return

@@ -127,7 +127,11 @@ export function validateAuth(raw: AuditAuth, start: URL): AuditAuth {
   return out
 }
 
-/** Every secret value the credentials hold, longest first (so a value inside another is scrubbed after it). */
+/**
+ * Every secret value the credentials hold, longest first (so a value inside another is scrubbed after it):
+ * the values themselves, a bearer token alone, and the base64 of each pair of login values (a site may
+ * echo `user:password` as HTTP Basic credentials).
+ */
 export function secretsOf(auth: AuditAuth): string[] {
   const all = [
     ...(auth.cookies ?? []).map((c) => c.value),
@@ -139,17 +143,51 @@ export function secretsOf(auth: AuditAuth): string[] {
     const last = v.trim().split(/\s+/).at(-1)
     if (last && last !== v) all.push(last)
   }
+  const fields = Object.values(auth.login?.fields ?? {})
+  for (const a of fields) for (const b of fields) if (a !== b) all.push(Buffer.from(`${a}:${b}`).toString('base64'))
   return [...new Set(all.filter((s) => s.length >= AUTH_LIMITS.scrubMinChars))].sort((a, b) => b.length - a.length)
 }
 
 export const REDACTED = '[redacted]'
 
-/** Replaces every secret in a string. */
+const lowerHex = (s: string) => s.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())
+
+/**
+ * The forms a secret takes on its way through what a crawl records: percent-encoded (as a path or query
+ * part, as a form value with + for spaces, twice over; upper- and lower-case hex), HTML-escaped, escaped
+ * inside a JSON string (with \/ and \u00XX as some servers write them), and base64.
+ */
+export function encodedForms(secret: string): string[] {
+  const percent = encodeURIComponent(secret)
+  const form = new URLSearchParams({ s: secret }).toString().slice(2)
+  const uri = encodeURI(secret)
+  const html = Bun.escapeHTML(secret)
+  const json = JSON.stringify(secret).slice(1, -1)
+  const bytes = Buffer.from(secret)
+  const forms = [
+    secret,
+    ...[percent, form, uri, encodeURIComponent(percent)].flatMap((f) => [f, lowerHex(f)]),
+    html,
+    html.replaceAll('&#x27;', '&#39;'),
+    json,
+    json.replaceAll('/', '\\/'),
+    json.replace(/[<>&']/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
+    bytes.toString('base64'),
+    bytes.toString('base64').replace(/=+$/, ''),
+    bytes.toString('base64url'),
+  ]
+  return [...new Set(forms)]
+}
+
+/** Replaces every secret, in every form encodedForms() knows, in a string. */
 export function scrubber(secrets: string[]): (s: string) => string {
   if (secrets.length === 0) return (s) => s
+  const forms = [...new Set(secrets.flatMap(encodedForms))]
+    .filter((f) => f.length >= AUTH_LIMITS.scrubMinChars)
+    .sort((a, b) => b.length - a.length)
   return (s) => {
     let out = s
-    for (const secret of secrets) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED)
+    for (const form of forms) if (out.includes(form)) out = out.replaceAll(form, REDACTED)
     return out
   }
 }

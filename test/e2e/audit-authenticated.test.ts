@@ -16,6 +16,7 @@ import { startService, type TestService } from '../harness/service.ts'
 import { captureLogLines } from '../harness/logs.ts'
 import { until } from '../harness/wait.ts'
 import { startLoginSite, type LoginSite } from '../fixtures/login-site.ts'
+import { shareReport } from '../../shared/db/shares.ts'
 
 /** In every credential of this file: it must appear nowhere the service writes. */
 const SECRET = `plant${randomBytes(12).toString('hex')}`
@@ -219,6 +220,46 @@ describe('audit_authenticated', () => {
     const [n] = await svc.running.services.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audits WHERE account_id = ${accountId}`
     expect(n!.n).toBe(0)
   }, 60_000)
+
+  test('a site that echoes the credentials encoded (query, header, HTML, JSON, base64) gets them back in no output', async () => {
+    const sql = svc.running.services.db.sql
+    const runs = [
+      {
+        app: site({ echo: true }),
+        args: (a: LoginSite) => ({ cookies: [{ name: 'sid', value: a.presetSession }], headers: { Authorization: `Bearer ${a.bearer}` } }),
+      },
+      {
+        app: site({ echo: true }),
+        args: (a: LoginSite) => ({ login: { url: `${a.origin}/login`, fields: { email: a.email, password: a.password } } }),
+      },
+    ]
+    for (const { app, args } of runs) {
+      const { accountId, c } = await scaleAccount()
+      const started = await call(c, 'audit_authenticated', { url: app.url, ...args(app), options: { maxPages: 8, maxDepth: 2 } })
+      const done = await finished(c, started.auditId)
+      expect(done.status).toBe('completed')
+      // The link that carried the session id was crawled: its URL is in the report, scrubbed.
+      expect(app.requests.some((r) => r.path.startsWith('/app/list?'))).toBe(true)
+      const outputs: string[] = []
+      for (const section of ['pages', 'findings', 'checks', 'thirdParties'])
+        outputs.push(JSON.stringify(await call(c, 'get_audit', { auditId: started.auditId, section, limit: 100 })))
+      for (const format of ['html', 'sarif', 'junit', 'markdown']) {
+        const e = await call(c, 'export_report', { auditId: started.auditId, format })
+        outputs.push(e.content ?? (await (await fetch(`${svc.url}${new URL(e.url).pathname}`)).text()))
+      }
+      const share = await shareReport(sql, accountId, 'audit', started.auditId)
+      outputs.push(await (await fetch(`${svc.url}/r/${share!.slug}`)).text())
+      const urls = JSON.parse(outputs[0]!).items.map((p: { url: string }) => p.url) as string[]
+      expect(urls.some((u) => u.includes('/app/list?') && /[?&]sid=(\[redacted\]|%5Bredacted%5D)/.test(u))).toBe(!!args(app).cookies)
+      // Every form of every credential: the raw SECRET inside the percent, HTML and JSON forms, and base64.
+      const forms = [
+        SECRET,
+        ...[app.presetSession, app.bearer, `${app.email}:${app.password}`].map((v) => Buffer.from(v).toString('base64')),
+      ]
+      for (const form of forms) expect(outputs.filter((o) => o.includes(form)).length).toBe(0)
+      answers.push(...outputs)
+    }
+  }, 400_000)
 
   test('the planted secret is nowhere: not in the logs, not in any table, not in any answer', async () => {
     expect(logs.lines.length).toBeGreaterThan(10)

@@ -110,6 +110,44 @@ describe('scrubbing', () => {
     })
     expect(scrubber([])('anything')).toBe('anything')
   })
+
+  // A session id, a header and a password with the characters that encodings change.
+  const tricky: AuditAuth = {
+    cookies: [{ name: 'sid', value: 's3ss/i0n=+Zm9v' }],
+    headers: { authorization: 'Bearer t0k/en="<&>\'' },
+    login: { url: 'https://app.example.com/login', fields: { '[name="email"]': 'dev@example.test', '[name="password"]': 'p&ss w0rd/="<' } },
+  }
+  const trickyScrub = scrubber(secretsOf(tricky))
+
+  test.each([
+    ['re-serialised by URLSearchParams (a query the frontier rewrote)', (s: string) => new URLSearchParams({ s }).toString().slice(2)],
+    ['percent-encoded as a path part', (s: string) => encodeURIComponent(s)],
+    ['percent-encoded with lower-case hex', (s: string) => encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())],
+    ['percent-encoded twice', (s: string) => encodeURIComponent(encodeURIComponent(s))],
+    ['as encodeURI leaves it', (s: string) => encodeURI(s)],
+    ['HTML-escaped', (s: string) => Bun.escapeHTML(s)],
+    ['HTML-escaped with &#39;', (s: string) => Bun.escapeHTML(s).replaceAll('&#x27;', '&#39;')],
+    ['escaped inside a JSON string', (s: string) => JSON.stringify(s).slice(1, -1)],
+    ['escaped inside a JSON string with \\/', (s: string) => JSON.stringify(s).slice(1, -1).replaceAll('/', '\\/')],
+    [
+      'escaped inside a JSON string with \\u00XX',
+      (s: string) =>
+        JSON.stringify(s)
+          .slice(1, -1)
+          .replace(/[<>&']/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
+    ],
+    ['in base64', (s: string) => Buffer.from(s).toString('base64')],
+    ['in base64url', (s: string) => Buffer.from(s).toString('base64url')],
+  ])('a secret %s is scrubbed', (_, encode) => {
+    for (const secret of ['s3ss/i0n=+Zm9v', 't0k/en="<&>\'', 'p&ss w0rd/="<']) {
+      expect(trickyScrub(`<a href="/list?sid=${encode(secret)}">next</a>`)).toBe(`<a href="/list?sid=${REDACTED}">next</a>`)
+    }
+  })
+
+  test('the base64 of user:password (HTTP Basic, as a site may echo it) is scrubbed', () => {
+    const basic = `Basic ${Buffer.from('dev@example.test:p&ss w0rd/="<').toString('base64')}`
+    expect(trickyScrub(basic)).toBe(`Basic ${REDACTED}`)
+  })
 })
 
 describe('links and redirects of a session', () => {
