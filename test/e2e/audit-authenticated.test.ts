@@ -250,7 +250,7 @@ describe('audit_authenticated', () => {
       const share = await shareReport(sql, accountId, 'audit', started.auditId)
       outputs.push(await (await fetch(`${svc.url}/r/${share!.slug}`)).text())
       const urls = JSON.parse(outputs[0]!).items.map((p: { url: string }) => p.url) as string[]
-      expect(urls.some((u) => u.includes('/app/list?') && /[?&]sid=(\[redacted\]|%5Bredacted%5D)/.test(u))).toBe(!!args(app).cookies)
+      expect(urls.some((u) => u.includes('/app/list?') && /[?&]sid=(\[redacted\]|%5Bredacted%5D)/.test(u))).toBe('cookies' in args(app))
       // Every form of every credential: the raw SECRET inside the percent, HTML and JSON forms, and base64.
       const forms = [
         SECRET,
