@@ -83,63 +83,100 @@ function pushUnique<T>(list: T[], value: T | null) {
   if (value !== null && !list.includes(value)) list.push(value)
 }
 
+/** What the sources hold, gathered source by source before the project, key and database are chosen. */
+interface Seen {
+  projects: string[]
+  pairs: Array<{ url: string; key: string }>
+  anon: Array<{ value: string; ref: string | null }>
+  publishable: string[]
+  tables: string[]
+  leakedSecrets: BundleFindings['leakedSecrets']
+  fbUrls: string[]
+  projectId: string | null
+  webApiKey: boolean
+}
+
 export function findInBundle(sources: Source[]): BundleFindings {
-  const projects: string[] = []
-  const pairs: Array<{ url: string; key: string }> = []
-  const anon: Array<{ value: string; ref: string | null }> = []
-  const publishable: string[] = []
-  const tables: string[] = []
-  const leakedSecrets: BundleFindings['leakedSecrets'] = []
-  const fbUrls: string[] = []
-  let projectId: string | null = null
-  let webApiKey = false
-
-  for (const { url: where, text } of sources) {
-    for (const m of text.matchAll(CLIENT_CALL_RE)) {
-      const u = trimUrl(m[2]!)
-      if (u) {
-        pairs.push({ url: u, key: m[4]! })
-        pushUnique(projects, u)
-      }
-    }
-    for (const m of text.matchAll(SUPABASE_HOST_RE)) pushUnique(projects, `https://${m[1]}.supabase.co`)
-    for (const m of text.matchAll(REST_URL_RE)) pushUnique(projects, trimUrl(m[1]!))
-    for (const m of text.matchAll(ENV_URL_RE)) pushUnique(projects, trimUrl(m[1]!))
-
-    for (const m of text.matchAll(JWT_RE)) {
-      const claims = jwtClaims(m[0])
-      if (!claims) continue
-      if (claims.role === 'anon' && !anon.some((a) => a.value === m[0])) {
-        anon.push({ value: m[0], ref: typeof claims.ref === 'string' ? claims.ref : null })
-      } else if (
-        claims.role === 'service_role' &&
-        !leakedSecrets.some((s) => s.kind === 'supabase_service_role_jwt' && s.where === where)
-      ) {
-        leakedSecrets.push({ kind: 'supabase_service_role_jwt', where })
-      }
-    }
-    for (const m of text.matchAll(PUBLISHABLE_RE)) pushUnique(publishable, m[0])
-    if (SECRET_RE.test(text) && !leakedSecrets.some((s) => s.kind === 'supabase_secret_key' && s.where === where)) {
-      leakedSecrets.push({ kind: 'supabase_secret_key', where })
-    }
-    SECRET_RE.lastIndex = 0
-
-    for (const m of text.matchAll(FROM_RE)) {
-      if (NOT_TABLES.test(m[1]!)) continue
-      if (tables.length < MAX_TABLES) pushUnique(tables, m[3]!)
-    }
-    for (const m of text.matchAll(REST_TABLE_RE)) {
-      if (m[1] === 'rpc') continue
-      if (tables.length < MAX_TABLES) pushUnique(tables, m[1]!)
-    }
-
-    for (const m of text.matchAll(FIREBASE_DB_KEY_RE)) pushUnique(fbUrls, trimUrl(m[1]!))
-    for (const m of text.matchAll(FIREBASE_DB_HOST_RE)) pushUnique(fbUrls, trimUrl(m[0]))
-    projectId ??= FIREBASE_PROJECT_RE.exec(text)?.[1] ?? null
-    FIREBASE_PROJECT_RE.lastIndex = 0
-    webApiKey ||= FIREBASE_WEB_KEY_RE.test(text)
+  const seen: Seen = {
+    projects: [],
+    pairs: [],
+    anon: [],
+    publishable: [],
+    tables: [],
+    leakedSecrets: [],
+    fbUrls: [],
+    projectId: null,
+    webApiKey: false,
   }
+  for (const { url: where, text } of sources) {
+    seeSupabaseProjects(seen, text)
+    seeSupabaseKeys(seen, text, where)
+    seeTables(seen, text)
+    seeFirebase(seen, text)
+  }
+  const firebase =
+    seen.fbUrls.length || seen.projectId
+      ? { databaseURL: seen.fbUrls[0] ?? null, projectId: seen.projectId, webApiKey: seen.webApiKey }
+      : null
+  return { supabase: supabaseOf(seen), firebase, leakedSecrets: seen.leakedSecrets }
+}
 
+/** Project URLs: createClient's first argument (paired with its key), supabase.co hosts, REST URLs, env values. */
+function seeSupabaseProjects(seen: Seen, text: string): void {
+  for (const m of text.matchAll(CLIENT_CALL_RE)) {
+    const u = trimUrl(m[2]!)
+    if (u) {
+      seen.pairs.push({ url: u, key: m[4]! })
+      pushUnique(seen.projects, u)
+    }
+  }
+  for (const m of text.matchAll(SUPABASE_HOST_RE)) pushUnique(seen.projects, `https://${m[1]}.supabase.co`)
+  for (const m of text.matchAll(REST_URL_RE)) pushUnique(seen.projects, trimUrl(m[1]!))
+  for (const m of text.matchAll(ENV_URL_RE)) pushUnique(seen.projects, trimUrl(m[1]!))
+}
+
+/** Anon JWTs (with the project ref they name) and publishable keys; service_role JWTs and secret keys as leaks. */
+function seeSupabaseKeys(seen: Seen, text: string, where: string): void {
+  const { anon, leakedSecrets } = seen
+  for (const m of text.matchAll(JWT_RE)) {
+    const claims = jwtClaims(m[0])
+    if (!claims) continue
+    if (claims.role === 'anon' && !anon.some((a) => a.value === m[0])) {
+      anon.push({ value: m[0], ref: typeof claims.ref === 'string' ? claims.ref : null })
+    } else if (claims.role === 'service_role' && !leakedSecrets.some((s) => s.kind === 'supabase_service_role_jwt' && s.where === where)) {
+      leakedSecrets.push({ kind: 'supabase_service_role_jwt', where })
+    }
+  }
+  for (const m of text.matchAll(PUBLISHABLE_RE)) pushUnique(seen.publishable, m[0])
+  if (SECRET_RE.test(text) && !leakedSecrets.some((s) => s.kind === 'supabase_secret_key' && s.where === where)) {
+    leakedSecrets.push({ kind: 'supabase_secret_key', where })
+  }
+  SECRET_RE.lastIndex = 0
+}
+
+/** Table names from .from('name') (not on Array, Promise and the like) and /rest/v1/name, at most MAX_TABLES. */
+function seeTables(seen: Seen, text: string): void {
+  for (const m of text.matchAll(FROM_RE)) {
+    if (NOT_TABLES.test(m[1]!)) continue
+    if (seen.tables.length < MAX_TABLES) pushUnique(seen.tables, m[3]!)
+  }
+  for (const m of text.matchAll(REST_TABLE_RE)) {
+    if (m[1] === 'rpc') continue
+    if (seen.tables.length < MAX_TABLES) pushUnique(seen.tables, m[1]!)
+  }
+}
+
+/** Realtime Database URLs, the first project id, and whether a web API key is present. */
+function seeFirebase(seen: Seen, text: string): void {
+  for (const m of text.matchAll(FIREBASE_DB_KEY_RE)) pushUnique(seen.fbUrls, trimUrl(m[1]!))
+  for (const m of text.matchAll(FIREBASE_DB_HOST_RE)) pushUnique(seen.fbUrls, trimUrl(m[0]))
+  seen.projectId ??= FIREBASE_PROJECT_RE.exec(text)?.[1] ?? null
+  FIREBASE_PROJECT_RE.lastIndex = 0
+  seen.webApiKey ||= FIREBASE_WEB_KEY_RE.test(text)
+}
+
+/** The Supabase project and key the app uses, chosen among what was seen. */
+function supabaseOf({ projects, pairs, anon, publishable, tables }: Seen): SupabaseFound | null {
   const isKey = (k: string) => anon.some((a) => a.value === k) || publishable.includes(k)
   // The project the app's own client is created with wins; then a supabase.co project whose ref an anon
   // key names; then the first one seen.
@@ -148,27 +185,21 @@ export function findInBundle(sources: Source[]): BundleFindings {
     projects.find((p) => anon.some((a) => a.ref !== null && a.ref === supabaseRef(p))) ??
     projects[0] ??
     null
-
-  let supabase: SupabaseFound | null = null
-  if (projectUrl) {
-    const ref = supabaseRef(projectUrl)
-    const paired = pairs.find((p) => p.url === projectUrl && isKey(p.key))?.key
-    const keyValue =
-      paired ??
-      anon.find((a) => ref !== null && a.ref === ref)?.value ??
-      anon.find((a) => a.ref === null || ref === null)?.value ??
-      publishable[0] ??
-      null
-    supabase = {
-      projectUrl,
-      key: keyValue ? { kind: keyValue.startsWith('sb_publishable_') ? 'publishable' : 'anon', value: keyValue } : null,
-      tables,
-      otherProjectUrls: projects.filter((p) => p !== projectUrl),
-    }
+  if (!projectUrl) return null
+  const ref = supabaseRef(projectUrl)
+  const paired = pairs.find((p) => p.url === projectUrl && isKey(p.key))?.key
+  const keyValue =
+    paired ??
+    anon.find((a) => ref !== null && a.ref === ref)?.value ??
+    anon.find((a) => a.ref === null || ref === null)?.value ??
+    publishable[0] ??
+    null
+  return {
+    projectUrl,
+    key: keyValue ? { kind: keyValue.startsWith('sb_publishable_') ? 'publishable' : 'anon', value: keyValue } : null,
+    tables,
+    otherProjectUrls: projects.filter((p) => p !== projectUrl),
   }
-
-  const firebase = fbUrls.length || projectId ? { databaseURL: fbUrls[0] ?? null, projectId, webApiKey } : null
-  return { supabase, firebase, leakedSecrets }
 }
 
 /** Same-origin script URLs a script loads further (ES module imports, dynamic imports), resolved. */

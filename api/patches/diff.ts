@@ -2,7 +2,7 @@
 // `diff --git` header per file, `new file mode` for files the patch creates, and hunks with three lines of
 // context. Paths were checked by the builder (plain relative paths), so no header line can be forged.
 import { structuredPatch } from 'diff'
-import { type FileEdit, isSafePath } from './builder.ts'
+import { type FileEdit, isSafePath } from './plan.ts'
 
 export function unifiedDiff(edits: readonly FileEdit[]): string {
   const out: string[] = []

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
-import { type FileEdit, isSafePath, type RepoView } from './builder.ts'
+import { type FileEdit, isSafePath, type RepoView } from './plan.ts'
 import { errorMessage } from '../../shared/errors.ts'
 import { readCappedText } from '../../shared/lib/http-body.ts'
 

@@ -1,16 +1,24 @@
 // A local forward proxy that every outbound connection of the scanner goes through: Chromium (as its
 // proxy server) and plain-HTTP probes (fetch's `proxy` option). For each request it resolves the
 // target once with the egress guard, refuses blocked addresses, and connects to the checked address.
-// Redirects are re-checked for free: every hop is a new request through the proxy.
+// Redirects are re-checked for free: every hop is a new request through the proxy. The wire-level helpers
+// (header filtering, CONNECT authorities, checked connects) are in proxy-wire.ts.
 import http from 'node:http'
-import net from 'node:net'
+import type net from 'node:net'
 import type { Duplex } from 'node:stream'
 import { parseTargetUrl, resolveTarget, type EgressPolicy, type ResolvedAddress, type Resolver } from './guard.ts'
+import {
+  BLOCKED_HEADER,
+  connectChecked,
+  errCode,
+  filterHeaders,
+  MAX_ADDRESSES_TRIED,
+  parseAuthority,
+  safeHeaderValue,
+  UNREACHABLE_HEADER,
+} from './proxy-wire.ts'
 
-/** Header the proxy sets on the answers it makes itself when it refuses a target. */
-export const BLOCKED_HEADER = 'X-Egress-Blocked'
-/** Header the proxy sets on 502/504 answers it makes itself when the target did not answer. */
-export const UNREACHABLE_HEADER = 'X-Egress-Unreachable'
+export { BLOCKED_HEADER, UNREACHABLE_HEADER } from './proxy-wire.ts'
 
 export type BlockedAttempt = { host: string; port: number; reason: string }
 
@@ -34,290 +42,256 @@ export type EgressProxy = {
   stop(): Promise<void>
 }
 
-// Hop-by-hop headers (RFC 9110 7.6.1) plus the proxy's own markers, which an upstream may not forge.
-const HOP_BY_HOP = new Set([
-  'connection',
-  'proxy-connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  BLOCKED_HEADER.toLowerCase(),
-  UNREACHABLE_HEADER.toLowerCase(),
-])
-
-/** Resolved addresses tried in turn when one does not answer (bounds the wait to this many connect timeouts). */
-const MAX_ADDRESSES_TRIED = 3
-
-const safeHeaderValue = (s: string) => s.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)
-
-function filterHeaders(raw: string[], drop: Set<string>): Record<string, string | string[]> {
-  const connectionListed = new Set<string>()
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'connection') {
-      for (const t of raw[i + 1]!.split(',')) connectionListed.add(t.trim().toLowerCase())
-    }
-  }
-  const out: Record<string, string | string[]> = {}
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!
-    const key = name.toLowerCase()
-    if (HOP_BY_HOP.has(key) || drop.has(key) || connectionListed.has(key)) continue
-    const prev = out[key]
-    const value = raw[i + 1]!
-    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value]
-  }
-  return out
-}
-
-/** Parses a CONNECT authority "host:port" / "[v6]:port". */
-function parseAuthority(s: string): { host: string; port: number } | null {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:/?#@[\]\\]+):(\d{1,5})$/.exec(s)
-  if (!m) return null
-  const port = Number(m[2])
-  if (port < 1 || port > 65535) return null
-  return { host: m[1]!, port }
-}
-
-/** Connects to the first checked address that answers; never resolves a name. */
-function connectChecked(addresses: ResolvedAddress[], port: number, timeoutMs: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    let i = 0
-    let lastError: Error = new Error('no address')
-    const next = () => {
-      const a = addresses[i++]
-      if (!a) return reject(lastError)
-      const sock = net.connect({ host: a.address, port, family: a.family })
-      const timer = setTimeout(() => {
-        lastError = Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' })
-        sock.destroy()
-        next()
-      }, timeoutMs)
-      sock.once('connect', () => {
-        clearTimeout(timer)
-        sock.removeAllListeners('error')
-        resolve(sock)
-      })
-      sock.once('error', (e) => {
-        clearTimeout(timer)
-        lastError = e
-        sock.destroy()
-        next()
-      })
-    }
-    next()
-  })
-}
-
-const errCode = (e: unknown) => {
-  const c = (e as { code?: unknown })?.code
-  return typeof c === 'string' ? c : 'connect failed'
+/** What the proxy's handlers share: its settings, what it has refused, and what to close when it stops. */
+interface ProxyContext {
+  idleMs: number
+  connectMs: number
+  blocked: BlockedAttempt[]
+  sockets: Set<Duplex>
+  upstreamRequests: Set<http.ClientRequest>
+  /** Requests in flight per client connection: a client waiting on a slow upstream is not idle. */
+  inFlight: WeakMap<object, number>
+  stopping: boolean
+  track<T extends Duplex>(s: T): T
+  record(attempt: BlockedAttempt): void
+  check(host: string): ReturnType<typeof resolveTarget>
 }
 
 /** Starts the proxy on 127.0.0.1, port 0. */
 export async function startEgressProxy(policy: EgressPolicy, opts: EgressProxyOptions = {}): Promise<EgressProxy> {
-  const resolver = opts.resolver
-  const idleMs = opts.idleTimeoutMs ?? 30_000
-  const connectMs = opts.connectTimeoutMs ?? 10_000
-  const maxRecorded = opts.maxRecorded ?? 10_000
-  const blocked: BlockedAttempt[] = []
-  const sockets = new Set<Duplex>()
-  const upstreamRequests = new Set<http.ClientRequest>()
-  let stopping = false
-
-  const track = <T extends Duplex>(s: T): T => {
-    sockets.add(s)
-    s.once('close', () => sockets.delete(s))
-    return s
-  }
-  const record = (attempt: BlockedAttempt) => {
-    blocked.push(attempt)
-    if (blocked.length > maxRecorded) blocked.splice(0, blocked.length - maxRecorded)
-    try {
-      opts.onBlocked?.(attempt)
-    } catch {
-      // a listener's failure must not break the proxy
-    }
-  }
-  const check = (host: string) => resolveTarget(host, policy, resolver)
-
+  const ctx = proxyContext(policy, opts)
   const server = http.createServer()
-  // Requests in flight per client connection: a client waiting on a slow upstream is not idle (the
-  // upstream's own timeout bounds that wait). With a handler here the server no longer destroys a
-  // timed-out socket by itself, so the handler decides.
-  const inFlight = new WeakMap<object, number>()
-  server.on('connection', (s: net.Socket) => void track(s))
-  server.setTimeout(idleMs, (s: net.Socket) => {
-    if (!inFlight.get(s)) s.destroy()
-  })
-
-  // (a) CONNECT host:port: https and WebSocket tunnels.
-  server.on('connect', (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
-    track(client)
-    client.pause()
-    // A net.Socket in practice (typed as Duplex); the upstream's timeout also closes an idle tunnel.
-    ;(client as Partial<net.Socket>).setTimeout?.(idleMs, () => client.destroy())
-    client.on('error', () => client.destroy())
-    const answer = (status: string, headers: Record<string, string>, body: string) => {
-      const lines = [
-        `HTTP/1.1 ${status}`,
-        'Content-Type: text/plain; charset=utf-8',
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        'Connection: close',
-      ]
-      for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${safeHeaderValue(v)}`)
-      client.end(`${lines.join('\r\n')}\r\n\r\n${body}`)
-    }
-    const target = parseAuthority(req.url ?? '')
-    if (!target) return answer('400 Bad Request', {}, 'bad CONNECT target\n')
-    void (async () => {
-      const r = await check(target.host)
-      if (client.destroyed || stopping) return void client.destroy()
-      if (!r.ok && r.code === 'target_blocked') {
-        record({ host: target.host, port: target.port, reason: r.reason })
-        return answer('403 Forbidden', { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
-      }
-      if (!r.ok) return answer('502 Bad Gateway', { [UNREACHABLE_HEADER]: r.reason }, `unreachable: ${r.reason}\n`)
-      let upstream: net.Socket
-      try {
-        upstream = await connectChecked(r.addresses.slice(0, MAX_ADDRESSES_TRIED), target.port, connectMs)
-      } catch (e) {
-        return answer('502 Bad Gateway', { [UNREACHABLE_HEADER]: errCode(e) }, `unreachable: ${errCode(e)}\n`)
-      }
-      if (client.destroyed || stopping) return void upstream.destroy()
-      track(upstream)
-      upstream.setTimeout(idleMs, () => upstream.destroy())
-      const close = () => {
-        client.destroy()
-        upstream.destroy()
-      }
-      upstream.on('error', close)
-      upstream.on('close', () => client.destroy())
-      client.on('close', () => upstream.destroy())
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      if (head.length) upstream.write(head)
-      upstream.pipe(client)
-      client.pipe(upstream)
-    })().catch(() => client.destroy())
-  })
-
-  // (b) Plain HTTP in absolute form: GET http://host:port/path HTTP/1.1. Each request is checked
-  // and forwarded on its own upstream connection, so a client reusing one proxy connection for
-  // several hosts is handled correctly.
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const fail = (status: number, headers: Record<string, string>, body: string) => {
-      req.resume()
-      if (res.destroyed || res.writableEnded) return
-      if (res.headersSent) return void res.destroy()
-      const h: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8' }
-      for (const [k, v] of Object.entries(headers)) h[k] = safeHeaderValue(v)
-      res.writeHead(status, h)
-      res.end(body)
-    }
-    const clientSocket = req.socket
-    inFlight.set(clientSocket, (inFlight.get(clientSocket) ?? 0) + 1)
-    res.once('close', () => inFlight.set(clientSocket, Math.max(0, (inFlight.get(clientSocket) ?? 1) - 1)))
-    if (stopping) return fail(503, {}, 'proxy stopping\n')
-    const raw = req.url ?? ''
-    if (!/^http:\/\//i.test(raw)) return fail(400, {}, 'this is a forward proxy: absolute http:// URL or CONNECT required\n')
-    const parsed = parseTargetUrl(raw)
-    if (!parsed.ok) return fail(400, {}, `bad target: ${parsed.message}\n`)
-    const url = parsed.url
-    const port = url.port ? Number(url.port) : 80
-    void (async () => {
-      const r = await check(url.hostname)
-      if (stopping) return void res.destroy()
-      if (!r.ok && r.code === 'target_blocked') {
-        record({ host: url.hostname, port, reason: r.reason })
-        return fail(403, { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
-      }
-      if (!r.ok) return fail(502, { [UNREACHABLE_HEADER]: r.reason }, `unreachable: ${r.reason}\n`)
-
-      const headers = filterHeaders(req.rawHeaders, new Set(['host']))
-      headers.host = url.host
-      headers.connection = 'close'
-      const hasBody =
-        req.headers['content-length'] !== undefined
-          ? Number(req.headers['content-length']) > 0
-          : req.headers['transfer-encoding'] !== undefined
-      // Without a body the request can be replayed against the next checked address.
-      const candidates = r.addresses.slice(0, hasBody ? 1 : MAX_ADDRESSES_TRIED)
-      const attempt = (i: number) => {
-        const a = candidates[i]!
-        let responded = false
-        const up = http.request({
-          host: a.address,
-          family: a.family,
-          port,
-          method: req.method,
-          path: url.pathname + url.search,
-          headers,
-          agent: false,
-        })
-        up.setTimeout(idleMs, () => {
-          up.destroy(Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' }))
-        })
-        upstreamRequests.add(up)
-        up.once('close', () => upstreamRequests.delete(up))
-        up.on('socket', (s: Duplex) => track(s))
-        // The client went away (or the answer is complete): nothing more to fetch.
-        res.once('close', () => up.destroy())
-        up.on('response', (upRes: http.IncomingMessage) => {
-          responded = true
-          const out = filterHeaders(upRes.rawHeaders, new Set())
-          res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, out)
-          upRes.pipe(res)
-          upRes.on('error', () => res.destroy())
-          res.on('close', () => upRes.destroy())
-        })
-        up.on('error', (e) => {
-          if (responded || res.headersSent) return void res.destroy()
-          if (!hasBody && i + 1 < candidates.length && !/TIMEDOUT/.test(errCode(e))) return attempt(i + 1)
-          const code = errCode(e)
-          fail(/TIMEDOUT/.test(code) ? 504 : 502, { [UNREACHABLE_HEADER]: code }, `unreachable: ${code}\n`)
-        })
-        if (stopping) return void up.destroy()
-        if (hasBody && i === 0) req.pipe(up)
-        else up.end()
-      }
-      attempt(0)
-    })().catch(() => fail(502, { [UNREACHABLE_HEADER]: 'proxy error' }, 'proxy error\n'))
-  })
-
+  closeIdleClients(server, ctx)
+  server.on('connect', (req: http.IncomingMessage, client: Duplex, head: Buffer) => tunnel(ctx, req, client, head))
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => forward(ctx, req, res))
   server.on('clientError', (_e: Error, s: Duplex) => {
     if (s.writable) s.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
     else s.destroy()
   })
+  const port = await listenOnLoopback(server)
+  return { url: `http://127.0.0.1:${port}`, port, blocked: ctx.blocked, stop: stopper(server, ctx) }
+}
 
-  await new Promise<void>((resolve, reject) => {
+function proxyContext(policy: EgressPolicy, opts: EgressProxyOptions): ProxyContext {
+  const maxRecorded = opts.maxRecorded ?? 10_000
+  const ctx: ProxyContext = {
+    idleMs: opts.idleTimeoutMs ?? 30_000,
+    connectMs: opts.connectTimeoutMs ?? 10_000,
+    blocked: [],
+    sockets: new Set(),
+    upstreamRequests: new Set(),
+    inFlight: new WeakMap(),
+    stopping: false,
+    track: (s) => {
+      ctx.sockets.add(s)
+      s.once('close', () => ctx.sockets.delete(s))
+      return s
+    },
+    record: (attempt) => {
+      ctx.blocked.push(attempt)
+      if (ctx.blocked.length > maxRecorded) ctx.blocked.splice(0, ctx.blocked.length - maxRecorded)
+      try {
+        opts.onBlocked?.(attempt)
+      } catch {
+        // a listener's failure must not break the proxy
+      }
+    },
+    check: (host) => resolveTarget(host, policy, opts.resolver),
+  }
+  return ctx
+}
+
+/** Tracks every client connection and closes one idle for idleMs unless a request on it is in flight (the
+ * upstream's own timeout bounds that wait). With a handler here the server no longer destroys a timed-out
+ * socket by itself, so the handler decides. */
+function closeIdleClients(server: http.Server, ctx: ProxyContext): void {
+  server.on('connection', (s: net.Socket) => void ctx.track(s))
+  server.setTimeout(ctx.idleMs, (s: net.Socket) => {
+    if (!ctx.inFlight.get(s)) s.destroy()
+  })
+}
+
+/** (a) CONNECT host:port: https and WebSocket tunnels. */
+function tunnel(ctx: ProxyContext, req: http.IncomingMessage, client: Duplex, head: Buffer) {
+  ctx.track(client)
+  client.pause()
+  // A net.Socket in practice (typed as Duplex); the upstream's timeout also closes an idle tunnel.
+  ;(client as Partial<net.Socket>).setTimeout?.(ctx.idleMs, () => client.destroy())
+  client.on('error', () => client.destroy())
+  const answer = (status: string, headers: Record<string, string>, body: string) => {
+    const lines = [
+      `HTTP/1.1 ${status}`,
+      'Content-Type: text/plain; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
+    ]
+    for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${safeHeaderValue(v)}`)
+    client.end(`${lines.join('\r\n')}\r\n\r\n${body}`)
+  }
+  const target = parseAuthority(req.url ?? '')
+  if (!target) return answer('400 Bad Request', {}, 'bad CONNECT target\n')
+  openTunnel(ctx, target, client, head, answer).catch(() => client.destroy())
+}
+
+/** Checks the tunnel's target, connects to a checked address and pipes both ways. */
+async function openTunnel(
+  ctx: ProxyContext,
+  target: { host: string; port: number },
+  client: Duplex,
+  head: Buffer,
+  answer: (status: string, headers: Record<string, string>, body: string) => void,
+): Promise<void> {
+  const r = await ctx.check(target.host)
+  if (client.destroyed || ctx.stopping) return void client.destroy()
+  if (!r.ok && r.code === 'target_blocked') {
+    ctx.record({ host: target.host, port: target.port, reason: r.reason })
+    return answer('403 Forbidden', { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
+  }
+  if (!r.ok) return answer('502 Bad Gateway', { [UNREACHABLE_HEADER]: r.reason }, `unreachable: ${r.reason}\n`)
+  let upstream: net.Socket
+  try {
+    upstream = await connectChecked(r.addresses.slice(0, MAX_ADDRESSES_TRIED), target.port, ctx.connectMs)
+  } catch (e) {
+    return answer('502 Bad Gateway', { [UNREACHABLE_HEADER]: errCode(e) }, `unreachable: ${errCode(e)}\n`)
+  }
+  if (client.destroyed || ctx.stopping) return void upstream.destroy()
+  ctx.track(upstream)
+  upstream.setTimeout(ctx.idleMs, () => upstream.destroy())
+  const close = () => {
+    client.destroy()
+    upstream.destroy()
+  }
+  upstream.on('error', close)
+  upstream.on('close', () => client.destroy())
+  client.on('close', () => upstream.destroy())
+  client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+  if (head.length) upstream.write(head)
+  upstream.pipe(client)
+  client.pipe(upstream)
+}
+
+type Fail = (status: number, headers: Record<string, string>, body: string) => void
+
+/** (b) Plain HTTP in absolute form: GET http://host:port/path HTTP/1.1. Each request is checked and forwarded
+ * on its own upstream connection, so a client reusing one proxy connection for several hosts is handled
+ * correctly. */
+function forward(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse) {
+  const fail: Fail = (status, headers, body) => {
+    req.resume()
+    if (res.destroyed || res.writableEnded) return
+    if (res.headersSent) return void res.destroy()
+    const h: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8' }
+    for (const [k, v] of Object.entries(headers)) h[k] = safeHeaderValue(v)
+    res.writeHead(status, h)
+    res.end(body)
+  }
+  const clientSocket = req.socket
+  ctx.inFlight.set(clientSocket, (ctx.inFlight.get(clientSocket) ?? 0) + 1)
+  res.once('close', () => ctx.inFlight.set(clientSocket, Math.max(0, (ctx.inFlight.get(clientSocket) ?? 1) - 1)))
+  if (ctx.stopping) return fail(503, {}, 'proxy stopping\n')
+  const raw = req.url ?? ''
+  if (!/^http:\/\//i.test(raw)) return fail(400, {}, 'this is a forward proxy: absolute http:// URL or CONNECT required\n')
+  const parsed = parseTargetUrl(raw)
+  if (!parsed.ok) return fail(400, {}, `bad target: ${parsed.message}\n`)
+  const url = parsed.url
+  const port = url.port ? Number(url.port) : 80
+  void (async () => {
+    const r = await ctx.check(url.hostname)
+    if (ctx.stopping) return void res.destroy()
+    if (!r.ok && r.code === 'target_blocked') {
+      ctx.record({ host: url.hostname, port, reason: r.reason })
+      return fail(403, { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
+    }
+    if (!r.ok) return fail(502, { [UNREACHABLE_HEADER]: r.reason }, `unreachable: ${r.reason}\n`)
+    forwardToChecked(ctx, req, res, { url, port, addresses: r.addresses }, fail)
+  })().catch(() => fail(502, { [UNREACHABLE_HEADER]: 'proxy error' }, 'proxy error\n'))
+}
+
+/** Sends the request to the target's checked addresses in turn (only the first when it has a body, which
+ * cannot be replayed) and pipes the first answer back. */
+function forwardToChecked(
+  ctx: ProxyContext,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  target: { url: URL; port: number; addresses: ResolvedAddress[] },
+  fail: Fail,
+): void {
+  const { url, port } = target
+  const headers = filterHeaders(req.rawHeaders, new Set(['host']))
+  headers.host = url.host
+  headers.connection = 'close'
+  const hasBody =
+    req.headers['content-length'] !== undefined ? Number(req.headers['content-length']) > 0 : req.headers['transfer-encoding'] !== undefined
+  // Without a body the request can be replayed against the next checked address.
+  const candidates = target.addresses.slice(0, hasBody ? 1 : MAX_ADDRESSES_TRIED)
+  const attempt = (i: number) => {
+    const a = candidates[i]!
+    let responded = false
+    const up = http.request({
+      host: a.address,
+      family: a.family,
+      port,
+      method: req.method,
+      path: url.pathname + url.search,
+      headers,
+      agent: false,
+    })
+    up.setTimeout(ctx.idleMs, () => {
+      up.destroy(Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' }))
+    })
+    ctx.upstreamRequests.add(up)
+    up.once('close', () => ctx.upstreamRequests.delete(up))
+    up.on('socket', (s: Duplex) => ctx.track(s))
+    // The client went away (or the answer is complete): nothing more to fetch.
+    res.once('close', () => up.destroy())
+    up.on('response', (upRes: http.IncomingMessage) => {
+      responded = true
+      const out = filterHeaders(upRes.rawHeaders, new Set())
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, out)
+      upRes.pipe(res)
+      upRes.on('error', () => res.destroy())
+      res.on('close', () => upRes.destroy())
+    })
+    up.on('error', (e) => {
+      if (responded || res.headersSent) return void res.destroy()
+      if (!hasBody && i + 1 < candidates.length && !/TIMEDOUT/.test(errCode(e))) return attempt(i + 1)
+      const code = errCode(e)
+      fail(/TIMEDOUT/.test(code) ? 504 : 502, { [UNREACHABLE_HEADER]: code }, `unreachable: ${code}\n`)
+    })
+    if (ctx.stopping) return void up.destroy()
+    if (hasBody && i === 0) req.pipe(up)
+    else up.end()
+  }
+  attempt(0)
+}
+
+function listenOnLoopback(server: http.Server): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
       server.off('error', reject)
-      resolve()
+      resolve((server.address() as net.AddressInfo).port)
     })
   })
-  const port = (server.address() as net.AddressInfo).port
+}
 
+/** Stops accepting, destroys every tracked socket and upstream request, and resolves within 2 s at most. */
+function stopper(server: http.Server, ctx: ProxyContext): () => Promise<void> {
   let stopped: Promise<void> | null = null
-  const stop = () => {
+  return () => {
     stopped ??= new Promise<void>((resolve) => {
-      stopping = true
+      ctx.stopping = true
       server.close(() => resolve())
-      for (const r of upstreamRequests) r.destroy()
-      upstreamRequests.clear()
-      for (const s of sockets) s.destroy()
-      sockets.clear()
+      for (const r of ctx.upstreamRequests) r.destroy()
+      ctx.upstreamRequests.clear()
+      for (const s of ctx.sockets) s.destroy()
+      ctx.sockets.clear()
       ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
       // close() waits for connections; never hang a caller's shutdown on a stuck one.
       setTimeout(resolve, 2_000).unref?.()
     })
     return stopped
   }
-
-  return { url: `http://127.0.0.1:${port}`, port, blocked, stop }
 }
 
 /** Proxy settings for Playwright: `chromium.launch({ proxy })` or `browser.newContext({ proxy })`. */

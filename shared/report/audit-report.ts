@@ -156,123 +156,15 @@ export function buildAuditResult(
   pages: AuditPageInput[],
   siteChecks: CheckResult[],
 ): AuditResult {
-  const worst = new Map<string, CheckResult>()
-  const affected = new Map<string, number>()
-  const consider = (r: CheckResult) => {
-    const w = worst.get(r.id)
-    if (
-      !w ||
-      OUTCOME_RANK[r.status] > OUTCOME_RANK[w.status] ||
-      (r.status === w.status && SEVERITY_RANK[r.severity] > SEVERITY_RANK[w.severity])
-    )
-      worst.set(r.id, r)
-  }
-  // Internally a finding may be info (a third-party host): those go to thirdParties at the end.
-  const findings = new Map<string, Omit<AuditFinding, 'status'> & { status: AuditFinding['status'] | 'info' }>()
-  /** Subject findings, to write their summaries once every page is in. */
-  const subjects = new Set<Omit<AuditFinding, 'status'> & { status: AuditFinding['status'] | 'info' }>()
-  const addSubject = (r: CheckResult, part: SubjectPart, page: AuditPageInput) => {
-    const fp = subjectFingerprint(r.id, part.kind, part.key)
-    let f = findings.get(fp)
-    if (!f) {
-      f = {
-        fingerprint: fp,
-        checkId: r.id,
-        title: r.title,
-        category: r.category,
-        severity: part.severity,
-        status: part.status,
-        summary: '',
-        evidence: structuredClone(part.evidence),
-        advice: getCheck(r.id)?.fix.generic ?? r.summary,
-        impact: 0,
-        pageCount: 0,
-        pages: [],
-        subject: { kind: part.kind, key: part.key },
-        ...(part.kind === 'axe-rule' ? { targets: [], elements: 0 } : {}),
-      }
-      findings.set(fp, f)
-      subjects.add(f)
-    } else {
-      mergeSubjectEvidence(part.kind, f.evidence, part)
-      if (OUTCOME_RANK[part.status] > OUTCOME_RANK[f.status]) f.status = part.status
-      f.severity = worseSeverity(f.severity, part.severity)
-    }
-    f.pageCount++
-    if (f.pages.length < MAX_FINDING_PAGES) f.pages.push(page.url)
-    if (part.kind === 'axe-rule') {
-      f.elements = (f.elements ?? 0) + (part.nodes ?? 0)
-      if (f.targets!.length < MAX_TARGET_PAGES)
-        f.targets!.push({ page: page.url, nodes: part.nodes ?? 0, targets: (part.targets ?? []).slice(0, MAX_PAGE_TARGETS) })
-    }
-  }
-  for (const page of pages) {
-    for (const r of page.checks) {
-      consider(r)
-      // A result that names nothing to split by (an unexpected evidence shape) merges by fingerprint.
-      const parts = subjectsOf(r)
-      if (parts && parts.length > 0) {
-        const here = parts.filter((p) => attributable(p, page))
-        if (isFinding(r) && here.length > 0) affected.set(r.id, (affected.get(r.id) ?? 0) + 1)
-        for (const part of here) addSubject(r, part, page)
-        continue
-      }
-      if (!isFinding(r)) continue
-      affected.set(r.id, (affected.get(r.id) ?? 0) + 1)
-      const fp = fingerprintOf(r, page)
-      const f = findings.get(fp)
-      if (f) {
-        f.pageCount++
-        if (f.pages.length < MAX_FINDING_PAGES) f.pages.push(page.url)
-        // A finding that fails anywhere is a failure.
-        if (r.status === 'fail') f.status = 'fail'
-        continue
-      }
-      findings.set(fp, {
-        fingerprint: fp,
-        checkId: r.id,
-        title: r.title,
-        category: r.category,
-        severity: r.severity,
-        status: r.status,
-        summary: r.summary,
-        evidence: r.evidence,
-        advice: adviceText(r) ?? r.summary,
-        impact: 0,
-        pageCount: 1,
-        pages: [page.url],
-      })
-    }
-  }
-  for (const r of siteChecks) {
-    consider(r)
-    if (!isFinding(r)) continue
-    affected.set(r.id, affected.get(r.id) ?? 0)
-    const fp = fingerprintOf(r, { url: meta.url, finalUrl: meta.url })
-    if (!findings.has(fp)) {
-      findings.set(fp, {
-        fingerprint: fp,
-        checkId: r.id,
-        title: r.title,
-        category: r.category,
-        severity: r.severity,
-        status: r.status,
-        summary: r.summary,
-        evidence: r.evidence,
-        advice: adviceText(r) ?? r.summary,
-        impact: 0,
-        pageCount: 0,
-        pages: [],
-      })
-    }
-  }
-  const siteWide = [...worst.values()]
+  const merged = new Merge()
+  for (const page of pages) for (const r of page.checks) merged.addPageResult(r, page)
+  for (const r of siteChecks) merged.addSiteCheck(r, meta.url)
+  merged.finish()
+  const siteWide = [...merged.worst.values()]
   const score = scoreOf(siteWide)
-  for (const f of findings.values()) f.impact = penaltyOf({ id: f.checkId, status: f.status })
-  for (const f of subjects) f.summary = subjectSummary(f.subject!.kind, f.subject!.key, f.evidence, f.pageCount, f.status, f.elements ?? 0)
   const summary: Record<CheckStatus, number> = { pass: 0, fail: 0, warn: 0, info: 0, skipped: 0, error: 0 }
   for (const r of siteWide) summary[r.status]++
-
+  const all = [...merged.findings.values()]
   return {
     auditId: meta.auditId,
     url: meta.url,
@@ -291,32 +183,147 @@ export function buildAuditResult(
       category: r.category,
       severity: r.severity,
       status: r.status,
-      pagesAffected: affected.get(r.id) ?? 0,
+      pagesAffected: merged.affected.get(r.id) ?? 0,
     })),
-    findings: [...findings.values()]
+    findings: all
       .filter((f): f is AuditFinding => f.status !== 'info')
       .sort((a, b) => byImpact(a, b) || b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint)),
-    thirdParties: [...findings.values()]
+    thirdParties: all
       .filter((f): f is AuditNotice => f.status === 'info')
       .sort((a, b) => b.pageCount - a.pageCount || a.fingerprint.localeCompare(b.fingerprint)),
     siteChecks,
-    pages: pages.map((p) => {
-      const pageScore = p.ok && p.checks.length ? scoreOf(p.checks) : null
-      return {
-        url: p.url,
-        finalUrl: p.finalUrl,
-        depth: p.depth,
-        httpStatus: p.httpStatus,
-        ok: p.ok,
-        ...(p.error ? { error: p.error } : {}),
-        loadMs: p.loadMs,
-        score: pageScore,
-        grade: pageScore === null ? null : gradeOf(pageScore),
-        checks: p.checks.map((c) => ({ id: c.id, status: c.status, severity: c.severity, summary: c.summary })),
-        ...(p.cookiesSet ? { cookiesSet: p.cookiesSet } : {}),
-      }
-    }),
+    pages: pages.map(pageSummary),
     finishedAt: meta.finishedAt,
+  }
+}
+
+/** Internally a finding may be info (a third-party host): those go to thirdParties at the end. */
+type Merging = Omit<AuditFinding, 'status'> & { status: AuditFinding['status'] | 'info' }
+
+/** The results of every page and the site-wide checks as they merge: each check at its worst, how many pages
+ * each fails on, and the findings by fingerprint. */
+class Merge {
+  readonly worst = new Map<string, CheckResult>()
+  readonly affected = new Map<string, number>()
+  readonly findings = new Map<string, Merging>()
+  /** Subject findings, to write their summaries once every page is in. */
+  private readonly subjects = new Set<Merging>()
+
+  addPageResult(r: CheckResult, page: AuditPageInput): void {
+    this.consider(r)
+    // A result that names nothing to split by (an unexpected evidence shape) merges by fingerprint.
+    const parts = subjectsOf(r)
+    if (parts && parts.length > 0) {
+      const here = parts.filter((p) => attributable(p, page))
+      if (isFinding(r) && here.length > 0) this.affected.set(r.id, (this.affected.get(r.id) ?? 0) + 1)
+      for (const part of here) this.addSubject(r, part, page)
+      return
+    }
+    if (!isFinding(r)) return
+    this.affected.set(r.id, (this.affected.get(r.id) ?? 0) + 1)
+    const fp = fingerprintOf(r, page)
+    const f = this.findings.get(fp)
+    if (!f) return void this.findings.set(fp, findingOf(r, fp, [page.url]))
+    f.pageCount++
+    if (f.pages.length < MAX_FINDING_PAGES) f.pages.push(page.url)
+    // A finding that fails anywhere is a failure.
+    if (r.status === 'fail') f.status = 'fail'
+  }
+
+  addSiteCheck(r: CheckResult, url: string): void {
+    this.consider(r)
+    if (!isFinding(r)) return
+    this.affected.set(r.id, this.affected.get(r.id) ?? 0)
+    const fp = fingerprintOf(r, { url, finalUrl: url })
+    if (!this.findings.has(fp)) this.findings.set(fp, findingOf(r, fp, []))
+  }
+
+  /** Once every result is in: each finding's cost, and the subject findings' summaries over all their pages. */
+  finish(): void {
+    for (const f of this.findings.values()) f.impact = penaltyOf({ id: f.checkId, status: f.status })
+    for (const f of this.subjects)
+      f.summary = subjectSummary(f.subject!.kind, f.subject!.key, f.evidence, f.pageCount, f.status, f.elements ?? 0)
+  }
+
+  private consider(r: CheckResult): void {
+    const w = this.worst.get(r.id)
+    if (
+      !w ||
+      OUTCOME_RANK[r.status] > OUTCOME_RANK[w.status] ||
+      (r.status === w.status && SEVERITY_RANK[r.severity] > SEVERITY_RANK[w.severity])
+    )
+      this.worst.set(r.id, r)
+  }
+
+  private addSubject(r: CheckResult, part: SubjectPart, page: AuditPageInput): void {
+    const fp = subjectFingerprint(r.id, part.kind, part.key)
+    let f = this.findings.get(fp)
+    if (!f) {
+      f = {
+        fingerprint: fp,
+        checkId: r.id,
+        title: r.title,
+        category: r.category,
+        severity: part.severity,
+        status: part.status,
+        summary: '',
+        evidence: structuredClone(part.evidence),
+        advice: getCheck(r.id)?.fix.generic ?? r.summary,
+        impact: 0,
+        pageCount: 0,
+        pages: [],
+        subject: { kind: part.kind, key: part.key },
+        ...(part.kind === 'axe-rule' ? { targets: [], elements: 0 } : {}),
+      }
+      this.findings.set(fp, f)
+      this.subjects.add(f)
+    } else {
+      mergeSubjectEvidence(part.kind, f.evidence, part)
+      if (OUTCOME_RANK[part.status] > OUTCOME_RANK[f.status]) f.status = part.status
+      f.severity = worseSeverity(f.severity, part.severity)
+    }
+    f.pageCount++
+    if (f.pages.length < MAX_FINDING_PAGES) f.pages.push(page.url)
+    if (part.kind === 'axe-rule') {
+      f.elements = (f.elements ?? 0) + (part.nodes ?? 0)
+      if (f.targets!.length < MAX_TARGET_PAGES)
+        f.targets!.push({ page: page.url, nodes: part.nodes ?? 0, targets: (part.targets ?? []).slice(0, MAX_PAGE_TARGETS) })
+    }
+  }
+}
+
+/** A finding merged by fingerprint, first seen on `pages` (none for a site-wide check). */
+function findingOf(r: CheckResult & { status: 'fail' | 'warn' }, fingerprint: string, pages: string[]): Merging {
+  return {
+    fingerprint,
+    checkId: r.id,
+    title: r.title,
+    category: r.category,
+    severity: r.severity,
+    status: r.status,
+    summary: r.summary,
+    evidence: r.evidence,
+    advice: adviceText(r) ?? r.summary,
+    impact: 0,
+    pageCount: pages.length,
+    pages,
+  }
+}
+
+function pageSummary(p: AuditPageInput): AuditPageSummary {
+  const pageScore = p.ok && p.checks.length ? scoreOf(p.checks) : null
+  return {
+    url: p.url,
+    finalUrl: p.finalUrl,
+    depth: p.depth,
+    httpStatus: p.httpStatus,
+    ok: p.ok,
+    ...(p.error ? { error: p.error } : {}),
+    loadMs: p.loadMs,
+    score: pageScore,
+    grade: pageScore === null ? null : gradeOf(pageScore),
+    checks: p.checks.map((c) => ({ id: c.id, status: c.status, severity: c.severity, summary: c.summary })),
+    ...(p.cookiesSet ? { cookiesSet: p.cookiesSet } : {}),
   }
 }
 

@@ -25,16 +25,6 @@ export interface SubjectPart {
   targets?: string[]
 }
 
-/** Checks whose results split into subjects. */
-export const SUBJECT_CHECKS: ReadonlySet<string> = new Set([
-  'accessibility',
-  'cookie-httponly',
-  'cookie-secure',
-  'cookie-samesite',
-  'third-party-cookies',
-  'third-party-requests',
-])
-
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 const records = (v: unknown): Record<string, unknown>[] =>
   Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x)) : []
@@ -76,101 +66,114 @@ function cookieParts(
   return [...parts.values()]
 }
 
-/**
- * The subjects of one page's check result, or null when the check merges by fingerprint. Only results
- * that are findings split: fail and warn, and third-party-requests' info (a host contacted is worth a
- * line of its own though it costs no points).
- */
-export function subjectsOf(r: CheckResult): SubjectPart[] | null {
-  if (!SUBJECT_CHECKS.has(r.id)) return null
-  const e = (r.evidence ?? {}) as Record<string, unknown>
-  const finding = r.status === 'fail' || r.status === 'warn'
-  switch (r.id) {
-    case 'accessibility': {
-      if (!finding) return []
-      return axeRules(e).map((v) => {
-        const severe = v.impact === 'critical' || v.impact === 'serious'
-        return {
-          kind: 'axe-rule' as const,
-          key: v.id,
-          // As the check judges a page: critical or serious fails, the rest warns at low severity.
-          status: severe ? ('fail' as const) : ('warn' as const),
-          severity: severe ? r.severity : 'low',
-          evidence: {
-            rule: v.id,
-            impact: v.impact,
-            ...(v.help ? { help: v.help } : {}),
-            ...(v.helpUrl ? { helpUrl: v.helpUrl } : {}),
-            ...(typeof e.engine === 'string' ? { engine: e.engine } : {}),
-          },
-          nodes: v.nodes,
-          targets: v.targets,
-        }
-      })
+type Evidence = Record<string, unknown>
+
+/** Each axe rule the accessibility check lists: critical or serious fails, the rest warns at low severity, as
+ * the check judges a page. */
+function axeRuleParts(r: CheckResult, e: Evidence): SubjectPart[] {
+  return axeRules(e).map((v) => {
+    const severe = v.impact === 'critical' || v.impact === 'serious'
+    return {
+      kind: 'axe-rule' as const,
+      key: v.id,
+      status: severe ? ('fail' as const) : ('warn' as const),
+      severity: severe ? r.severity : 'low',
+      evidence: {
+        rule: v.id,
+        impact: v.impact,
+        ...(v.help ? { help: v.help } : {}),
+        ...(v.helpUrl ? { helpUrl: v.helpUrl } : {}),
+        ...(typeof e.engine === 'string' ? { engine: e.engine } : {}),
+      },
+      nodes: v.nodes,
+      targets: v.targets,
     }
-    case 'cookie-httponly':
-      if (!finding) return []
-      return cookieParts([
-        {
-          names: strings(e.sessionWithoutHttpOnly),
-          status: 'fail',
-          severity: 'high',
-          problem: 'session cookie readable by JavaScript (no HttpOnly)',
-        },
-      ])
-    case 'cookie-secure': {
-      if (!finding) return []
-      if (typeof e.note === 'string') {
-        // An http site: every first-party cookie crosses the network in clear.
-        return cookieParts([{ names: strings(e.names), status: 'warn', severity: 'medium', problem: 'set over plain http' }])
-      }
-      return cookieParts([
-        { names: strings(e.sessionWithoutSecure), status: 'fail', severity: 'high', problem: 'session cookie without Secure' },
-        { names: strings(e.withoutSecure), status: 'warn', severity: 'medium', problem: 'cookie without Secure' },
-      ])
-    }
-    case 'cookie-samesite':
-      if (!finding) return []
-      return cookieParts([
-        { names: strings(e.sameSiteNoneWithoutSecure), status: 'fail', severity: 'medium', problem: 'SameSite=None without Secure' },
-        { names: strings(e.withoutSameSite), status: 'warn', severity: 'low', problem: 'no valid SameSite attribute' },
-      ])
-    case 'third-party-cookies': {
-      if (!finding) return []
-      const byHost = new Map<string, string[]>()
-      for (const c of records(e.thirdParty)) {
-        if (typeof c.name !== 'string' || typeof c.domain !== 'string') continue
-        const host = c.domain.replace(/^\./, '').toLowerCase()
-        byHost.set(host, [...(byHost.get(host) ?? []), c.name])
-      }
-      return [...byHost.entries()].map(([host, names]) => ({
-        kind: 'third-party-host' as const,
-        key: host,
-        status: r.status === 'fail' ? ('fail' as const) : ('warn' as const),
-        severity: r.severity,
-        evidence: { host, cookies: [...new Set(names)].sort() },
-        cookies: names,
-      }))
-    }
-    case 'third-party-requests': {
-      if (r.status !== 'info') return []
-      return records(e.hosts)
-        .filter((h) => typeof h.host === 'string')
-        .map((h) => ({
-          kind: 'third-party-host' as const,
-          key: h.host as string,
-          status: 'info' as const,
-          severity: 'info' as const,
-          evidence: {
-            host: h.host,
-            ...(typeof h.domain === 'string' ? { domain: h.domain } : {}),
-            requests: typeof h.requests === 'number' ? h.requests : 0,
-            types: h.types && typeof h.types === 'object' ? h.types : {},
-          },
-        }))
-    }
+  })
+}
+
+function httpOnlyParts(_r: CheckResult, e: Evidence): SubjectPart[] {
+  return cookieParts([
+    {
+      names: strings(e.sessionWithoutHttpOnly),
+      status: 'fail',
+      severity: 'high',
+      problem: 'session cookie readable by JavaScript (no HttpOnly)',
+    },
+  ])
+}
+
+function secureParts(_r: CheckResult, e: Evidence): SubjectPart[] {
+  if (typeof e.note === 'string') {
+    // An http site: every first-party cookie crosses the network in clear.
+    return cookieParts([{ names: strings(e.names), status: 'warn', severity: 'medium', problem: 'set over plain http' }])
   }
-  return null
+  return cookieParts([
+    { names: strings(e.sessionWithoutSecure), status: 'fail', severity: 'high', problem: 'session cookie without Secure' },
+    { names: strings(e.withoutSecure), status: 'warn', severity: 'medium', problem: 'cookie without Secure' },
+  ])
+}
+
+function sameSiteParts(_r: CheckResult, e: Evidence): SubjectPart[] {
+  return cookieParts([
+    { names: strings(e.sameSiteNoneWithoutSecure), status: 'fail', severity: 'medium', problem: 'SameSite=None without Secure' },
+    { names: strings(e.withoutSameSite), status: 'warn', severity: 'low', problem: 'no valid SameSite attribute' },
+  ])
+}
+
+/** One part per host whose cookies the page got, naming them. */
+function thirdPartyCookieParts(r: CheckResult, e: Evidence): SubjectPart[] {
+  const byHost = new Map<string, string[]>()
+  for (const c of records(e.thirdParty)) {
+    if (typeof c.name !== 'string' || typeof c.domain !== 'string') continue
+    const host = c.domain.replace(/^\./, '').toLowerCase()
+    byHost.set(host, [...(byHost.get(host) ?? []), c.name])
+  }
+  return [...byHost.entries()].map(([host, names]) => ({
+    kind: 'third-party-host' as const,
+    key: host,
+    status: r.status === 'fail' ? ('fail' as const) : ('warn' as const),
+    severity: r.severity,
+    evidence: { host, cookies: [...new Set(names)].sort() },
+    cookies: names,
+  }))
+}
+
+/** One informational part per third-party host the page contacted. */
+function thirdPartyRequestParts(_r: CheckResult, e: Evidence): SubjectPart[] {
+  return records(e.hosts)
+    .filter((h) => typeof h.host === 'string')
+    .map((h) => ({
+      kind: 'third-party-host' as const,
+      key: h.host as string,
+      status: 'info' as const,
+      severity: 'info' as const,
+      evidence: {
+        host: h.host,
+        ...(typeof h.domain === 'string' ? { domain: h.domain } : {}),
+        requests: typeof h.requests === 'number' ? h.requests : 0,
+        types: h.types && typeof h.types === 'object' ? h.types : {},
+      },
+    }))
+}
+
+/** The checks whose results split into subjects, the results that split (fail and warn, or third-party-requests'
+ * info: a host contacted is worth a line of its own though it costs no points), and how. */
+const SPLITTERS = new Map<string, { on: 'finding' | 'info'; split: (r: CheckResult, e: Evidence) => SubjectPart[] }>([
+  ['accessibility', { on: 'finding', split: axeRuleParts }],
+  ['cookie-httponly', { on: 'finding', split: httpOnlyParts }],
+  ['cookie-secure', { on: 'finding', split: secureParts }],
+  ['cookie-samesite', { on: 'finding', split: sameSiteParts }],
+  ['third-party-cookies', { on: 'finding', split: thirdPartyCookieParts }],
+  ['third-party-requests', { on: 'info', split: thirdPartyRequestParts }],
+])
+
+/** The subjects of one page's check result, or null when the check merges by fingerprint; none when the result
+ * is not one that splits. */
+export function subjectsOf(r: CheckResult): SubjectPart[] | null {
+  const splitter = SPLITTERS.get(r.id)
+  if (!splitter) return null
+  const splits = splitter.on === 'info' ? r.status === 'info' : r.status === 'fail' || r.status === 'warn'
+  return splits ? splitter.split(r, (r.evidence ?? {}) as Evidence) : []
 }
 
 /**

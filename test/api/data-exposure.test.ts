@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { findInBundle, importedScripts } from '../../api/data-exposure/bundle.ts'
-import { contentRangeTotal } from '../../api/data-exposure/service.ts'
+import { contentRangeTotal } from '../../api/data-exposure/data-requests.ts'
 import { redact } from '../../api/data-exposure/redact.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'

@@ -1,3 +1,4 @@
+// A data table (one entry a library, its advisories and end-of-life dates): it reads better whole than split.
 // Published advisories for the front-end libraries the vulnerable-js-library check recognises. Ranges,
 // patched versions and severities are the GitHub Advisory Database's (its "moderate" is our "medium");
 // ranges use the grammar of ../util/semver.ts, so "<=4.6.2" stands for "last affected 4.6.2". Only

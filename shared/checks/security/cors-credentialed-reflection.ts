@@ -1,6 +1,6 @@
 // CORS that hands an unrelated site the page's response, with the visitor's cookies (Fetch §3.2 CORS check).
 
-import { defineCheck } from '../types.ts'
+import { type CheckOutcome, type CorsProbeArtifact, defineCheck } from '../types.ts'
 import { headerValue } from '../util/http.ts'
 
 const ALLOW_LIST_EXAMPLE = 'https://app.example.com'
@@ -40,29 +40,14 @@ export const corsCredentialedReflection = defineCheck({
   },
   requires: ['cors'],
   run: ({ cors }) => {
-    const base = { url: cors.url, probeOrigin: cors.origin, status: cors.status }
     if (cors.error || cors.status === 0) {
       return {
         status: 'skipped',
-        evidence: { ...base, error: cors.error ?? 'no response' },
+        evidence: { url: cors.url, probeOrigin: cors.origin, status: cors.status, error: cors.error ?? 'no response' },
         summary: `Not applicable: the CORS probe failed (${cors.error ?? 'no response'}).`,
       }
     }
-    const acao = headerValue(cors.headers, 'access-control-allow-origin')
-    const acac = headerValue(cors.headers, 'access-control-allow-credentials')
-    const vary = headerValue(cors.headers, 'vary')
-    // Browsers compare byte for byte: only the exact value "true" enables credentials.
-    const credentials = acac === 'true'
-    const evidence: Record<string, unknown> = {
-      ...base,
-      accessControlAllowOrigin: acao,
-      accessControlAllowCredentials: acac,
-      vary,
-    }
-    if (acac !== null && !credentials) {
-      evidence.credentialsNote = `Access-Control-Allow-Credentials "${acac}" is not exactly "true", so browsers do not share credentialed responses.`
-    }
-
+    const { acao, credentials, evidence } = readAnswer(cors)
     if (acao === null)
       return {
         status: 'pass',
@@ -75,55 +60,9 @@ export const corsCredentialedReflection = defineCheck({
         : '"*" shares only what any anonymous client can fetch.'
       return { status: 'pass', evidence, summary: 'Access-Control-Allow-Origin is "*", which never shares responses made with cookies.' }
     }
-    if (acao.includes(',')) {
-      const reflectsInList = acao.split(',').some((o) => o.trim() === cors.origin)
-      evidence.note = `Access-Control-Allow-Origin holds several values; browsers reject it${reflectsInList ? ', but the list includes the probe origin: the server reflects origins and a duplicated header is all that stops it' : ''}.`
-      if (reflectsInList) {
-        return {
-          status: 'warn',
-          severity: 'medium',
-          evidence,
-          summary: 'The probe origin is reflected into a duplicated Access-Control-Allow-Origin, which browsers currently reject.',
-        }
-      }
-      return {
-        status: 'pass',
-        evidence,
-        summary: 'Access-Control-Allow-Origin lists several origins, which browsers reject; the probe origin is not among them.',
-      }
-    }
-    if (acao === cors.origin) {
-      if (credentials) {
-        return {
-          status: 'fail',
-          evidence,
-          summary: `Any site can read this page with the visitor's cookies: the server reflected the unrelated origin ${cors.origin} with Access-Control-Allow-Credentials: true.`,
-        }
-      }
-      return {
-        status: 'warn',
-        severity: 'medium',
-        evidence,
-        summary: `The server reflects the unrelated origin ${cors.origin} into Access-Control-Allow-Origin (without credentials).`,
-      }
-    }
-    if (acao === 'null') {
-      if (credentials) {
-        return {
-          status: 'fail',
-          evidence,
-          summary:
-            'Access-Control-Allow-Origin "null" with credentials: any site can read this page with the visitor\'s cookies from a ' +
-            'sandboxed iframe.',
-        }
-      }
-      return {
-        status: 'warn',
-        severity: 'low',
-        evidence,
-        summary: 'Access-Control-Allow-Origin is "null", which any site can claim from a sandboxed iframe.',
-      }
-    }
+    if (acao.includes(',')) return originList(acao, cors.origin, evidence)
+    if (acao === cors.origin) return reflected(cors.origin, credentials, evidence)
+    if (acao === 'null') return nullOrigin(credentials, evidence)
     return {
       status: 'pass',
       evidence,
@@ -131,3 +70,76 @@ export const corsCredentialedReflection = defineCheck({
     }
   },
 })
+
+/** The CORS headers of the probe's answer, and whether they enable credentials. */
+function readAnswer(cors: CorsProbeArtifact) {
+  const acao = headerValue(cors.headers, 'access-control-allow-origin')
+  const acac = headerValue(cors.headers, 'access-control-allow-credentials')
+  // Browsers compare byte for byte: only the exact value "true" enables credentials.
+  const credentials = acac === 'true'
+  const evidence: Record<string, unknown> = {
+    url: cors.url,
+    probeOrigin: cors.origin,
+    status: cors.status,
+    accessControlAllowOrigin: acao,
+    accessControlAllowCredentials: acac,
+    vary: headerValue(cors.headers, 'vary'),
+  }
+  if (acac !== null && !credentials) {
+    evidence.credentialsNote = `Access-Control-Allow-Credentials "${acac}" is not exactly "true", so browsers do not share credentialed responses.`
+  }
+  return { acao, credentials, evidence }
+}
+
+/** Several values in Access-Control-Allow-Origin: browsers reject it, but a list holding the probe origin shows reflection. */
+function originList(acao: string, probeOrigin: string, evidence: Record<string, unknown>): CheckOutcome {
+  const reflectsInList = acao.split(',').some((o) => o.trim() === probeOrigin)
+  evidence.note = `Access-Control-Allow-Origin holds several values; browsers reject it${reflectsInList ? ', but the list includes the probe origin: the server reflects origins and a duplicated header is all that stops it' : ''}.`
+  if (reflectsInList) {
+    return {
+      status: 'warn',
+      severity: 'medium',
+      evidence,
+      summary: 'The probe origin is reflected into a duplicated Access-Control-Allow-Origin, which browsers currently reject.',
+    }
+  }
+  return {
+    status: 'pass',
+    evidence,
+    summary: 'Access-Control-Allow-Origin lists several origins, which browsers reject; the probe origin is not among them.',
+  }
+}
+
+function reflected(probeOrigin: string, credentials: boolean, evidence: Record<string, unknown>): CheckOutcome {
+  if (credentials) {
+    return {
+      status: 'fail',
+      evidence,
+      summary: `Any site can read this page with the visitor's cookies: the server reflected the unrelated origin ${probeOrigin} with Access-Control-Allow-Credentials: true.`,
+    }
+  }
+  return {
+    status: 'warn',
+    severity: 'medium',
+    evidence,
+    summary: `The server reflects the unrelated origin ${probeOrigin} into Access-Control-Allow-Origin (without credentials).`,
+  }
+}
+
+function nullOrigin(credentials: boolean, evidence: Record<string, unknown>): CheckOutcome {
+  if (credentials) {
+    return {
+      status: 'fail',
+      evidence,
+      summary:
+        'Access-Control-Allow-Origin "null" with credentials: any site can read this page with the visitor\'s cookies from a ' +
+        'sandboxed iframe.',
+    }
+  }
+  return {
+    status: 'warn',
+    severity: 'low',
+    evidence,
+    summary: 'Access-Control-Allow-Origin is "null", which any site can claim from a sandboxed iframe.',
+  }
+}

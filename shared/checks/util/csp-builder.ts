@@ -183,25 +183,36 @@ function nonceReason(s: PageSources): string | null {
 
 /** Builds the policy from a page's sources. */
 export function buildCsp(s: PageSources, opts: { allowNonce?: boolean } = {}): CspAdvice {
-  const notes: string[] = []
-  const from = (directive: string) => s.origins[directive] ?? []
   const reason = nonceReason(s)
   // A static configuration file (a patch) cannot make nonces: it gets the hashes, and says why they may not last.
   const nonce = opts.allowNonce === false ? null : reason
-  if (reason && !nonce)
-    notes.push(
-      `${reason} A server configuration cannot make a nonce: move them into script files, or send the policy from the app with a nonce.`,
-    )
-  const mode = nonce ? 'nonce' : 'hashes'
+  const script = scriptSources(s, nonce)
+  const style = styleSources(s)
+  const notes = [
+    originsNote(s),
+    ...inlineScriptsNote(s, nonce),
+    ...(reason && !nonce
+      ? [`${reason} A server configuration cannot make a nonce: move them into script files, or send the policy from the app with a nonce.`]
+      : []),
+    ...script.notes,
+    ...style.notes,
+    "frame-ancestors 'self' lets only the site frame its pages; use 'none' if it never frames itself.",
+    'Try it first as Content-Security-Policy-Report-Only on every page and watch the browser console, then enforce it.',
+  ]
+  return { policy: directivesOf(s, script.sources, style.sources).join('; '), mode: nonce ? 'nonce' : 'hashes', notes }
+}
 
-  const script = ["'self'", ...from('script-src')]
-  if (nonce) script.push("'nonce-{NONCE}'")
-  else script.push(...s.scripts.hashes)
+/** script-src: the site, the script origins, the nonce or the inline scripts' hashes, and a few inline handlers by hash. */
+function scriptSources(s: PageSources, nonce: string | null): { sources: string[]; notes: string[] } {
+  const sources = ["'self'", ...(s.origins['script-src'] ?? [])]
+  const notes: string[] = []
+  if (nonce) sources.push("'nonce-{NONCE}'")
+  else sources.push(...s.scripts.hashes)
   // Inline event handlers run only with 'unsafe-hashes' and their own hashes; a few are allowed that way.
   if (s.handlers.count > 0) {
     const names = s.handlers.names.length ? ` (${s.handlers.names.join(', ')})` : ''
     if (s.handlers.hashes.length > 0 && s.handlers.hashes.length <= CSP_LIMITS.handlerHashes) {
-      script.push("'unsafe-hashes'", ...s.handlers.hashes)
+      sources.push("'unsafe-hashes'", ...s.handlers.hashes)
       notes.push(
         `${s.handlers.count} element(s) use inline event handler attributes${names}: they are allowed by hash with 'unsafe-hashes'. ` +
           "Better: move them to addEventListener in a script file and drop 'unsafe-hashes' and their hashes.",
@@ -213,21 +224,27 @@ export function buildCsp(s: PageSources, opts: { allowNonce?: boolean } = {}): C
       )
     }
   }
+  return { sources, notes }
+}
 
-  const style = ["'self'", ...from('style-src')]
-  const styleHashes = [...s.styles.hashes]
-  let styleInline = false
-  if (s.styles.hashes.length > CSP_LIMITS.styleHashes) styleInline = true
+/** style-src: the site, the style origins, and the inline styles and style attributes by hash, or 'unsafe-inline'
+ * when there are too many of them. */
+function styleSources(s: PageSources): { sources: string[]; notes: string[] } {
+  const origins = s.origins['style-src'] ?? []
+  const notes: string[] = []
+  const hashes = [...s.styles.hashes]
+  let unsafeHashes = false
+  let inline = s.styles.hashes.length > CSP_LIMITS.styleHashes
   if (s.styleAttributes.count > 0) {
     if (s.styleAttributes.hashes.length <= CSP_LIMITS.styleAttributeHashes) {
-      style.push("'unsafe-hashes'")
-      styleHashes.push(...s.styleAttributes.hashes)
+      unsafeHashes = true
+      hashes.push(...s.styleAttributes.hashes)
       notes.push(
         `${s.styleAttributes.count} element(s) have inline style attributes: their values are allowed by hash with 'unsafe-hashes'. ` +
           'A changed value needs its new hash; moving them into a stylesheet is simpler.',
       )
     } else {
-      styleInline = true
+      inline = true
       notes.push(
         `${s.styleAttributes.count} element(s) have many different inline style attributes: style-src keeps 'unsafe-inline' (styles only; ` +
           'scripts stay strict). Move them into a stylesheet to drop it.',
@@ -235,50 +252,51 @@ export function buildCsp(s: PageSources, opts: { allowNonce?: boolean } = {}): C
     }
   }
   // A hash or nonce in style-src disables 'unsafe-inline' there, so it is one or the other.
-  if (styleInline) style.splice(0, style.length, "'self'", ...from('style-src'), "'unsafe-inline'")
-  else style.push(...styleHashes)
+  const sources = inline
+    ? ["'self'", ...origins, "'unsafe-inline'"]
+    : ["'self'", ...origins, ...(unsafeHashes ? ["'unsafe-hashes'"] : []), ...hashes]
+  return { sources, notes }
+}
 
-  const directives = [
+function directivesOf(s: PageSources, script: string[], style: string[]): string[] {
+  const from = (directive: string) => s.origins[directive] ?? []
+  const optional = (directive: string) => (from(directive).length ? [`${directive} ${["'self'", ...from(directive)].join(' ')}`] : [])
+  return [
     "default-src 'self'",
     `script-src ${script.join(' ')}`,
     `style-src ${style.join(' ')}`,
     `img-src ${["'self'", 'data:', ...from('img-src')].join(' ')}`,
     `font-src ${["'self'", ...from('font-src')].join(' ')}`,
     `connect-src ${["'self'", ...from('connect-src')].join(' ')}`,
-    ...(from('frame-src').length ? [`frame-src ${["'self'", ...from('frame-src')].join(' ')}`] : []),
-    ...(from('media-src').length ? [`media-src ${["'self'", ...from('media-src')].join(' ')}`] : []),
-    ...(from('manifest-src').length ? [`manifest-src ${["'self'", ...from('manifest-src')].join(' ')}`] : []),
+    ...optional('frame-src'),
+    ...optional('media-src'),
+    ...optional('manifest-src'),
     "object-src 'none'",
     "base-uri 'self'",
     "frame-ancestors 'self'",
   ]
+}
 
+function originsNote(s: PageSources): string {
   const others = new Set(Object.values(s.origins).flat()).size
-  notes.unshift(
-    others > 0
-      ? `Allows the ${others} other origin(s) the page loaded from when it was scanned; pages that load from others need them added.`
-      : 'The page loaded nothing from other origins when it was scanned, so the policy allows only the site itself.',
-  )
-  if (nonce) {
-    notes.splice(
-      1,
-      0,
+  return others > 0
+    ? `Allows the ${others} other origin(s) the page loaded from when it was scanned; pages that load from others need them added.`
+    : 'The page loaded nothing from other origins when it was scanned, so the policy allows only the site itself.'
+}
+
+/** How the policy allows the page's inline scripts: by a nonce (and why), or by their hashes. */
+function inlineScriptsNote(s: PageSources, nonce: string | null): string[] {
+  if (nonce)
+    return [
       `${nonce} Use a nonce: make a fresh random value (16 bytes, base64) for each response, put it in the header in place of {NONCE} and ` +
         'on every inline <script> as nonce="...".',
-    )
-  } else if (s.scripts.hashes.length > 0) {
-    notes.splice(
-      1,
-      0,
+    ]
+  if (s.scripts.hashes.length > 0)
+    return [
       `Allows the page's ${s.scripts.hashes.length} inline script(s) by their SHA-256 hash: a script whose text changes needs its new hash ` +
         '(the browser console names it when it blocks one).',
-    )
-  }
-  notes.push(
-    "frame-ancestors 'self' lets only the site frame its pages; use 'none' if it never frames itself.",
-    'Try it first as Content-Security-Policy-Report-Only on every page and watch the browser console, then enforce it.',
-  )
-  return { policy: directives.join('; '), mode, notes }
+    ]
+  return []
 }
 
 /** How to make a fresh nonce for each response, on the platforms whose app renders the page. */

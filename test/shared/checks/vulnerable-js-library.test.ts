@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { VULNERABLE_LIBRARIES } from '../../../shared/checks/data/vulnerable-libraries.ts'
-import { detectLibraries, vulnerableJsLibrary } from '../../../shared/checks/security/vulnerable-js-library.ts'
+import { vulnerableJsLibrary } from '../../../shared/checks/security/vulnerable-js-library.ts'
+import { detectLibraries } from '../../../shared/checks/util/library-detectors.ts'
 import type { ScriptArtifact } from '../../../shared/checks/types.ts'
 import { compareVersions, parseRange, parseVersion, satisfies } from '../../../shared/checks/util/semver.ts'
 import repository from '../../../shared/checks/data/retire-repository.json' with { type: 'json' }
