@@ -1,5 +1,5 @@
 // The audit worker: takes 'audit' jobs from the queue, holds the audit through a Postgres lease, crawls
-// the site (crawler/audit/crawl.ts), stores every page as it arrives, keeps progress current, and builds
+// the site storing every page as it arrives and keeping progress current (audit-crawl.ts), and builds
 // the result at the end. Errors are sorted by consequence:
 //   the start page could not be loaded (blocked, unreachable, nothing loaded) -> failed at once and refunded:
 //     the caller got no audit at all, and audit_app already refused (uncharged) a start URL that did not
@@ -7,12 +7,9 @@
 //   ours (browser crash, database hiccup)                      -> retried, failed and refunded after the limit;
 //   shutdown (SIGTERM)                                         -> handed back uncounted; the next holder resumes.
 import { hostname } from 'node:os'
-import type { Page } from 'playwright-core'
 import { auditChannel, type AuditEvent } from '../shared/protocol/audit-events.ts'
 import { sleep } from '../shared/lib/async.ts'
-import { type AuditAuth, authPurpose, scrubber, scrubDeep, secretsOf } from '../shared/protocol/audit-auth.ts'
 import { buildAuditResult } from '../shared/report/audit-report.ts'
-import { SecretBox } from '../shared/lib/secret-box.ts'
 import {
   claimAudit,
   completeAudit,
@@ -22,28 +19,17 @@ import {
   listAuditPages,
   releaseAudit,
   renewAuditLease,
-  storeAuditPage,
-  updateAuditProgress,
-  type AuditProgress,
   type AuditRow,
-  readAuditCredentials,
 } from '../shared/db/audits.ts'
-import { policyFromConfig } from '../shared/egress/guard.ts'
 import { newId } from '../shared/lib/ids.ts'
 import type { Logger } from '../shared/lib/log.ts'
 import type { Delivery } from '../shared/infra/types.ts'
-import type { CheckResult } from '../shared/report/scan-report.ts'
 import { endViewer } from '../shared/protocol/viewer.ts'
-import { crawlSite, type CrawlSummary } from './audit/crawl.ts'
+import { crawlAndStore } from './audit-crawl.ts'
 import { runJob } from './job.ts'
-import { publishViewerEnd, publishViewerProgress, severityCounts } from './viewer/progress.ts'
-import { type AttachedCast, attachScreencast, captureReplayFrame } from './viewer/screencast.ts'
-import { REPLAY_LIMITS, replayUsage, storeAuditFrame } from '../shared/db/audit-frames.ts'
-import { trustedSpki, type RunningWorker, type WorkerDeps } from './scan-worker.ts'
+import { publishViewerEnd } from './viewer/progress.ts'
+import type { RunningWorker, WorkerDeps } from './scan-worker.ts'
 import { errorMessage } from '../shared/errors.ts'
-
-/** Progress goes to Postgres and pub/sub at most this often. */
-const PROGRESS_EVERY_MS = 1_000
 
 export function startAuditWorker(deps: WorkerDeps): RunningWorker {
   const consumer = `${hostname()}-${process.pid}-audit-${newId('w').slice(2, 10)}`
@@ -248,165 +234,4 @@ async function crawlToEnd(
     log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
   }
   await d.ack()
-}
-
-/** Runs the crawl, resuming from the pages an earlier holder stored, and stores each page as it arrives. */
-async function crawlAndStore(
-  deps: WorkerDeps,
-  audit: AuditRow,
-  consumer: string,
-  signal: AbortSignal,
-  log: Logger,
-): Promise<{ stoppedBy: CrawlSummary['stoppedBy']; siteChecks: CheckResult[]; progress: AuditProgress; sessionLostAt: string | null }> {
-  const { db, infra, config } = deps
-  const auditId = audit.id
-  const auth = audit.authenticated ? await openCredentials(deps, auditId) : undefined
-  const stored = await listAuditPages(db.sql, auditId)
-  const progress: AuditProgress = {
-    pagesDiscovered: Math.max(audit.progress.pagesDiscovered, stored.length),
-    pagesScanned: stored.filter((p) => p.ok).length,
-    pagesFailed: stored.filter((p) => !p.ok).length,
-    currentUrl: null,
-  }
-  // The time budget counts from the first start, so a takeover does not restart the clock.
-  const budgetMs = audit.options.maxDurationSeconds * 1000 - (Date.now() - (audit.startedAt ?? new Date()).getTime())
-  const pagesLeft = audit.options.maxPages - stored.length
-  if (stored.length > 0 && (budgetMs <= 0 || pagesLeft <= 0)) {
-    return { stoppedBy: budgetMs <= 0 ? 'maxDuration' : 'maxPages', siteChecks: [], progress, sessionLostAt: null }
-  }
-
-  let lastWrite = 0
-  let pendingWrite: ReturnType<typeof setTimeout> | null = null
-  const writeProgress = async () => {
-    lastWrite = Date.now()
-    pendingWrite = null
-    const snapshot = { ...progress }
-    await updateAuditProgress(db.sql, auditId, consumer, snapshot).catch((e) =>
-      log.warn('progress write failed', { error: errorMessage(e) }),
-    )
-    await infra.pubsub
-      .publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent))
-      .catch(() => {})
-    await publishViewerProgress(infra, auditId, {
-      state: snapshot.pagesScanned + snapshot.pagesFailed > 0 ? 'crawling' : 'waiting',
-      ...snapshot,
-      findings: severityCounts(failing),
-      startedAt: crawlStarted.toISOString(),
-      lanes,
-    })
-  }
-  // Throttled with a trailing write, so the last change before a pause is never lost.
-  const touch = () => {
-    if (pendingWrite) return
-    const wait = Math.max(0, PROGRESS_EVERY_MS - (Date.now() - lastWrite))
-    pendingWrite = setTimeout(() => void writeProgress(), wait)
-  }
-
-  const startedAt = new Map<string, Date>()
-  const castDeps = { auditId, pubsub: infra.pubsub, kv: infra.kv, log }
-  /** Every lane's tab is attached to the live view once; the view follows the lane a viewer chose, or the latest. */
-  const casts = new Map<Page, Promise<AttachedCast | null>>()
-  const detachCasts = async () => {
-    const all = [...casts.values()]
-    casts.clear()
-    for (const c of all) await (await c)?.detach().catch(() => {})
-  }
-  // The replay: one still of each page judged, within its cap (counted on from what an earlier holder stored).
-  const replay = await replayUsage(db.sql, auditId)
-  // Findings so far, for the viewer: the checks failing or warning on any page, by severity.
-  const failing = new Map<string, string>()
-  for (const p of stored) for (const c of p.checks) if (c.status === 'fail' || c.status === 'warn') failing.set(c.id, c.severity)
-  const crawlStarted = audit.startedAt ?? new Date()
-  const lanes = config.AUDIT_CONCURRENCY
-  if (stored.length) log.info('resuming audit', { pagesStored: stored.length })
-  await updateAuditProgress(db.sql, auditId, consumer, progress)
-
-  try {
-    const summary = await crawlSite(
-      {
-        startUrl: audit.url,
-        maxPages: audit.options.maxPages,
-        maxDepth: audit.options.maxDepth,
-        maxDurationMs: Math.max(1_000, budgetMs),
-        concurrency: config.AUDIT_CONCURRENCY,
-        navTimeoutMs: config.NAV_TIMEOUT_MS,
-        signal,
-        resume: stored.map((p) => ({ url: p.url, depth: p.depth, links: p.links })),
-        ...(auth ? { auth } : {}),
-      },
-      {
-        browser: deps.browser,
-        policy: policyFromConfig(config),
-        log,
-        trustedSpki: trustedSpki(config),
-        probeTimeoutMs: config.PROBE_TIMEOUT_MS,
-      },
-      {
-        onDiscovered(total) {
-          progress.pagesDiscovered = Math.max(progress.pagesDiscovered, total)
-          touch()
-        },
-        onPageStart(url: string, page: Page, lane: number) {
-          startedAt.set(url, new Date())
-          progress.currentUrl = auth ? auth.scrub(url) : url
-          touch()
-          let cast = casts.get(page)
-          if (!cast) {
-            cast = attachScreencast(page, castDeps, lane).catch((e) => {
-              log.debug('screencast not attached', { error: errorMessage(e) })
-              return null
-            })
-            casts.set(page, cast)
-            page.once('close', () => casts.delete(page))
-          }
-          void cast.then((c) => c?.touch(url))
-        },
-        async onPage(page, tab) {
-          // Behind a login, nothing a page reports may carry a credential (an error, evidence echoing a header).
-          const record = auth ? scrubDeep(page, auth.scrub) : page
-          const ok = await storeAuditPage(db.sql, auditId, consumer, record, startedAt.get(page.url) ?? null)
-          startedAt.delete(page.url)
-          if (!ok) return
-          if (page.ok) progress.pagesScanned++
-          else progress.pagesFailed++
-          for (const c of page.checks) if (c.status === 'fail' || c.status === 'warn') failing.set(c.id, c.severity)
-          touch()
-          // No replay of pages behind a login: a picture of an account page cannot be scrubbed of what it shows.
-          if (tab && !auth && replay.frames < REPLAY_LIMITS.maxFrames && replay.bytes < REPLAY_LIMITS.maxBytes) {
-            const jpeg = await captureReplayFrame(tab.page, castDeps, tab.lane)
-            if (jpeg && replay.bytes + jpeg.byteLength <= REPLAY_LIMITS.maxBytes) {
-              const seq = replay.nextSeq++
-              replay.frames++
-              replay.bytes += jpeg.byteLength
-              await storeAuditFrame(db.sql, auditId, seq, page.url, jpeg).catch((e) =>
-                log.warn('replay frame not stored', { error: errorMessage(e) }),
-              )
-            }
-          }
-        },
-      },
-    )
-    return { stoppedBy: summary.stoppedBy, siteChecks: summary.siteChecks, progress, sessionLostAt: summary.sessionLostAt }
-  } finally {
-    // The last change is written now rather than dropped: the viewer's end state shows the final counts.
-    if (pendingWrite) {
-      clearTimeout(pendingWrite)
-      await writeProgress()
-    }
-    await detachCasts()
-  }
-}
-
-/**
- * An authenticated audit's credentials, opened for this crawl only (they stay sealed in the database until
- * the audit ends and are never written anywhere else), with the scrubber for everything the crawl reports.
- * A missing key or value is our fault: the attempt fails and is retried, then refunded.
- */
-async function openCredentials(deps: WorkerDeps, auditId: string): Promise<{ credentials: AuditAuth; scrub: (s: string) => string }> {
-  const box = SecretBox.fromConfig(deps.config)
-  if (!box) throw new Error('this crawler has no SECRETS_KEY, so it cannot open the credentials of an authenticated audit')
-  const sealed = await readAuditCredentials(deps.db.sql, auditId)
-  if (!sealed) throw new Error('the credentials of this authenticated audit are gone')
-  const credentials = JSON.parse(box.open(sealed, authPurpose(auditId))) as AuditAuth
-  return { credentials, scrub: scrubber(secretsOf(credentials)) }
 }

@@ -178,56 +178,67 @@ export function sameOrigin(req: Request, baseUrl: string): boolean {
   return o.host === host
 }
 
-export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: KeyValue; log: Logger }) {
-  const { config, pubsub, kv } = deps
-  const log = deps.log.child({ component: 'viewer' })
-  const rules = hostRules(config)
-  const relays = new Map<string, Promise<AuditRelay>>()
+/** The relays this process runs: one per audit with sockets open here, started once. */
+class Relays {
+  private readonly relays = new Map<string, Promise<AuditRelay>>()
 
-  const relayFor = (auditId: string): Promise<AuditRelay> => {
-    let p = relays.get(auditId)
+  constructor(private readonly deps: { pubsub: PubSub; kv: KeyValue; log: Logger }) {}
+
+  private relayFor(auditId: string): Promise<AuditRelay> {
+    let p = this.relays.get(auditId)
     if (!p) {
-      const relay = new AuditRelay(auditId, { pubsub, kv, log }, () => relays.delete(auditId))
+      const relay = new AuditRelay(auditId, this.deps, () => this.relays.delete(auditId))
       p = relay.start().then(() => relay)
-      p.catch(() => relays.delete(auditId))
-      relays.set(auditId, p)
+      p.catch(() => this.relays.delete(auditId))
+      this.relays.set(auditId, p)
     }
     return p
   }
 
-  async function admit(ws: ViewerSocket, token: string) {
-    const { auditId } = ws.data
-    const state = await viewerTokenState(kv, auditId, token).catch(() => 'unavailable' as const)
-    if (ws.data.state !== 'checking') return
-    if (state === 'ended') return closeSocket(ws, CLOSE_ENDED, ENDED_REASON)
-    if (state === 'invalid') {
-      log.info('viewer link refused', { auditId })
-      return closeSocket(ws, CLOSE_POLICY, INVALID_REASON)
-    }
-    if (state === 'unavailable') return closeSocket(ws, 1011, 'The live view is unavailable; try again shortly')
+  /** The audit's running relay; null when none could start. */
+  async live(auditId: string): Promise<AuditRelay | null> {
     // A relay found stopping (its last socket just left) is replaced by a fresh one.
     let relay: AuditRelay | null = null
-    for (let i = 0; i < 3 && (!relay || relay.stopped); i++) relay = await relayFor(auditId).catch(() => null)
-    if (!relay || relay.stopped) return closeSocket(ws, 1011, 'The live view is unavailable; try again shortly')
-    relay.sockets.add(ws)
-    if (ws.data.state !== 'checking') return relay.remove(ws)
-    ws.data.state = 'live'
-    ws.data.relay = relay
-    ws.send(JSON.stringify({ type: 'ready', auditId }))
-    // The picture and the counts as they last were, at once: the next frame may be a moment away.
-    const [progress, latest] = await Promise.all([
-      kv.get(viewerKeys.progress(auditId)).catch(() => null),
-      kv.get(viewerKeys.latest(auditId)).catch(() => null),
-    ])
-    if (ws.data.state !== 'live') return
-    if (progress) ws.send(progress)
-    if (latest) ws.send(latest)
-    log.info('viewer connected', { auditId })
-    // endViewer may have run between the check and the subscription: its message would be missed.
-    if (await isViewerEnded(kv, auditId).catch(() => false)) relay.end()
+    for (let i = 0; i < 3 && (!relay || relay.stopped); i++) relay = await this.relayFor(auditId).catch(() => null)
+    return relay && !relay.stopped ? relay : null
   }
+}
 
-  const websocket: WebSocketHandler<ViewerSocketData> = {
+/** A socket's token arrived: it is checked, and a valid one makes the socket live on the audit's relay. */
+async function admit(ws: ViewerSocket, token: string, c: { kv: KeyValue; log: Logger; relays: Relays }) {
+  const { kv, log } = c
+  const { auditId } = ws.data
+  const state = await viewerTokenState(kv, auditId, token).catch(() => 'unavailable' as const)
+  if (ws.data.state !== 'checking') return
+  if (state === 'ended') return closeSocket(ws, CLOSE_ENDED, ENDED_REASON)
+  if (state === 'invalid') {
+    log.info('viewer link refused', { auditId })
+    return closeSocket(ws, CLOSE_POLICY, INVALID_REASON)
+  }
+  if (state === 'unavailable') return closeSocket(ws, 1011, 'The live view is unavailable; try again shortly')
+  const relay = await c.relays.live(auditId)
+  if (!relay) return closeSocket(ws, 1011, 'The live view is unavailable; try again shortly')
+  relay.sockets.add(ws)
+  if (ws.data.state !== 'checking') return relay.remove(ws)
+  ws.data.state = 'live'
+  ws.data.relay = relay
+  ws.send(JSON.stringify({ type: 'ready', auditId }))
+  // The picture and the counts as they last were, at once: the next frame may be a moment away.
+  const [progress, latest] = await Promise.all([
+    kv.get(viewerKeys.progress(auditId)).catch(() => null),
+    kv.get(viewerKeys.latest(auditId)).catch(() => null),
+  ])
+  if (ws.data.state !== 'live') return
+  if (progress) ws.send(progress)
+  if (latest) ws.send(latest)
+  log.info('viewer connected', { auditId })
+  // endViewer may have run between the check and the subscription: its message would be missed.
+  if (await isViewerEnded(kv, auditId).catch(() => false)) relay.end()
+}
+
+/** The sockets' life: the token first (within TOKEN_WAIT_MS), then only a viewer's few requests. */
+function socketHandler(onToken: (ws: ViewerSocket, token: string) => Promise<void>): WebSocketHandler<ViewerSocketData> {
+  return {
     // Only the token ever comes from the client.
     maxPayloadLength: 1_024,
     idleTimeout: 60,
@@ -248,7 +259,7 @@ export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: 
       if (ws.data.timer) clearTimeout(ws.data.timer)
       ws.data.timer = null
       ws.data.state = 'checking'
-      void admit(ws, typeof message === 'string' ? message : '')
+      void onToken(ws, typeof message === 'string' ? message : '')
     },
     close(ws) {
       ws.data.state = 'closed'
@@ -257,9 +268,16 @@ export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: 
       ws.data.relay = null
     },
   }
+}
+
+export function createViewerSockets(deps: { config: Config; pubsub: PubSub; kv: KeyValue; log: Logger }) {
+  const { config, pubsub, kv } = deps
+  const log = deps.log.child({ component: 'viewer' })
+  const rules = hostRules(config)
+  const relays = new Relays({ pubsub, kv, log })
 
   return {
-    websocket,
+    websocket: socketHandler((ws, token) => admit(ws, token, { kv, log, relays })),
     /**
      * For Bun.serve's fetch: undefined when the request is not for a viewer socket (the app handles it),
      * a Response when it is refused, or 'upgraded' when the socket is open.

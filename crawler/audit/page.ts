@@ -261,48 +261,16 @@ async function visit(
   rec: PageRecorder,
   guard: <T>(p: Promise<T>) => Promise<T>,
 ): Promise<PageVisit> {
-  const context = page.context()
   try {
     opts.onPageStart(page)
   } catch {}
   const t0 = performance.now()
-  let res: PwResponse | null = null
-  let error: string | undefined
-  try {
-    res = await guard(page.goto(url, { waitUntil: 'load', timeout: opts.navTimeoutMs }))
-  } catch (e) {
-    const msg = errorMessage(e).split('\n')[0] ?? 'navigation failed'
-    if (msg === 'page crashed') throw e
-    if (/Download is starting/i.test(msg)) return { kind: 'not_html', finalUrl: url, contentType: 'download' }
-    error = msg
-  }
-  if (!res) {
-    return {
-      kind: 'page',
-      finalUrl: url,
-      httpStatus: null,
-      ok: false,
-      error: error ?? 'no response',
-      links: [],
-      base: url,
-      checks: [],
-      loadMs: Math.round(performance.now() - t0),
-    }
-  }
+  const nav = await navigate(page, url, opts.navTimeoutMs, guard)
+  if (nav === 'download') return { kind: 'not_html', finalUrl: url, contentType: 'download' }
+  const { res } = nav
+  if (!res) return unjudged(url, url, nav.error ?? 'no response', t0)
   const failure = egressFailure(res)
-  if (failure) {
-    return {
-      kind: 'page',
-      finalUrl: res.url(),
-      httpStatus: null,
-      ok: false,
-      error: `${failure.code}: ${failure.reason}`,
-      links: [],
-      base: url,
-      checks: [],
-      loadMs: Math.round(performance.now() - t0),
-    }
-  }
+  if (failure) return unjudged(res.url(), url, `${failure.code}: ${failure.reason}`, t0)
   const contentType = (await res.allHeaders().catch(() => ({}) as Record<string, string>))['content-type'] ?? ''
   if (!isHtml(contentType)) return { kind: 'not_html', finalUrl: res.url(), contentType }
   await guard(quiet(rec.traffic, CRAWL_LIMITS.quietMs, CRAWL_LIMITS.quietMaxMs))
@@ -313,12 +281,71 @@ async function visit(
     if (e.message === 'page crashed') throw e
     return { base: finalUrl, hrefs: [] as string[], template: '' }
   })
-  const sameOrigin = new URL(finalUrl).origin === origin
-  if (!sameOrigin) {
+  if (new URL(finalUrl).origin !== origin) {
     // Redirected off the site: not ours to judge or to follow.
     return { kind: 'page', finalUrl, httpStatus: status, ok: status < 400, links: [], base: finalUrl, checks: [], loadMs }
   }
   const axe = opts.wantsAxe(found.template)
+  const judged = await judge(page, res, { url, finalUrl, origin, status, axe, blockMedia: opts.blockMedia }, rec, guard)
+  return {
+    kind: 'page',
+    finalUrl,
+    httpStatus: status,
+    ok: status < 400,
+    ...(status >= 400 ? { error: `HTTP ${status}` } : {}),
+    links: found.hrefs,
+    base: found.base,
+    checks: judged.checks,
+    loadMs,
+    cookiesSet: judged.cookiesSet,
+  }
+}
+
+/** goto under the crash guard: the response, or why there is none; 'download' when the URL started one. */
+async function navigate(
+  page: Page,
+  url: string,
+  navTimeoutMs: number,
+  guard: <T>(p: Promise<T>) => Promise<T>,
+): Promise<{ res: PwResponse | null; error?: string } | 'download'> {
+  try {
+    return { res: await guard(page.goto(url, { waitUntil: 'load', timeout: navTimeoutMs })) }
+  } catch (e) {
+    const msg = errorMessage(e).split('\n')[0] ?? 'navigation failed'
+    if (msg === 'page crashed') throw e
+    if (/Download is starting/i.test(msg)) return 'download'
+    return { res: null, error: msg }
+  }
+}
+
+/** A page that gave nothing to judge: no response, or one the egress proxy refused. */
+function unjudged(finalUrl: string, base: string, error: string, t0: number): PageVisit {
+  return {
+    kind: 'page',
+    finalUrl,
+    httpStatus: null,
+    ok: false,
+    error,
+    links: [],
+    base,
+    checks: [],
+    loadMs: Math.round(performance.now() - t0),
+  }
+}
+
+/**
+ * Reads the loaded page (axe when chosen) and its document response, and runs the page-level checks on
+ * them, judging only the cookies this page set itself.
+ */
+async function judge(
+  page: Page,
+  res: PwResponse,
+  at: { url: string; finalUrl: string; origin: string; status: number; axe: boolean; blockMedia: boolean },
+  rec: PageRecorder,
+  guard: <T>(p: Promise<T>) => Promise<T>,
+): Promise<{ checks: CheckResult[]; cookiesSet: string[] }> {
+  const context = page.context()
+  const { url, finalUrl, origin, status, axe } = at
   const [loaded, mainResponse] = await guard(
     Promise.all([
       // axe finishes in the page it ran in, which has it loaded: AxeBuilder's own finish opens a blank page,
@@ -342,19 +369,8 @@ async function visit(
     accessibility: loaded.accessibility,
     performance: loaded.performance,
   }
-  const checks = PAGE_CHECKS.filter((c) => (axe || c.id !== 'accessibility') && !(opts.blockMedia && MEDIA_DEPENDENT_CHECKS.has(c.id))).map(
+  const checks = PAGE_CHECKS.filter((c) => (axe || c.id !== 'accessibility') && !(at.blockMedia && MEDIA_DEPENDENT_CHECKS.has(c.id))).map(
     (c) => runCheck(c, artifacts),
   )
-  return {
-    kind: 'page',
-    finalUrl,
-    httpStatus: status,
-    ok: status < 400,
-    ...(status >= 400 ? { error: `HTTP ${status}` } : {}),
-    links: found.hrefs,
-    base: found.base,
-    checks,
-    loadMs,
-    cookiesSet: cookies.names,
-  }
+  return { checks, cookiesSet: cookies.names }
 }

@@ -56,29 +56,58 @@ export function setCookieNamesOf(value: string | null): string[] {
  * that is reused, whatever the previous document still sends until then belongs to it, not to this page.
  */
 export function recordPage(page: Page, opts: { setCookies?: boolean } = {}): PageRecorder {
-  const requests = new Map<PwRequest, BrowserRequest>()
-  const scriptBodies: Promise<ScriptArtifact | null>[] = []
-  const consoleErrors: string[] = []
-  const traffic = { inflight: 0, last: performance.now() }
+  return new Recording(page, opts.setCookies ?? false)
+}
+
+class Recording implements PageRecorder {
+  requests = new Map<PwRequest, BrowserRequest>()
+  scriptBodies: Promise<ScriptArtifact | null>[] = []
+  consoleErrors: string[] = []
+  traffic = { inflight: 0, last: performance.now() }
+  recording = true
+  setCookieNames: Promise<string[]>[] = []
   /** Requests of this page still in flight (finished or failed ones leave): the quiet window reads its size. */
-  const counted = new Set<PwRequest>()
+  private readonly counted = new Set<PwRequest>()
   // waiting: no navigation yet; navigating: the main frame's navigation request is out but the old
   // document is still there (and may still send requests); started: the new document has committed.
-  let phase: 'waiting' | 'navigating' | 'started' = 'waiting'
-  let scriptBytes = 0
-  const onConsole = (m: ConsoleMessage) => {
-    if (phase === 'started' && m.type() === 'error' && consoleErrors.length < 50) consoleErrors.push(m.text().slice(0, 500))
+  private phase: 'waiting' | 'navigating' | 'started' = 'waiting'
+  private scriptBytes = 0
+
+  constructor(
+    private readonly page: Page,
+    private readonly setCookies: boolean,
+  ) {
+    page.on('framenavigated', this.onNavigated)
+    page.on('console', this.onConsole)
+    page.on('request', this.onRequest)
+    page.on('requestfinished', this.settle)
+    page.on('requestfailed', this.onFailed)
+    page.on('response', this.onResponse)
   }
-  const onRequest = (r: PwRequest) => {
-    if (phase !== 'started') {
-      if (!(r.isNavigationRequest() && r.frame() === page.mainFrame())) return
-      phase = 'navigating'
+
+  detach(): void {
+    this.page.off('framenavigated', this.onNavigated)
+    this.page.off('console', this.onConsole)
+    this.page.off('request', this.onRequest)
+    this.page.off('requestfinished', this.settle)
+    this.page.off('requestfailed', this.onFailed)
+    this.page.off('response', this.onResponse)
+  }
+
+  private readonly onConsole = (m: ConsoleMessage) => {
+    if (this.phase === 'started' && m.type() === 'error' && this.consoleErrors.length < 50) this.consoleErrors.push(m.text().slice(0, 500))
+  }
+
+  private readonly onRequest = (r: PwRequest) => {
+    if (this.phase !== 'started') {
+      if (!(r.isNavigationRequest() && r.frame() === this.page.mainFrame())) return
+      this.phase = 'navigating'
     }
-    counted.add(r)
-    traffic.inflight = counted.size
-    traffic.last = performance.now()
-    if (!rec.recording || requests.size >= GATHER_LIMITS.requests) return
-    requests.set(r, {
+    this.counted.add(r)
+    this.traffic.inflight = this.counted.size
+    this.traffic.last = performance.now()
+    if (!this.recording || this.requests.size >= GATHER_LIMITS.requests) return
+    this.requests.set(r, {
       url: r.url(),
       method: r.method(),
       resourceType: r.resourceType(),
@@ -88,64 +117,53 @@ export function recordPage(page: Page, opts: { setCookies?: boolean } = {}): Pag
       initiatorUrl: r.frame()?.url() ?? null,
     })
   }
-  const settle = (r: PwRequest) => {
-    if (!counted.delete(r)) return
-    traffic.inflight = counted.size
-    traffic.last = performance.now()
+
+  private readonly settle = (r: PwRequest) => {
+    if (!this.counted.delete(r)) return
+    this.traffic.inflight = this.counted.size
+    this.traffic.last = performance.now()
   }
-  const onFailed = (r: PwRequest) => {
-    settle(r)
-    const req = requests.get(r)
+
+  private readonly onFailed = (r: PwRequest) => {
+    this.settle(r)
+    const req = this.requests.get(r)
     if (req) req.failure = r.failure()?.errorText ?? 'failed'
   }
-  const onResponse = (res: PwResponse) => {
-    if (!counted.has(res.request())) return
-    if (opts.setCookies && rec.recording && rec.setCookieNames.length < SET_COOKIE_RESPONSES) {
-      rec.setCookieNames.push(res.headerValue('set-cookie').then(setCookieNamesOf, () => []))
+
+  private readonly onResponse = (res: PwResponse) => {
+    if (!this.counted.has(res.request())) return
+    if (this.setCookies && this.recording && this.setCookieNames.length < SET_COOKIE_RESPONSES) {
+      this.setCookieNames.push(res.headerValue('set-cookie').then(setCookieNamesOf, () => []))
     }
-    const req = requests.get(res.request())
+    const req = this.requests.get(res.request())
     if (req) {
       req.status = res.status()
       req.headers = res.headers()
     }
-    if (rec.recording && res.request().resourceType() === 'script' && scriptBodies.length < GATHER_LIMITS.scripts && res.status() < 400) {
-      scriptBodies.push(
+    if (
+      this.recording &&
+      res.request().resourceType() === 'script' &&
+      this.scriptBodies.length < GATHER_LIMITS.scripts &&
+      res.status() < 400
+    ) {
+      this.scriptBodies.push(
         res.body().then(
-          (buf) => {
-            if (scriptBytes >= GATHER_LIMITS.scriptsTotal) return null
-            const body = buf.subarray(0, GATHER_LIMITS.scriptBody).toString('utf8')
-            scriptBytes += body.length
-            return { url: res.url(), inline: false, body }
-          },
+          (buf) => this.scriptBody(res.url(), buf),
           () => null,
         ),
       )
     }
   }
-  const onNavigated = (frame: Frame) => {
-    if (phase === 'navigating' && frame === page.mainFrame()) phase = 'started'
+
+  /** A script's body, cut to its cap; null once the page's scripts reached theirs. */
+  private scriptBody(url: string, buf: Buffer): ScriptArtifact | null {
+    if (this.scriptBytes >= GATHER_LIMITS.scriptsTotal) return null
+    const body = buf.subarray(0, GATHER_LIMITS.scriptBody).toString('utf8')
+    this.scriptBytes += body.length
+    return { url, inline: false, body }
   }
-  page.on('framenavigated', onNavigated)
-  page.on('console', onConsole)
-  page.on('request', onRequest)
-  page.on('requestfinished', settle)
-  page.on('requestfailed', onFailed)
-  page.on('response', onResponse)
-  const rec: PageRecorder = {
-    requests,
-    scriptBodies,
-    consoleErrors,
-    traffic,
-    recording: true,
-    setCookieNames: [],
-    detach() {
-      page.off('framenavigated', onNavigated)
-      page.off('console', onConsole)
-      page.off('request', onRequest)
-      page.off('requestfinished', settle)
-      page.off('requestfailed', onFailed)
-      page.off('response', onResponse)
-    },
+
+  private readonly onNavigated = (frame: Frame) => {
+    if (this.phase === 'navigating' && frame === this.page.mainFrame()) this.phase = 'started'
   }
-  return rec
 }

@@ -1,0 +1,109 @@
+// One lane's tab in its audit's live view: the CDP screencast runs only while someone watches and this tab
+// has the focus, is restarted for a new quality, and every frame is acknowledged (Chromium stalls the
+// stream otherwise), also the ones that are dropped.
+import type { CDPSession, Page } from 'playwright-core'
+import type { Logger } from '../../shared/lib/log.ts'
+import { errorMessage } from '../../shared/errors.ts'
+import { captureJpeg, sessionOf } from './capture.ts'
+
+export type Quality = 'normal' | 'low'
+const SCREENCAST: Record<Quality, { format: 'jpeg'; quality: number; maxWidth: number; maxHeight: number; everyNthFrame: number }> = {
+  normal: { format: 'jpeg', quality: 60, maxWidth: 1280, maxHeight: 800, everyNthFrame: 1 },
+  low: { format: 'jpeg', quality: 40, maxWidth: 800, maxHeight: 500, everyNthFrame: 1 },
+}
+
+/** What a lane's cast reads and calls of its audit's stream (audit-cast.ts). */
+export interface CastStream {
+  readonly deps: { auditId: string; log: Logger }
+  readonly watching: boolean
+  readonly focused: LaneCast | null
+  readonly quality: Quality
+  publish(lane: number, url: string, data: string, ts: number): boolean
+  remove(c: LaneCast): void
+  release(): void
+}
+
+type ScreencastFrame = { data: string; sessionId: number; metadata: { timestamp?: number } }
+
+export class LaneCast {
+  private cdp: CDPSession | null = null
+  private readonly onFrameEvent = (f: ScreencastFrame) => this.onFrame(f)
+  private casting = false
+  detached = false
+  /** start/stop run one at a time, each re-reading what is wanted when its turn comes. */
+  private chain: Promise<void> = Promise.resolve()
+
+  constructor(
+    private page: Page,
+    private audit: CastStream,
+    readonly lane: number,
+  ) {}
+
+  /** The page the tab was last sent to (a navigation that has not committed yet still shows about:blank). */
+  target = ''
+
+  url(): string {
+    const now = this.page.isClosed() ? '' : this.page.url()
+    return now && now !== 'about:blank' ? now : this.target
+  }
+
+  private wanted() {
+    return !this.detached && this.audit.watching && this.audit.focused === this && !this.page.isClosed()
+  }
+
+  sync(): Promise<void> {
+    this.chain = this.chain
+      .then(() => this.step())
+      .catch((e) => {
+        this.casting = false
+        if (!this.page.isClosed())
+          this.audit.deps.log.debug('screencast step failed', { auditId: this.audit.deps.auditId, error: errorMessage(e) })
+      })
+    return this.chain
+  }
+
+  /** Stops and starts the screencast again (a new quality). */
+  async restart() {
+    if (!this.casting) return
+    this.casting = false
+    await this.cdp?.send('Page.stopScreencast').catch(() => {})
+    await this.sync()
+  }
+
+  private async step() {
+    const want = this.wanted()
+    if (want && !this.casting) {
+      if (!this.cdp) {
+        this.cdp = await sessionOf(this.page)
+        this.cdp.on('Page.screencastFrame', this.onFrameEvent)
+      }
+      if (!this.wanted()) return
+      await this.cdp.send('Page.startScreencast', SCREENCAST[this.audit.quality])
+      this.casting = true
+    } else if (!want && this.casting) {
+      this.casting = false
+      await this.cdp?.send('Page.stopScreencast')
+    }
+  }
+
+  still(scale: number, quality: number): Promise<string | null> {
+    return captureJpeg(this.page, scale, quality)
+  }
+
+  private onFrame(f: ScreencastFrame) {
+    this.cdp?.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
+    const url = this.url()
+    if (!this.casting || !this.wanted() || !url) return
+    this.audit.publish(this.lane, url, f.data, f.metadata.timestamp ? Math.round(f.metadata.timestamp * 1000) : Date.now())
+  }
+
+  async detach() {
+    if (this.detached) return
+    this.detached = true
+    this.audit.remove(this)
+    await this.sync()
+    this.cdp?.off('Page.screencastFrame', this.onFrameEvent)
+    this.cdp = null
+    this.audit.release()
+  }
+}

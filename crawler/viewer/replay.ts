@@ -1,0 +1,50 @@
+// The replay of an audit: one small still of each page as it is judged, stored within the replay's caps
+// (counted on from what an earlier holder stored), and offered to the live view too.
+import type { Page } from 'playwright-core'
+import type { Sql } from '../../shared/db/index.ts'
+import { REPLAY_LIMITS, replayUsage, storeAuditFrame } from '../../shared/db/audit-frames.ts'
+import { errorMessage } from '../../shared/errors.ts'
+import { liveAuditCast, type ScreencastDeps } from './audit-cast.ts'
+import { captureJpeg } from './capture.ts'
+
+/** The replay's frame of a judged page: a small JPEG of its viewport (about 480 pixels wide). */
+export const REPLAY_FRAME = { scale: 0.375, quality: 50 } as const
+
+/**
+ * Takes the replay's still of a page that was just judged and offers it to the live view too (so every
+ * page shows at least once, static ones included). Returns the JPEG's bytes, or null.
+ */
+export async function captureReplayFrame(page: Page, deps: ScreencastDeps, lane: number): Promise<Buffer | null> {
+  const data = await captureJpeg(page, REPLAY_FRAME.scale, REPLAY_FRAME.quality)
+  if (!data) return null
+  liveAuditCast(deps)?.publish(lane, page.url(), data, Date.now(), true)
+  return Buffer.from(data, 'base64')
+}
+
+/** One audit's replay: a still of each judged page while the caps allow, stored as it is taken. */
+export class ReplayRecorder {
+  private constructor(
+    private readonly sql: Sql,
+    private readonly deps: ScreencastDeps,
+    private readonly usage: Awaited<ReturnType<typeof replayUsage>>,
+  ) {}
+
+  /** The recorder of an audit, counting on from the frames an earlier holder stored. */
+  static async open(sql: Sql, deps: ScreencastDeps): Promise<ReplayRecorder> {
+    return new ReplayRecorder(sql, deps, await replayUsage(sql, deps.auditId))
+  }
+
+  /** Lane `lane`'s tab shows the judged page `url`: its still is taken and stored, within the caps. */
+  async record(tab: Page, lane: number, url: string): Promise<void> {
+    const replay = this.usage
+    if (replay.frames >= REPLAY_LIMITS.maxFrames || replay.bytes >= REPLAY_LIMITS.maxBytes) return
+    const jpeg = await captureReplayFrame(tab, this.deps, lane)
+    if (!jpeg || replay.bytes + jpeg.byteLength > REPLAY_LIMITS.maxBytes) return
+    const seq = replay.nextSeq++
+    replay.frames++
+    replay.bytes += jpeg.byteLength
+    await storeAuditFrame(this.sql, this.deps.auditId, seq, url, jpeg).catch((e) =>
+      this.deps.log.warn('replay frame not stored', { error: errorMessage(e) }),
+    )
+  }
+}
