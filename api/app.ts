@@ -58,8 +58,9 @@ export function createApp(services: Services, opts: AppOptions = {}) {
         : null
   const common = { sql: db.sql, baseUrl: config.baseUrl, limiter, trustedProxyHops: config.TRUSTED_PROXY_HOPS, log }
   /**
-   * /api/mcp for the server's fetch, without the router: the host rules and the handler of the route below,
-   * and an error that escapes becomes the same deliberate answer. Its path has nothing to decode.
+   * /api/mcp, mounted only at the server's fetch (server/api-server.ts), beside the router: the app's host
+   * rules, then the handler; an error that escapes becomes the same deliberate answer. Its path has nothing
+   * to decode.
    */
   const serveMcp = (request: Request, url?: URL): Response | Promise<Response> => {
     const failed = (e: unknown) => deliberateError('UNKNOWN', e, request, log)
@@ -72,7 +73,6 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   const app = new Elysia()
     .onRequest(({ request }) => rules.check(request) ?? malformedPath(request) ?? undefined)
     .onError({ as: 'global' }, ({ code, error, request }) => deliberateError(code, error, request, log))
-    .all('/api/mcp', ({ request }) => mcp(request), { parse: 'none' })
     .use(wellKnown(services.config))
     .use(oauthRoutes({ ...common, oauth }))
     .use(

@@ -62,70 +62,112 @@ export async function serveAdminChannel(
   run: (argv: string[]) => Promise<AdminAnswer>,
   log: Logger,
 ): Promise<AdminChannel> {
+  const path = freshSocketPath(dataDir)
+  const open = new Set<Socket>()
+  let queue: Promise<unknown> = Promise.resolve()
+  // One command at a time: PGlite has one connection, and commands are short.
+  const runInTurn = (argv: string[], answer: (reply: Reply) => void) => {
+    queue = queue.then(() => runBounded(argv, run, log).then(answer))
+  }
+  const server: Server = createServer((socket) => {
+    open.add(socket)
+    socket.on('close', () => open.delete(socket))
+    socket.on('error', () => {})
+    readRequestLine(socket, open.size > CLIENTS_MAX, log, runInTurn)
+  })
+  await listenOwnerOnly(server, path)
+  server.on('error', (e) => log.error('admin channel failed', { error: e.message }))
+
+  return {
+    path,
+    async stop() {
+      await new Promise<void>((r) => {
+        server.close(() => r())
+        for (const s of open) s.destroy()
+      })
+      rmSync(path, { force: true })
+    },
+  }
+}
+
+/** The socket's path under DATA_DIR, made ready to listen on: short enough, its folder there, no old file. */
+function freshSocketPath(dataDir: string): string {
   const path = socketPath(dataDir)
   if (Buffer.byteLength(path) > SOCKET_PATH_MAX) {
     throw new Error(`the admin channel's socket path ${path} is longer than Unix sockets allow; use a shorter DATA_DIR`)
   }
   mkdirSync(dataDir, { recursive: true })
   rmSync(path, { force: true })
+  return path
+}
 
-  const open = new Set<Socket>()
-  let queue: Promise<unknown> = Promise.resolve()
-  const server: Server = createServer((socket) => {
-    open.add(socket)
-    socket.on('close', () => open.delete(socket))
-    socket.on('error', () => {})
-    const answer = (reply: Reply) => {
-      clearTimeout(arrive)
-      if (!socket.destroyed) socket.end(`${JSON.stringify(reply)}\n`)
-    }
-    const refuse = (message: string) => {
-      log.warn('admin channel request refused', { reason: message })
-      answer({ ok: false, message })
-      // Whatever else it sends is not read.
-      socket.removeAllListeners('data')
-      socket.resume()
-    }
-    const arrive = setTimeout(() => refuse(`the request did not arrive within ${ARRIVE_MS / 1000} s`), ARRIVE_MS)
-    if (open.size > CLIENTS_MAX) return refuse('the admin channel is busy; try again')
-    const chunks: Buffer[] = []
-    let size = 0
-    socket.on('data', (chunk: Buffer) => {
-      size += chunk.length
-      const end = chunk.indexOf(0x0a)
-      if ((end < 0 && size > REQUEST_LIMIT) || (end >= 0 && size - chunk.length + end > REQUEST_LIMIT)) {
-        return refuse(`the request is larger than ${REQUEST_LIMIT} bytes`)
-      }
-      chunks.push(end < 0 ? chunk : chunk.subarray(0, end))
-      if (end < 0) return
-      clearTimeout(arrive)
-      socket.removeAllListeners('data')
-      socket.resume()
-      const argv = readRequest(Buffer.concat(chunks).toString('utf8'))
-      if (typeof argv === 'string') return refuse(argv)
-      // One command at a time: PGlite has one connection, and commands are short.
-      queue = queue.then(() => runBounded(argv).then(answer))
-    })
-  })
-
-  async function runBounded(argv: string[]): Promise<Reply> {
-    log.info('admin command', { command: argv[0] ?? '' })
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const late = new Promise<Reply>((r) => {
-      timer = setTimeout(() => r({ ok: false, message: `the command did not finish within ${RUN_MS / 1000} s` }), RUN_MS)
-    })
-    try {
-      return await Promise.race([run(argv).then((a): Reply => ({ ok: true, ...a })), late])
-    } catch (e) {
-      log.error('admin command failed', { command: argv[0] ?? '', error: errorMessage(e) })
-      return { ok: false, message: `the command failed in the service: ${errorMessage(e)}` }
-    } finally {
-      clearTimeout(timer)
-    }
+/**
+ * Reads a connection's one request line, capped in size and in time to arrive, and hands its command line
+ * to `runInTurn` with the function that answers it; anything else is refused, and the rest is not read.
+ */
+function readRequestLine(
+  socket: Socket,
+  busy: boolean,
+  log: Logger,
+  runInTurn: (argv: string[], answer: (reply: Reply) => void) => void,
+): void {
+  const answer = (reply: Reply) => {
+    clearTimeout(arrive)
+    if (!socket.destroyed) socket.end(`${JSON.stringify(reply)}\n`)
   }
+  const refuse = (message: string) => {
+    log.warn('admin channel request refused', { reason: message })
+    answer({ ok: false, message })
+    // Whatever else it sends is not read.
+    socket.removeAllListeners('data')
+    socket.resume()
+  }
+  const arrive = setTimeout(() => refuse(`the request did not arrive within ${ARRIVE_MS / 1000} s`), ARRIVE_MS)
+  if (busy) {
+    refuse('the admin channel is busy; try again')
+    return
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  socket.on('data', (chunk: Buffer) => {
+    size += chunk.length
+    const end = chunk.indexOf(0x0a)
+    if ((end < 0 && size > REQUEST_LIMIT) || (end >= 0 && size - chunk.length + end > REQUEST_LIMIT)) {
+      return refuse(`the request is larger than ${REQUEST_LIMIT} bytes`)
+    }
+    chunks.push(end < 0 ? chunk : chunk.subarray(0, end))
+    if (end < 0) return
+    clearTimeout(arrive)
+    socket.removeAllListeners('data')
+    socket.resume()
+    const argv = readRequest(Buffer.concat(chunks).toString('utf8'))
+    if (typeof argv === 'string') return refuse(argv)
+    runInTurn(argv, answer)
+  })
+}
 
-  // Owner only from the moment it exists (the socket file is made within listen(), so the process-wide
-  // umask is changed only for that synchronous call, never across an await), then explicitly.
+/** Runs one command within RUN_MS; a command that throws or takes longer is answered as refused. */
+async function runBounded(argv: string[], run: (argv: string[]) => Promise<AdminAnswer>, log: Logger): Promise<Reply> {
+  log.info('admin command', { command: argv[0] ?? '' })
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<Reply>((r) => {
+    timer = setTimeout(() => r({ ok: false, message: `the command did not finish within ${RUN_MS / 1000} s` }), RUN_MS)
+  })
+  try {
+    return await Promise.race([run(argv).then((a): Reply => ({ ok: true, ...a })), late])
+  } catch (e) {
+    log.error('admin command failed', { command: argv[0] ?? '', error: errorMessage(e) })
+    return { ok: false, message: `the command failed in the service: ${errorMessage(e)}` }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Listens with the socket file owner only from the moment it exists (it is made within listen(), so the
+ * process-wide umask is changed only for that synchronous call, never across an await), then explicitly.
+ */
+async function listenOwnerOnly(server: Server, path: string): Promise<void> {
   const listening = new Promise<void>((ok, fail) => {
     server.once('error', fail)
     server.once('listening', () => {
@@ -141,18 +183,6 @@ export async function serveAdminChannel(
   }
   await listening
   chmodSync(path, 0o600)
-  server.on('error', (e) => log.error('admin channel failed', { error: e.message }))
-
-  return {
-    path,
-    async stop() {
-      await new Promise<void>((r) => {
-        server.close(() => r())
-        for (const s of open) s.destroy()
-      })
-      rmSync(path, { force: true })
-    },
-  }
 }
 
 export type ChannelResult =

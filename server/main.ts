@@ -2,7 +2,8 @@
 // PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
 import { type Config, loadConfigOrExit } from '../shared/config.ts'
 import { createLogger } from '../shared/lib/log.ts'
-import { boot, DataDirInUse, type Running } from './boot.ts'
+import { boot, type Running } from './boot.ts'
+import { DataDirInUse } from './embedded.ts'
 
 /** Starts the service; `overrides` fix settings an entry point decides (server/crawler.ts: ROLE=crawler). */
 export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE']>> = {}): Promise<void> {

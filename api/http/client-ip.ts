@@ -1,5 +1,6 @@
-// The client's IP address for rate limits. Bun knows the peer only at the server's fetch callback, so
-// boot records it here per request; behind TRUSTED_PROXY_HOPS proxies, X-Forwarded-For is read instead.
+// The client's IP address for rate limits. Bun knows the peer only at the server's fetch callback, so that
+// callback (server/api-server.ts) records it here per request; behind TRUSTED_PROXY_HOPS proxies,
+// X-Forwarded-For is read instead.
 const peers = new WeakMap<Request, string>()
 
 export function rememberPeer(req: Request, address: string | undefined): void {

@@ -1,5 +1,5 @@
 // GET /viewer/:auditId: the live viewer page. The socket it opens (/viewer/:auditId/ws) is upgraded in
-// server/boot.ts before Elysia sees the request (see service.ts), because Elysia's own .ws() needs app.listen.
+// server/api-server.ts before Elysia sees the request (see service.ts), because Elysia's own .ws() needs app.listen.
 import Elysia from 'elysia'
 import type { Config } from '../../shared/config.ts'
 import { isViewerAuditId } from '../../shared/protocol/viewer.ts'

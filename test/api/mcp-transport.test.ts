@@ -114,6 +114,25 @@ describe('authentication', () => {
 })
 
 describe('request rules', () => {
+  test('/api/mcp, with or without a trailing slash or a query, reaches the MCP handler; a near-miss path is 404', async () => {
+    for (const path of ['/api/mcp', '/api/mcp/', '/api/mcp?x=1', '/api/mcp/./']) {
+      const res = await fetch(`${svc.url}${path}`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(initializeBody()) })
+      expect(res.status).toBe(401)
+      expect(res.headers.get('www-authenticate')).toContain('resource_metadata=')
+      const tools = await fetch(`${svc.url}${path}`, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      })
+      expect(tools.status).toBe(200)
+      expect((await tools.json()).id).toBe(7)
+    }
+    for (const path of ['/api/mcpx', '/api/mcp/x', '/API/MCP']) {
+      const res = await fetch(`${svc.url}${path}`, { method: 'POST', headers: MCP_HEADERS, body: '{}' })
+      expect(res.status).toBe(404)
+    }
+  })
+
   test('Accept with only application/json is refused with 406 before any tool runs', async () => {
     const session = await openSession()
     const res = await post(
