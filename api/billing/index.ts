@@ -14,20 +14,11 @@ import Stripe from 'stripe'
 import type { Config } from '../../shared/config.ts'
 import { getBillingAccount } from '../../shared/db/billing.ts'
 import type { Sql } from '../../shared/db/index.ts'
-import { readRequestText } from '../../shared/lib/http-body.ts'
 import type { Logger } from '../../shared/lib/log.ts'
-import { csrfProblem, currentSession } from '../signin/session.ts'
-import {
-  type BillingSettings,
-  BillingService,
-  billingView,
-  CHECKOUT_KINDS,
-  type CheckoutCatalog,
-  type CheckoutKind,
-  checkoutCatalog,
-  checkoutParams,
-  type StripeEvent,
-} from './service.ts'
+import { dashboardGuards, json, problem } from '../dashboard/guards.ts'
+import { requestBodies } from '../http/body.ts'
+import { type BillingSettings, BillingService, billingView, type CheckoutCatalog, checkoutCatalog, checkoutParams } from './service.ts'
+import { asEvent, isCheckoutKind } from './model.ts'
 import { errorMessage } from '../../shared/errors.ts'
 
 /** Stripe's events are a few KiB; this leaves room for large metadata and line items. */
@@ -76,116 +67,96 @@ export function stripeClient(c: BillingConfig): Stripe | null {
   })
 }
 
-const jsonHeaders = {
-  'cache-control': 'no-store',
-  'x-frame-options': 'DENY',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-}
-const json = (status: number, body: unknown, extra: Record<string, string> = {}) =>
-  Response.json(body, { status, headers: { ...jsonHeaders, ...extra } })
-const problem = (status: number, code: string, message: string, extra: Record<string, string> = {}) =>
-  json(status, { error: code, message }, extra)
-
-/** The fields every handled event needs, checked after the signature (the payload is Stripe's, but typed by no one). */
-function asEvent(v: unknown): StripeEvent | null {
-  const e = v as Partial<StripeEvent> | null
-  if (!e || typeof e !== 'object' || typeof e.id !== 'string' || !e.id || e.id.length > 255) return null
-  if (typeof e.type !== 'string' || typeof e.created !== 'number' || !Number.isFinite(e.created)) return null
-  const object = e.data?.object
-  if (!object || typeof object !== 'object') return null
-  return { id: e.id, type: e.type, created: e.created, data: { object } }
-}
-
 export function billingRoutes(d: BillingDeps) {
   const settings = billingSettings(d.config)
   const service = new BillingService(d.sql, settings)
+  return new Elysia({ name: 'billing' }).use(webhookRoutes(d, service)).use(checkoutRoutes(d, settings))
+}
+
+/** POST /api/webhooks/stripe: a signed event from Stripe, applied once. */
+function webhookRoutes(d: BillingDeps, service: BillingService) {
+  const secret = d.config.STRIPE_WEBHOOK_SECRET
+  return new Elysia({ name: 'billing-webhook' }).use(requestBodies).post(
+    '/api/webhooks/stripe',
+    async ({ request, sent }) => {
+      if (!secret) {
+        return problem(503, 'payments_not_configured', 'Payments are not configured here (no STRIPE_WEBHOOK_SECRET).', {
+          'retry-after': '3600',
+        })
+      }
+      if (sent.kind === 'unreadable') return problem(400, 'unreadable_body', 'The request body could not be read.')
+      if (sent.kind === 'too_large') return problem(413, 'payload_too_large', `A Stripe event is at most ${WEBHOOK_BODY_LIMIT} bytes here.`)
+      let verified: unknown
+      try {
+        verified = await Stripe.webhooks.constructEventAsync(
+          sent.text,
+          request.headers.get('stripe-signature') ?? '',
+          secret,
+          WEBHOOK_TOLERANCE_S,
+        )
+      } catch (e) {
+        if (e instanceof SyntaxError) return problem(400, 'invalid_payload', 'The signed body is not JSON.')
+        const stale = /tolerance/i.test(errorMessage(e))
+        return problem(
+          400,
+          'invalid_signature',
+          stale
+            ? `The Stripe-Signature timestamp is more than ${WEBHOOK_TOLERANCE_S} s old.`
+            : 'The Stripe-Signature header is missing or does not match the body and the endpoint secret.',
+        )
+      }
+      const event = asEvent(verified)
+      if (!event) return problem(400, 'invalid_payload', 'The body is not a Stripe event (id, type, created, data.object).')
+      try {
+        const r = await service.apply(event)
+        const fields = { eventId: event.id, type: event.type, outcome: r.outcome, accountId: r.accountId, detail: r.detail }
+        if (r.outcome === 'ignored') d.log.warn('stripe event ignored', fields)
+        else d.log.info('stripe event', fields)
+        return json(200, { received: true, outcome: r.outcome })
+      } catch (e) {
+        d.log.error('stripe event not applied', { eventId: event.id, type: event.type, error: errorMessage(e)?.slice(0, 300) })
+        return problem(503, 'unavailable', 'The event was not applied; Stripe will deliver it again.', { 'retry-after': '60' })
+      }
+    },
+    { bodyLimit: WEBHOOK_BODY_LIMIT },
+  )
+}
+
+/** POST /dashboard/api/billing/checkout/{kind}: a Checkout Session for what the account is offered. */
+function checkoutRoutes(d: BillingDeps, settings: BillingSettings) {
   const catalog = checkoutCatalogFor(d.config)
   const stripe = stripeClient(d.config)
-  const secret = d.config.STRIPE_WEBHOOK_SECRET
-
-  async function webhook(req: Request): Promise<Response> {
-    if (!secret) {
-      return problem(503, 'payments_not_configured', 'Payments are not configured here (no STRIPE_WEBHOOK_SECRET).', {
-        'retry-after': '3600',
-      })
-    }
-    let body: string | null
-    try {
-      body = await readRequestText(req, WEBHOOK_BODY_LIMIT)
-    } catch {
-      return problem(400, 'unreadable_body', 'The request body could not be read.')
-    }
-    if (body === null) return problem(413, 'payload_too_large', `A Stripe event is at most ${WEBHOOK_BODY_LIMIT} bytes here.`)
-    let verified: unknown
-    try {
-      verified = await Stripe.webhooks.constructEventAsync(body, req.headers.get('stripe-signature') ?? '', secret, WEBHOOK_TOLERANCE_S)
-    } catch (e) {
-      if (e instanceof SyntaxError) return problem(400, 'invalid_payload', 'The signed body is not JSON.')
-      const stale = /tolerance/i.test(errorMessage(e))
-      return problem(
-        400,
-        'invalid_signature',
-        stale
-          ? `The Stripe-Signature timestamp is more than ${WEBHOOK_TOLERANCE_S} s old.`
-          : 'The Stripe-Signature header is missing or does not match the body and the endpoint secret.',
-      )
-    }
-    const event = asEvent(verified)
-    if (!event) return problem(400, 'invalid_payload', 'The body is not a Stripe event (id, type, created, data.object).')
-    try {
-      const r = await service.apply(event)
-      const fields = { eventId: event.id, type: event.type, outcome: r.outcome, accountId: r.accountId, detail: r.detail }
-      if (r.outcome === 'ignored') d.log.warn('stripe event ignored', fields)
-      else d.log.info('stripe event', fields)
-      return json(200, { received: true, outcome: r.outcome })
-    } catch (e) {
-      d.log.error('stripe event not applied', { eventId: event.id, type: event.type, error: errorMessage(e)?.slice(0, 300) })
-      return problem(503, 'unavailable', 'The event was not applied; Stripe will deliver it again.', { 'retry-after': '60' })
-    }
-  }
-
-  async function checkout(req: Request, kind: string): Promise<Response> {
-    if (req.headers.get('authorization') !== null) {
-      return problem(401, 'bearer_not_accepted', 'Dashboard routes accept only a signed-in session, never a bearer token.')
-    }
-    const s = await currentSession(d.sql, req)
-    if (!s) return problem(401, 'not_signed_in', 'Sign in at /auth/login.')
-    const why = csrfProblem(req, d.baseUrl, s, req.headers.get('x-csrf-token'))
-    if (why) return problem(403, 'csrf', `Refused: ${why}.`)
-    if (!stripe) return problem(404, 'payments_not_configured', 'Checkout is not configured on this deployment.')
-    if (!(CHECKOUT_KINDS as readonly string[]).includes(kind)) return problem(404, 'not_found', 'No such checkout.')
-    const accountId = s.user.accountId
-    const view = await billingView(d.sql, accountId, catalog)
-    if (!view.offers.includes(kind as CheckoutKind)) {
-      return problem(
-        409,
-        'not_offered',
-        'This account is not offered that checkout: already on that plan or above, or a subscription runs.',
-      )
-    }
-    const account = await getBillingAccount(d.sql, accountId)
-    const params = checkoutParams(
-      kind as CheckoutKind,
-      { id: accountId, stripeCustomerId: account?.stripeCustomerId ?? null },
-      settings,
-      d.baseUrl,
-    )
-    try {
-      // Two clicks, or two tabs, within ten minutes get the same Checkout Session (Stripe's idempotency
-      // keys), so one person cannot start two subscriptions by accident.
-      const window = Math.floor(Date.now() / 600_000)
-      const session = await stripe.checkout.sessions.create(params, { idempotencyKey: `checkout:${accountId}:${kind}:${window}` })
-      if (!session.url) throw new Error('the checkout session has no url')
-      d.log.info('checkout session created', { accountId, kind, sessionId: session.id })
-      return json(201, { id: session.id, url: session.url })
-    } catch (e) {
-      d.log.warn('checkout session not created', { accountId, kind, error: errorMessage(e)?.slice(0, 300) })
-      return problem(503, 'payment_provider_unavailable', 'Stripe did not create the checkout session; try again.', { 'retry-after': '30' })
-    }
-  }
-
-  return new Elysia({ name: 'billing' })
-    .post('/api/webhooks/stripe', ({ request }) => webhook(request), { parse: 'none' })
-    .post('/dashboard/api/billing/checkout/:kind', ({ request, params }) => checkout(request, params.kind), { parse: 'none' })
+  return new Elysia({ name: 'billing-checkout' }).use(dashboardGuards(d.sql, d.baseUrl)).post(
+    '/dashboard/api/billing/checkout/:kind',
+    async ({ session, params: { kind } }) => {
+      if (!stripe) return problem(404, 'payments_not_configured', 'Checkout is not configured on this deployment.')
+      if (!isCheckoutKind(kind)) return problem(404, 'not_found', 'No such checkout.')
+      const accountId = session.user.accountId
+      const view = await billingView(d.sql, accountId, catalog)
+      if (!view.offers.includes(kind)) {
+        return problem(
+          409,
+          'not_offered',
+          'This account is not offered that checkout: already on that plan or above, or a subscription runs.',
+        )
+      }
+      const account = await getBillingAccount(d.sql, accountId)
+      const params = checkoutParams(kind, { id: accountId, stripeCustomerId: account?.stripeCustomerId ?? null }, settings, d.baseUrl)
+      try {
+        // Two clicks, or two tabs, within ten minutes get the same Checkout Session (Stripe's idempotency
+        // keys), so one person cannot start two subscriptions by accident.
+        const window = Math.floor(Date.now() / 600_000)
+        const created = await stripe.checkout.sessions.create(params, { idempotencyKey: `checkout:${accountId}:${kind}:${window}` })
+        if (!created.url) throw new Error('the checkout session has no url')
+        d.log.info('checkout session created', { accountId, kind, sessionId: created.id })
+        return json(201, { id: created.id, url: created.url })
+      } catch (e) {
+        d.log.warn('checkout session not created', { accountId, kind, error: errorMessage(e)?.slice(0, 300) })
+        return problem(503, 'payment_provider_unavailable', 'Stripe did not create the checkout session; try again.', {
+          'retry-after': '30',
+        })
+      }
+    },
+    { session: 'action' },
+  )
 }

@@ -9,6 +9,7 @@
 // The body is never read (jobs take no input), and nothing here sends CORS headers: no browser calls these.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import Elysia from 'elysia'
+import { requestBodies } from '../http/body.ts'
 import type { Services } from '../services.ts'
 import { CRON_JOBS, CronJobError, CronService, isCronJob } from './service.ts'
 import { errorMessage } from '../../shared/errors.ts'
@@ -31,7 +32,7 @@ export function cronRoutes(services: Pick<Services, 'config' | 'db' | 'infra' | 
   const service = new CronService(services)
   const log = services.log.child({ component: 'cron' })
 
-  return new Elysia({ name: 'cron' }).all(
+  return new Elysia({ name: 'cron' }).use(requestBodies).all(
     '/api/cron/*',
     async ({ request }) => {
       if (!expected) return json(404, { error: 'not_found', message: 'Not found.' })
@@ -59,6 +60,6 @@ export function cronRoutes(services: Pick<Services, 'config' | 'db' | 'infra' | 
         return json(503, { error: kind === 'timeout' ? 'job_timeout' : 'job_failed', job, message }, { 'retry-after': '60' })
       }
     },
-    { parse: 'none' },
+    { noBody: true },
   )
 }

@@ -4,261 +4,126 @@
 //   - each user sees only their own account's data: another account's id is 404, like a missing one;
 //   - POSTs pass the Origin and anti-CSRF token checks (the cookie is SameSite=Lax besides);
 //   - no CORS headers, no framing, no caching (pageHeaders / jsonHeaders).
-// Patches and directory runs do not exist yet: their routes authenticate, then answer 404 for any id.
+// Who may call which route is one option of the route (guards.ts: `session` or `form`); the routes come in
+// groups: pages, start forms, the script's actions, and the reads the report pages poll.
 import Elysia from 'elysia'
-import type { Sql } from '../../shared/db/index.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
-import type { Logger } from '../../shared/lib/log.ts'
-import type { Revocations } from '../auth/revocation.ts'
-import type { CheckoutCatalog } from '../billing/service.ts'
-import type { Principal } from '../../shared/db/accounts.ts'
-import { AppError, isAppError } from '../../shared/errors.ts'
-import type { AuditService } from '../audits/service.ts'
-import type { ScanService } from '../scans/service.ts'
-import { dashboardGuards, json, problem } from './guards.ts'
-import type { DirectoryRunService } from '../directory-runs/service.ts'
-import { type PatchService, readPatch } from '../patches/service.ts'
+import { type DashboardContext, type DashboardDeps, notFound } from './context.ts'
+import { dashboardGuards, json, sessionLabel } from './guards.ts'
+import { readPatch } from '../patches/service.ts'
 import { appsPage, settingsPage } from './pages.ts'
 import { type RepositoryPanel, repositoryPanel, repositoryRoutes } from './repository.ts'
 import { DashboardService } from './service.ts'
-
-export interface DashboardDeps {
-  sql: Sql
-  baseUrl: string
-  revocations: Revocations
-  log: Logger
-  /** What checkout sells on this deployment (api/billing); null or absent: no Upgrade or Buy credits button. */
-  checkout?: CheckoutCatalog | null
-  /** The embedded default: keeps a regenerated local key in DATA_DIR (returns where), so the next start prints and uses it. */
-  keepLocalKey?: (key: { plaintext: string; label: string }) => string | null
-  /** The services scan_app and audit_app call, for the start forms; absent: the forms answer 503. */
-  services?: { scans: ScanService; audits: AuditService; patches?: PatchService; directoryRuns?: DirectoryRunService }
-}
-
-/** Start an audit: the fields of the dashboard's form, bounded like audit_app's options. */
-function auditOptions(form: URLSearchParams): { maxPages?: number; maxDepth?: number } | string {
-  const int = (name: string, min: number, max: number): number | undefined | string => {
-    const raw = form.get(name)
-    if (raw === null || raw.trim() === '') return undefined
-    const n = Number(raw)
-    return Number.isSafeInteger(n) && n >= min && n <= max ? n : `${name} must be a whole number from ${min} to ${max}.`
-  }
-  const maxPages = int('maxPages', 1, 500)
-  const maxDepth = int('maxDepth', 0, 10)
-  if (typeof maxPages === 'string') return maxPages
-  if (typeof maxDepth === 'string') return maxDepth
-  return { ...(maxPages !== undefined ? { maxPages } : {}), ...(maxDepth !== undefined ? { maxDepth } : {}) }
-}
-
-/** The HTTP status of a start that the service refused, by its error code. */
-function startStatus(e: AppError): number {
-  switch (e.code) {
-    case 'invalid_url':
-    case 'invalid_params':
-    case 'target_blocked':
-    case 'target_unreachable':
-      return 400
-    case 'allowance_exhausted':
-      return 402
-    case 'rate_limited':
-      return 429
-    case 'scanner_unavailable':
-      return 503
-    default:
-      return 500
-  }
-}
-
-/** What a person reads when a start is refused: the service's own message, plus what to do where it helps. */
-function startMessage(e: AppError): string {
-  if (e.code === 'allowance_exhausted') {
-    const d = e.details as { allowance?: number; used?: number; credits?: number; resetsAt?: string }
-    return `${e.message} This week: ${d.used ?? '?'} of ${d.allowance ?? '?'} audits used, ${d.credits ?? 0} credits left; the allowance resets ${d.resetsAt ?? 'next Monday'}. Settings → Plan and credits sells more.`
-  }
-  return e.message
-}
+import { startRoutes } from './start.ts'
 
 export function dashboardRoutes(d: DashboardDeps) {
-  const service = new DashboardService(d.sql, d.revocations, d.checkout ?? null, d.keepLocalKey)
-  const guards = dashboardGuards(d.sql, d.baseUrl)
-  const { authenticate, pageSession } = guards
-
-  async function action(req: Request, run: (s: SignInSession) => Promise<Response>): Promise<Response> {
-    const s = await guards.action(req)
-    return s instanceof Response ? s : run(s)
+  const c: DashboardContext = {
+    d,
+    service: new DashboardService(d.sql, d.revocations, d.checkout ?? null, d.keepLocalKey),
+    guards: dashboardGuards(d.sql, d.baseUrl),
   }
-
-  /** A start form: the session's principal and the URL, or the page that says why not. */
-  async function startForm(
-    req: Request,
-    kind: 'scan' | 'audit',
-    run: (p: Principal, url: string, form: URLSearchParams) => Promise<string>,
-  ): Promise<Response> {
-    const a = await guards.formAction(req)
-    if (a instanceof Response) return a
-    const { session, form } = a
-    const values = { url: form.get('url') ?? '', maxPages: form.get('maxPages') ?? '', maxDepth: form.get('maxDepth') ?? '' }
-    const refuse = async (status: number, error: string) =>
-      appsPage(await service.overview(session.user.accountId), session.csrfToken, label(session), { kind, error, values }, status)
-    const url = values.url.trim()
-    if (!url) return refuse(400, 'Enter the URL of a page, such as https://app.example.com/.')
-    if (url.length > 2_048) return refuse(400, 'That URL is longer than 2048 characters.')
-    if (!d.services) return refuse(503, 'Scans cannot be started from this deployment of the dashboard.')
-    const principal = await guards.principalOf(session)
-    if (!principal) return refuse(401, 'This account no longer exists. Sign in again.')
-    try {
-      return new Response(null, { status: 303, headers: { location: await run(principal, url, form), 'cache-control': 'no-store' } })
-    } catch (e) {
-      if (!isAppError(e)) throw e
-      return refuse(startStatus(e), startMessage(e))
-    }
-  }
-
-  const label = (s: SignInSession) => s.user.email || s.user.name || s.user.subject
   // The connected repository's card (api/dashboard/repository.ts): its forms re-render the settings page.
   const patches = d.services?.patches ?? null
   const settingsWith = async (s: SignInSession, repository: RepositoryPanel, status: number) =>
     settingsPage(
-      { ...(await service.settings(s.user.accountId)), mcpUrl: `${d.baseUrl}/api/mcp`, repository },
+      { ...(await c.service.settings(s.user.accountId)), mcpUrl: `${d.baseUrl}/api/mcp`, repository },
       s.csrfToken,
-      label(s),
+      sessionLabel(s),
       status,
     )
-  const notFound = () => problem(404, 'not_found', 'No such resource in this account.')
-
   return new Elysia({ name: 'dashboard' })
-    .get('/dashboard', async ({ request }) => {
-      const s = await pageSession(request)
-      if (s instanceof Response) return s
-      return appsPage(await service.overview(s.user.accountId), s.csrfToken, label(s))
+    .use(pageRoutes(c, settingsWith))
+    .use(startRoutes(c))
+    .use(actionRoutes(c))
+    .use(repositoryRoutes({ guards: c.guards, patches, log: d.log, render: settingsWith }))
+    .use(readRoutes(c))
+}
+
+/** The dashboard's pages: the apps overview and the settings. */
+function pageRoutes(
+  { d, service, guards }: DashboardContext,
+  settingsWith: (s: SignInSession, repository: RepositoryPanel, status: number) => Promise<Response>,
+) {
+  const patches = d.services?.patches ?? null
+  return new Elysia({ name: 'dashboard-pages' })
+    .use(guards)
+    .get('/dashboard', async ({ session: s }) => appsPage(await service.overview(s.user.accountId), s.csrfToken, sessionLabel(s)), {
+      session: 'page',
     })
-    .post(
-      '/dashboard/scans',
-      ({ request }) =>
-        startForm(request, 'scan', async (principal, url) => {
-          const scans = d.services!.scans
-          // Answer once the scan is queued; the report page shows its progress. The wait is cut short at once.
-          const stop = new AbortController()
-          const id = await new Promise<string>((resolve, reject) => {
-            scans
-              .scan(principal, url, {
-                progress: async () => {},
-                signal: stop.signal,
-                onQueued: (scanId) => {
-                  resolve(scanId)
-                  stop.abort()
-                },
-              })
-              .then(
-                () => reject(new AppError('internal', 'The scan ended without being queued.')),
-                (e) => reject(e),
-              )
-          })
-          d.log.info('scan started from the dashboard', { accountId: principal.account.id, scanId: id })
-          return `/dashboard/scans/${id}`
-        }),
-      { parse: 'none' },
-    )
-    .post(
-      '/dashboard/audits',
-      ({ request }) =>
-        startForm(request, 'audit', async (principal, url, form) => {
-          const options = auditOptions(form)
-          if (typeof options === 'string') throw new AppError('invalid_params', options)
-          const started = await d.services!.audits.start(principal, url, options)
-          d.log.info('audit started from the dashboard', { accountId: principal.account.id, auditId: started.auditId })
-          return `/dashboard/audits/${started.auditId}`
-        }),
-      { parse: 'none' },
-    )
-    .get('/dashboard/settings', async ({ request }) => {
-      const s = await pageSession(request)
-      if (s instanceof Response) return s
-      return settingsPage(
-        {
-          ...(await service.settings(s.user.accountId)),
-          mcpUrl: `${d.baseUrl}/api/mcp`,
-          repository: await repositoryPanel(patches, s.user.accountId),
-        },
-        s.csrfToken,
-        label(s),
-      )
+    .get('/dashboard/settings', async ({ session: s }) => settingsWith(s, await repositoryPanel(patches, s.user.accountId), 200), {
+      session: 'page',
     })
+}
+
+/** The actions of the dashboard's script: API keys, OAuth agents, monitors. Each answers JSON. */
+function actionRoutes({ d, service, guards }: DashboardContext) {
+  return new Elysia({ name: 'dashboard-actions' })
+    .use(guards)
     .post(
       '/dashboard/api/keys',
-      ({ request }) =>
-        action(request, async (s) => {
-          const key = await service.createKey(s.user.accountId)
-          d.log.info('api key created', { accountId: s.user.accountId, keyId: key.id })
-          return json(201, key)
-        }),
-      { parse: 'none' },
+      async ({ session: s }) => {
+        const key = await service.createKey(s.user.accountId)
+        d.log.info('api key created', { accountId: s.user.accountId, keyId: key.id })
+        return json(201, key)
+      },
+      { session: 'action' },
     )
     .post(
       '/dashboard/api/keys/:id/regenerate',
-      ({ request, params }) =>
-        action(request, async (s) => {
-          const key = await service.regenerateKey(s.user.accountId, params.id)
-          if (key) d.log.info('api key regenerated', { accountId: s.user.accountId, oldKeyId: params.id, keyId: key.id, label: key.label })
-          return key ? json(201, key) : notFound()
-        }),
-      { parse: 'none' },
+      async ({ session: s, params }) => {
+        const key = await service.regenerateKey(s.user.accountId, params.id)
+        if (key) d.log.info('api key regenerated', { accountId: s.user.accountId, oldKeyId: params.id, keyId: key.id, label: key.label })
+        return key ? json(201, key) : notFound()
+      },
+      { session: 'action' },
     )
     .post(
       '/dashboard/api/keys/:id/revoke',
-      ({ request, params }) =>
-        action(request, async (s) => ((await service.revokeKey(s.user.accountId, params.id)) ? json(200, { revoked: true }) : notFound())),
-      { parse: 'none' },
+      async ({ session: s, params }) =>
+        (await service.revokeKey(s.user.accountId, params.id)) ? json(200, { revoked: true }) : notFound(),
+      { session: 'action' },
     )
     .post(
       '/dashboard/api/agents/:clientId/revoke',
-      ({ request, params }) =>
-        action(request, async (s) => {
-          const n = await service.revokeAgent(s.user.accountId, params.clientId)
-          d.log.info('oauth agent revoked', { accountId: s.user.accountId, clientId: params.clientId, tokens: n })
-          return n > 0 ? json(200, { revoked: n }) : notFound()
-        }),
-      { parse: 'none' },
+      async ({ session: s, params }) => {
+        const n = await service.revokeAgent(s.user.accountId, params.clientId)
+        d.log.info('oauth agent revoked', { accountId: s.user.accountId, clientId: params.clientId, tokens: n })
+        return n > 0 ? json(200, { revoked: n }) : notFound()
+      },
+      { session: 'action' },
     )
     .post(
       '/dashboard/api/monitors/:id/:verb',
-      ({ request, params }) =>
-        action(request, async (s) => {
-          // A monitor (monitor_app) paused, resumed or removed from its app's card.
-          if (params.verb === 'remove') {
-            const removed = await service.removeMonitor(s.user.accountId, params.id)
-            if (removed) d.log.info('monitor removed', { accountId: s.user.accountId, monitorId: params.id })
-            return removed ? json(200, { removed: true }) : notFound()
-          }
-          if (params.verb !== 'pause' && params.verb !== 'resume') return notFound()
-          const monitor = await service.setMonitorEnabled(s.user.accountId, params.id, params.verb === 'resume')
-          return monitor ? json(200, monitor) : notFound()
-        }),
-      { parse: 'none' },
+      async ({ session: s, params }) => {
+        // A monitor (monitor_app) paused, resumed or removed from its app's card.
+        if (params.verb === 'remove') {
+          const removed = await service.removeMonitor(s.user.accountId, params.id)
+          if (removed) d.log.info('monitor removed', { accountId: s.user.accountId, monitorId: params.id })
+          return removed ? json(200, { removed: true }) : notFound()
+        }
+        if (params.verb !== 'pause' && params.verb !== 'resume') return notFound()
+        const monitor = await service.setMonitorEnabled(s.user.accountId, params.id, params.verb === 'resume')
+        return monitor ? json(200, monitor) : notFound()
+      },
+      { session: 'action' },
     )
-    .use(repositoryRoutes({ guards, patches, log: d.log, render: settingsWith }))
-    .get('/api/scans/:id', async ({ request, params }) => {
-      const s = await authenticate(request)
-      if (s instanceof Response) return s
-      const scan = await service.scan(s.user.accountId, params.id)
-      return scan ? json(200, scan) : notFound()
+}
+
+/** What the report pages' script polls: a scan, an audit, a patch or a directory run of the session's account. */
+function readRoutes({ d, service, guards }: DashboardContext) {
+  const found = (v: unknown) => (v ? json(200, v) : notFound())
+  return new Elysia({ name: 'dashboard-reads' })
+    .use(guards)
+    .get('/api/scans/:id', async ({ session: s, params }) => found(await service.scan(s.user.accountId, params.id)), { session: 'api' })
+    .get('/api/audits/:id', async ({ session: s, params }) => found(await service.audit(s.user.accountId, params.id)), { session: 'api' })
+    .get('/api/patches/:id', async ({ session: s, params }) => found(await readPatch(d.sql, d.baseUrl, s.user.accountId, params.id)), {
+      session: 'api',
     })
-    .get('/api/audits/:id', async ({ request, params }) => {
-      const s = await authenticate(request)
-      if (s instanceof Response) return s
-      const audit = await service.audit(s.user.accountId, params.id)
-      return audit ? json(200, audit) : notFound()
-    })
-    .get('/api/patches/:id', async ({ request, params }) => {
-      const s = await authenticate(request)
-      if (s instanceof Response) return s
-      const patch = await readPatch(d.sql, d.baseUrl, s.user.accountId, params.id)
-      return patch ? json(200, patch) : notFound()
-    })
-    .get('/api/directory-runs/:id', async ({ request, params }) => {
-      const s = await authenticate(request)
-      if (s instanceof Response) return s
-      const run = (await d.services?.directoryRuns?.read(s.user.accountId, params.id)) ?? null
-      return run ? json(200, run) : notFound()
-    })
+    .get(
+      '/api/directory-runs/:id',
+      async ({ session: s, params }) => found(await d.services?.directoryRuns?.read(s.user.accountId, params.id)),
+      {
+        session: 'api',
+      },
+    )
 }

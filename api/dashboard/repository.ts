@@ -76,12 +76,10 @@ const backToSettings = () =>
 
 export function repositoryRoutes(d: RepositoryRouteDeps) {
   return new Elysia({ name: 'dashboard-repository' })
+    .use(d.guards)
     .post(
       '/dashboard/repository',
-      async ({ request }) => {
-        const a = await d.guards.formAction(request)
-        if (a instanceof Response) return a
-        const { session, form } = a
+      async ({ session, form }) => {
         const accountId = session.user.accountId
         const values = { url: (form.get('url') ?? '').slice(0, 2048), baseBranch: (form.get('baseBranch') ?? '').slice(0, 100) }
         const refuse = async (status: number, error: string) =>
@@ -101,17 +99,15 @@ export function repositoryRoutes(d: RepositoryRouteDeps) {
           return refuse(REFUSAL_STATUS[e.code] ?? 500, e.message)
         }
       },
-      { parse: 'none' },
+      { form: true },
     )
     .post(
       '/dashboard/repository/disconnect',
-      async ({ request }) => {
-        const a = await d.guards.formAction(request)
-        if (a instanceof Response) return a
-        const accountId = a.session.user.accountId
+      async ({ session }) => {
+        const accountId = session.user.accountId
         if (d.patches && (await d.patches.disconnect(accountId))) d.log.info('repository disconnected', { accountId })
         return backToSettings()
       },
-      { parse: 'none' },
+      { form: true },
     )
 }

@@ -3,15 +3,15 @@
 // may use them; no cookie is involved). /oauth/authorize never sends CORS headers and cannot be framed.
 import Elysia from 'elysia'
 import type { Sql } from '../../shared/db/index.ts'
-import { readRequestText } from '../../shared/lib/http-body.ts'
 import type { Logger } from '../../shared/lib/log.ts'
+import { requestBodies, type SentBody } from '../http/body.ts'
 import { clientIp } from '../http/client-ip.ts'
 import { corsPreflight, withCors } from '../http/cors.ts'
 import { esc, htmlPage } from '../http/layout.ts'
 import type { RateLimiter } from '../http/rate-limit.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 import { consentPage } from './consent-page.ts'
-import { isOAuthError, oauthErrorResponse } from './errors.ts'
+import { isOAuthError, type OAuthErrorCode, oauthErrorResponse } from './errors.ts'
 import type { AuthorizeCheck } from './authorize.ts'
 import { redirectDisplay } from './redirect-uris.ts'
 import type { OAuthService } from './service.ts'
@@ -27,7 +27,11 @@ export interface OAuthRouteDeps {
   log: Logger
 }
 
-const readSmallBody = (req: Request) => readRequestText(req, BODY_LIMIT)
+/** The body's text, or null when it is too large; a body that could not be read fails the request as before (400 or 500). */
+function sentText(sent: SentBody): string | null {
+  if (sent.kind === 'unreadable') throw sent.error
+  return sent.kind === 'text' ? sent.text : null
+}
 
 const mediaType = (req: Request) => (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
 
@@ -71,12 +75,22 @@ const redirect = (location: string, status = 302) =>
   })
 
 export function oauthRoutes(d: OAuthRouteDeps) {
+  return new Elysia({ name: 'oauth' }).use(clientRoutes(d)).use(authorizeRoutes(d))
+}
+
+/**
+ * What an agent's client calls, from anywhere (CORS): the metadata, registration and the token endpoint,
+ * each rate-limited per address before its body is looked at.
+ */
+function clientRoutes(d: OAuthRouteDeps) {
   const preflight = () => {
     const res = corsPreflight()
     res.headers.set('access-control-allow-methods', 'POST, OPTIONS')
     return res
   }
-  return new Elysia({ name: 'oauth' })
+  const refused = (error: OAuthErrorCode, description: string) => withCors(oauthErrorResponse({ error, description }))
+  return new Elysia({ name: 'oauth-client' })
+    .use(requestBodies)
     .get('/.well-known/oauth-authorization-server', () =>
       withCors(Response.json(d.oauth.metadata(), { headers: { 'cache-control': 'public, max-age=3600' } })),
     )
@@ -84,29 +98,48 @@ export function oauthRoutes(d: OAuthRouteDeps) {
     .options('/oauth/token', preflight)
     .post(
       '/oauth/register',
-      async ({ request }) => {
+      async ({ request, sent }) => {
         const limit = await d.limiter.hit('oauthRegister', clientIp(request, d.trustedProxyHops))
         if (!limit.ok) return tooMany(limit.retryAfterSeconds)
-        if (mediaType(request) !== 'application/json') {
-          return withCors(
-            oauthErrorResponse({ error: 'invalid_client_metadata', description: 'send the client metadata as application/json' }),
-          )
-        }
-        const text = await readSmallBody(request)
-        if (text === null) return withCors(oauthErrorResponse({ error: 'invalid_client_metadata', description: 'the body is too large' }))
+        if (mediaType(request) !== 'application/json')
+          return refused('invalid_client_metadata', 'send the client metadata as application/json')
+        const text = sentText(sent)
+        if (text === null) return refused('invalid_client_metadata', 'the body is too large')
         let body: unknown
         try {
           body = JSON.parse(text)
         } catch {
-          return withCors(oauthErrorResponse({ error: 'invalid_client_metadata', description: 'the body is not valid JSON' }))
+          return refused('invalid_client_metadata', 'the body is not valid JSON')
         }
         const result = await d.oauth.register(body)
         if (isOAuthError(result)) return withCors(oauthErrorResponse(result))
         d.log.info('oauth client registered', { clientId: result.client_id })
         return withCors(Response.json(result, { status: 201, headers: { 'cache-control': 'no-store' } }))
       },
-      { parse: 'none' },
+      { bodyLimit: BODY_LIMIT },
     )
+    .post(
+      '/oauth/token',
+      async ({ request, sent }) => {
+        const limit = await d.limiter.hit('oauthToken', clientIp(request, d.trustedProxyHops))
+        if (!limit.ok) return tooMany(limit.retryAfterSeconds)
+        if (mediaType(request) !== 'application/x-www-form-urlencoded') {
+          return refused('invalid_request', 'send the parameters as application/x-www-form-urlencoded')
+        }
+        const text = sentText(sent)
+        if (text === null) return refused('invalid_request', 'the body is too large')
+        const result = await d.oauth.exchange(new URLSearchParams(text))
+        if (isOAuthError(result)) return withCors(oauthErrorResponse(result))
+        return withCors(Response.json(result, { headers: { 'cache-control': 'no-store', pragma: 'no-cache' } }))
+      },
+      { bodyLimit: BODY_LIMIT },
+    )
+}
+
+/** The person's side: the consent page for a signed-in user, and their answer to it (a CSRF-checked form). */
+function authorizeRoutes(d: OAuthRouteDeps) {
+  return new Elysia({ name: 'oauth-authorize' })
+    .use(requestBodies)
     .get('/oauth/authorize', async ({ request }) => {
       const url = new URL(request.url)
       const check = await d.oauth.checkAuthorize(url.searchParams)
@@ -124,11 +157,11 @@ export function oauthRoutes(d: OAuthRouteDeps) {
     })
     .post(
       '/oauth/authorize',
-      async ({ request }) => {
+      async ({ request, sent }) => {
         const session = await currentSession(d.sql, request)
         if (!session) return errorPage(401, 'You are not signed in, or your session has ended.')
         if (mediaType(request) !== 'application/x-www-form-urlencoded') return errorPage(400, 'Unexpected form encoding.')
-        const text = await readSmallBody(request)
+        const text = sentText(sent)
         if (text === null) return errorPage(413, 'The form is too large.')
         const form = new URLSearchParams(text)
         const problem = csrfProblem(request, d.baseUrl, session, form.get('csrf'))
@@ -140,24 +173,6 @@ export function oauthRoutes(d: OAuthRouteDeps) {
         d.log.info(approved ? 'oauth consent granted' : 'oauth consent denied', { clientId: held.clientId, userId: session.user.id })
         return redirect(location, 303)
       },
-      { parse: 'none' },
-    )
-    .post(
-      '/oauth/token',
-      async ({ request }) => {
-        const limit = await d.limiter.hit('oauthToken', clientIp(request, d.trustedProxyHops))
-        if (!limit.ok) return tooMany(limit.retryAfterSeconds)
-        if (mediaType(request) !== 'application/x-www-form-urlencoded') {
-          return withCors(
-            oauthErrorResponse({ error: 'invalid_request', description: 'send the parameters as application/x-www-form-urlencoded' }),
-          )
-        }
-        const text = await readSmallBody(request)
-        if (text === null) return withCors(oauthErrorResponse({ error: 'invalid_request', description: 'the body is too large' }))
-        const result = await d.oauth.exchange(new URLSearchParams(text))
-        if (isOAuthError(result)) return withCors(oauthErrorResponse(result))
-        return withCors(Response.json(result, { headers: { 'cache-control': 'no-store', pragma: 'no-cache' } }))
-      },
-      { parse: 'none' },
+      { bodyLimit: BODY_LIMIT },
     )
 }

@@ -11,17 +11,16 @@ import Elysia from 'elysia'
 import { findShare, isSlug, sharedScore, shareReport, type ShareKind, withdrawShare } from '../../shared/db/shares.ts'
 import { viewerLinkTtlS } from '../../shared/jobs/recovery.ts'
 import { createViewerToken, viewerLink } from '../../shared/protocol/viewer.ts'
-import { dashboardGuards } from '../dashboard/guards.ts'
+import type { SignInSession } from '../../shared/db/users.ts'
+import { type DashboardGuards, dashboardGuards, sessionLabel } from '../dashboard/guards.ts'
 import { dashboardPage } from '../dashboard/pages.ts'
 import { htmlPage, layout, newNonce, pageHeaders } from '../http/layout.ts'
 import type { Services } from '../services.ts'
 import { BADGE_MAX_AGE_S, badgeEtag, badgeSvg, matchesEtag } from './badge.ts'
-import { badgeSection, type ListPages, REPORT_SCRIPT, REPORT_STYLE, reportBody } from './pages.ts'
+import { isIdOf, listPages } from './model.ts'
+import { badgeSection, REPORT_SCRIPT, REPORT_STYLE, reportBody } from './pages.ts'
 import { frameResponse, replayHtml } from './replay.ts'
 import { ReportPages } from './service.ts'
-
-const ID_PATTERN: Record<ShareKind, RegExp> = { scan: /^scn_[0-9A-Za-z]{1,64}$/, audit: /^aud_[0-9A-Za-z]{1,64}$/ }
-const isIdOf = (kind: ShareKind, id: unknown): id is string => typeof id === 'string' && ID_PATTERN[kind].test(id)
 
 const NOTICES: Record<string, string> = {
   shared: 'This report is now public: anyone with the link below can open it.',
@@ -29,15 +28,6 @@ const NOTICES: Record<string, string> = {
 }
 
 const NOINDEX = 'noindex, nofollow, noarchive'
-
-/** ?page=N (the pages table) and ?findings=N (the findings): small positive integers, else the first page. */
-function listPages(url: URL): ListPages {
-  const n = (name: string) => {
-    const v = Number(url.searchParams.get(name) ?? '1')
-    return Number.isSafeInteger(v) && v >= 1 && v <= 100_000 ? v : 1
-  }
-  return { pages: n('page'), findings: n('findings') }
-}
 
 const notFoundPage = () => htmlPage(404, 'Not found', '<h1>Not found</h1><p>No such report in this account.</p>')
 
@@ -56,15 +46,35 @@ function publicNotFound(): Response {
 const seeOther = (location: string) => new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } })
 
 export function reportPageRoutes(services: Services) {
-  const { db, config, infra, log } = services
-  const guards = dashboardGuards(db.sql, config.baseUrl)
-  const pages = new ReportPages(db.sql)
-  const label = (s: { user: { email: string | null; name: string | null; subject: string } }) =>
-    s.user.email || s.user.name || s.user.subject
+  const guards = dashboardGuards(services.db.sql, services.config.baseUrl)
+  const pages = new ReportPages(services.db.sql)
+  return new Elysia({ name: 'report-pages' }).use(ownerRoutes(services, guards, pages)).use(publicReportRoutes(services, pages))
+}
 
-  async function ownerPage(request: Request, kind: ShareKind, id: string): Promise<Response> {
-    const s = await guards.pageSession(request)
-    if (s instanceof Response) return s
+/** The owner's report pages, their actions (share, withdraw, a new viewer link) and the replay's frames. */
+function ownerRoutes(services: Services, guards: DashboardGuards, pages: ReportPages) {
+  const page = ownerPage(services, pages)
+  const action = ownerAction(services, pages)
+  return (
+    new Elysia({ name: 'report-pages-owner' })
+      .use(guards)
+      .get('/dashboard/scans/:id', ({ request, params, session }) => page(request, session, 'scan', params.id), { session: 'page' })
+      .get('/dashboard/audits/:id', ({ request, params, session }) => page(request, session, 'audit', params.id), { session: 'page' })
+      .post('/dashboard/scans/:id/:verb', ({ params, session }) => action(session, 'scan', params.id, params.verb), { form: true })
+      .post('/dashboard/audits/:id/:verb', ({ params, session }) => action(session, 'audit', params.id, params.verb), { form: true })
+      // The replay's frames: the owner's, by session; a shared audit's, by its public link until it is withdrawn.
+      .get(
+        '/dashboard/audits/:id/replay/:seq',
+        ({ params, session }) =>
+          isIdOf('audit', params.id) ? frameResponse(services.db.sql, params.id, params.seq, session.user.accountId) : notFoundPage(),
+        { session: 'page' },
+      )
+  )
+}
+
+/** The owner's report page: the report, its share controls and, for an ended audit, its replay. */
+function ownerPage({ db, config, log }: Services, pages: ReportPages) {
+  return async (request: Request, s: SignInSession, kind: ShareKind, id: string): Promise<Response> => {
     if (!isIdOf(kind, id)) return notFoundPage()
     const d = await pages.load(s.user.accountId, kind, id)
     if (!d) return notFoundPage()
@@ -85,17 +95,18 @@ export function reportPageRoutes(services: Services) {
         ...(notice ? { notice: { text: notice } } : {}),
       },
     })
-    return dashboardPage(`${kind === 'scan' ? 'Scan' : 'Audit'} report`, body, s.csrfToken, label(s), {
+    return dashboardPage(`${kind === 'scan' ? 'Scan' : 'Audit'} report`, body, s.csrfToken, sessionLabel(s), {
       script: REPORT_SCRIPT,
       style: REPORT_STYLE,
       nonce,
     })
   }
+}
 
-  async function ownerAction(request: Request, kind: ShareKind, id: string, verb: string): Promise<Response> {
-    const a = await guards.formAction(request)
-    if (a instanceof Response) return a
-    const accountId = a.session.user.accountId
+/** An owner's action on a report: share it, withdraw its public link, or open a new live viewer link. */
+function ownerAction({ db, config, infra, log }: Services, pages: ReportPages) {
+  return async (session: SignInSession, kind: ShareKind, id: string, verb: string): Promise<Response> => {
+    const accountId = session.user.accountId
     if (!isIdOf(kind, id)) return notFoundPage()
     const base = `/dashboard/${kind}s/${id}`
     const d = await pages.load(accountId, kind, id)
@@ -131,66 +142,58 @@ export function reportPageRoutes(services: Services) {
     }
     return notFoundPage()
   }
+}
 
-  return (
-    new Elysia({ name: 'report-pages' })
-      .get('/dashboard/scans/:id', ({ request, params }) => ownerPage(request, 'scan', params.id))
-      .get('/dashboard/audits/:id', ({ request, params }) => ownerPage(request, 'audit', params.id))
-      .post('/dashboard/scans/:id/:verb', ({ request, params }) => ownerAction(request, 'scan', params.id, params.verb), { parse: 'none' })
-      .post('/dashboard/audits/:id/:verb', ({ request, params }) => ownerAction(request, 'audit', params.id, params.verb), {
-        parse: 'none',
+/** A shared report's public page, its replay's frames and its badge: anyone with the link, until it is withdrawn. */
+function publicReportRoutes({ db, config, log }: Services, pages: ReportPages) {
+  return new Elysia({ name: 'report-pages-public' })
+    .get('/r/:slug', async ({ request, params }) => {
+      if (!isSlug(params.slug)) return publicNotFound()
+      const d = await pages.loadPublic(params.slug)
+      if (!d) return publicNotFound()
+      const nonce = newNonce()
+      const ended = d.status !== 'queued' && d.status !== 'running'
+      const replay = d.kind === 'audit' && ended ? await replayHtml(db.sql, log, d.id, `/r/${params.slug}/replay`, nonce) : null
+      const publicUrl = `${config.baseUrl}/r/${params.slug}`
+      const body = reportBody(d, {
+        at: listPages(new URL(request.url)),
+        linkBase: `/r/${params.slug}`,
+        replay,
+        afterScore: badgeSection(publicUrl, d.model),
       })
-      .get('/r/:slug', async ({ request, params }) => {
-        if (!isSlug(params.slug)) return publicNotFound()
-        const d = await pages.loadPublic(params.slug)
-        if (!d) return publicNotFound()
-        const nonce = newNonce()
-        const ended = d.status !== 'queued' && d.status !== 'running'
-        const replay = d.kind === 'audit' && ended ? await replayHtml(db.sql, log, d.id, `/r/${params.slug}/replay`, nonce) : null
-        const publicUrl = `${config.baseUrl}/r/${params.slug}`
-        const body = reportBody(d, {
-          at: listPages(new URL(request.url)),
-          linkBase: `/r/${params.slug}`,
-          replay,
-          afterScore: badgeSection(publicUrl, d.model),
-        })
-        const html = layout({
-          title: `${d.kind === 'scan' ? 'Scan' : 'Audit'} of ${d.url}`,
-          nonce,
-          body: `<style nonce="${nonce}">${REPORT_STYLE}</style>${body}<p class="muted">A report shared by its owner through App Audit.</p>`,
-        }).replace('<head>', `<head><meta name="robots" content="${NOINDEX}"><meta name="referrer" content="no-referrer">`)
-        return new Response(html, { headers: pageHeaders(nonce, { 'x-robots-tag': NOINDEX, 'referrer-policy': 'no-referrer' }) })
-      })
-      // The replay's frames: the owner's, by session; a shared audit's, by its public link until it is withdrawn.
-      .get('/dashboard/audits/:id/replay/:seq', async ({ request, params }) => {
-        const s = await guards.pageSession(request)
-        if (s instanceof Response) return s
-        if (!isIdOf('audit', params.id)) return notFoundPage()
-        return frameResponse(db.sql, params.id, params.seq, s.user.accountId)
-      })
-      .get('/r/:slug/replay/:seq', async ({ params }) => {
-        if (!isSlug(params.slug)) return publicNotFound()
-        const share = await findShare(db.sql, params.slug)
-        if (!share || share.kind !== 'audit') return publicNotFound()
-        return frameResponse(db.sql, share.targetId, params.seq)
-      })
-      .get('/r/:slug/badge', async ({ request, params }) => {
-        if (!isSlug(params.slug)) return publicNotFound()
-        const shared = await sharedScore(db.sql, params.slug)
-        if (!shared) return publicNotFound()
-        const svg = badgeSvg(shared.score, shared.grade)
-        const etag = badgeEtag(svg)
-        const headers = {
-          'cache-control': `public, max-age=${BADGE_MAX_AGE_S}`,
-          etag,
-          'x-robots-tag': NOINDEX,
-          'x-content-type-options': 'nosniff',
-          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-          // Embedded by READMEs on other sites (an <img>), so other origins may load it.
-          'cross-origin-resource-policy': 'cross-origin',
-        }
-        if (matchesEtag(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
-        return new Response(svg, { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } })
-      })
-  )
+      const html = layout({
+        title: `${d.kind === 'scan' ? 'Scan' : 'Audit'} of ${d.url}`,
+        nonce,
+        body: `<style nonce="${nonce}">${REPORT_STYLE}</style>${body}<p class="muted">A report shared by its owner through App Audit.</p>`,
+      }).replace('<head>', `<head><meta name="robots" content="${NOINDEX}"><meta name="referrer" content="no-referrer">`)
+      return new Response(html, { headers: pageHeaders(nonce, { 'x-robots-tag': NOINDEX, 'referrer-policy': 'no-referrer' }) })
+    })
+    .get('/r/:slug/replay/:seq', async ({ params }) => {
+      if (!isSlug(params.slug)) return publicNotFound()
+      const share = await findShare(db.sql, params.slug)
+      if (!share || share.kind !== 'audit') return publicNotFound()
+      return frameResponse(db.sql, share.targetId, params.seq)
+    })
+    .get('/r/:slug/badge', async ({ request, params }) => {
+      if (!isSlug(params.slug)) return publicNotFound()
+      const shared = await sharedScore(db.sql, params.slug)
+      return shared ? badgeResponse(shared, request.headers.get('if-none-match')) : publicNotFound()
+    })
+}
+
+/** A shared report's badge: cached briefly with an ETag, and loadable from any site (a README's <img>). */
+function badgeResponse(shared: { score: number | null; grade: string | null }, ifNoneMatch: string | null): Response {
+  const svg = badgeSvg(shared.score, shared.grade)
+  const etag = badgeEtag(svg)
+  const headers = {
+    'cache-control': `public, max-age=${BADGE_MAX_AGE_S}`,
+    etag,
+    'x-robots-tag': NOINDEX,
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+    // Embedded by READMEs on other sites (an <img>), so other origins may load it.
+    'cross-origin-resource-policy': 'cross-origin',
+  }
+  if (matchesEtag(ifNoneMatch, etag)) return new Response(null, { status: 304, headers })
+  return new Response(svg, { headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' } })
 }

@@ -9,9 +9,9 @@
 import Elysia from 'elysia'
 import type { Sql } from '../../shared/db/index.ts'
 import { createSession, deleteSession, upsertUser } from '../../shared/db/users.ts'
-import { readRequestText } from '../../shared/lib/http-body.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import type { KeyValue } from '../../shared/infra/types.ts'
+import { formText, requestBodies } from '../http/body.ts'
 import { clientIp } from '../http/client-ip.ts'
 import { clearCookie, readCookie, setCookie } from '../http/cookies.ts'
 import { esc, htmlPage } from '../http/layout.ts'
@@ -73,6 +73,7 @@ export function signInRoutes(d: SignInDeps) {
   const flowKey = (state: string) => `signin:flow:${state}`
 
   return new Elysia({ name: 'signin' })
+    .use(requestBodies)
     .get('/auth/login', async ({ request }) => {
       const url = new URL(request.url)
       const returnTo = safeReturnTo(url.searchParams.get('return_to'))
@@ -116,10 +117,10 @@ export function signInRoutes(d: SignInDeps) {
     })
     .post(
       '/auth/logout',
-      async ({ request }) => {
+      async ({ request, sent }) => {
         const session = await currentSession(d.sql, request)
         if (session) {
-          const text = await readRequestText(request, LOGOUT_BODY_LIMIT).catch(() => '')
+          const text = formText(sent)
           if (text === null) return failed(413, 'The sign-out form is too large.')
           const form = new URLSearchParams(text)
           const problem = csrfProblem(request, d.baseUrl, session, form.get('csrf') ?? request.headers.get('x-csrf-token'))
@@ -131,6 +132,6 @@ export function signInRoutes(d: SignInDeps) {
           headers: { location: '/', 'set-cookie': clearCookie(SESSION_COOKIE), 'cache-control': 'no-store' },
         })
       },
-      { parse: 'none' },
+      { bodyLimit: LOGOUT_BODY_LIMIT },
     )
 }
