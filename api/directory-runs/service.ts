@@ -27,14 +27,13 @@ import {
 } from '../../shared/db/directory-runs.ts'
 import type { Database } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
-import { createScanUnderCap, getScanById } from '../../shared/db/scans.ts'
+import { getScanById } from '../../shared/db/scans.ts'
 import { AppError, isAppError, errorMessage } from '../../shared/errors.ts'
 import { newId } from '../../shared/lib/ids.ts'
 import type { Delivery, Infra } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
-import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
 import type { AuditRequestOptions, AuditService } from '../audits/service.ts'
-import { checkTarget } from '../http/target.ts'
+import type { ScanService } from '../scans/service.ts'
 import { parseTargetUrl } from '../../shared/egress/guard.ts'
 
 export const DIRECTORY_LIMITS = {
@@ -69,6 +68,7 @@ interface Deps {
   infra: Infra
   log: Logger
   audits: Pick<AuditService, 'start' | 'resolveOptions'>
+  scans: Pick<ScanService, 'start'>
 }
 
 export class DirectoryRunService {
@@ -214,7 +214,7 @@ export class DirectoryRunService {
       }
       const late = Date.now() >= deadline
       try {
-        items = await this.advance(run, principal, items, late, log)
+        items = await this.advance(run, principal, items, late)
         failures = 0
       } catch (e) {
         // PostgreSQL or the queue blinked: the items keep what they reached; try again next tick, for a while.
@@ -260,13 +260,7 @@ export class DirectoryRunService {
   }
 
   /** One pass: settles what finished, starts what fits, and returns the items as they now stand. */
-  private async advance(
-    run: DirectoryRunRow,
-    principal: Principal,
-    items: DirectoryRunItem[],
-    late: boolean,
-    log: Logger,
-  ): Promise<DirectoryRunItem[]> {
+  private async advance(run: DirectoryRunRow, principal: Principal, items: DirectoryRunItem[], late: boolean): Promise<DirectoryRunItem[]> {
     const { db } = this.deps
     const next = [...items]
     const set = async (i: number, change: ItemChange) => {
@@ -291,7 +285,7 @@ export class DirectoryRunService {
         continue
       }
       if (inFlight >= DIRECTORY_LIMITS.inFlightPerRun[run.mode]) break
-      const started = await this.dispatch(run, principal, item, log)
+      const started = await this.dispatch(run, principal, item)
       if (started === 'wait') break
       // An audit's item is recorded by dispatch() itself (before the audit starts); a scan's is recorded here.
       if (run.mode === 'audit') next[i] = { ...item, ...started, error: started.error ?? null, outcome: null } as DirectoryRunItem
@@ -302,8 +296,8 @@ export class DirectoryRunService {
   }
 
   /** Starts one item: its scan or audit id, a failure that is the item's (blocked, unreachable...), or 'wait' for a free slot. */
-  private async dispatch(run: DirectoryRunRow, principal: Principal, item: DirectoryRunItem, log: Logger): Promise<ItemChange | 'wait'> {
-    const { config, db, infra } = this.deps
+  private async dispatch(run: DirectoryRunRow, principal: Principal, item: DirectoryRunItem): Promise<ItemChange | 'wait'> {
+    const { db } = this.deps
     if (run.mode === 'audit') {
       // The audit's id is recorded on the item before the audit is started and charged: a driver that dies
       // in between leaves an item whose audit never existed (it fails), never one that is charged twice.
@@ -326,20 +320,12 @@ export class DirectoryRunService {
       }
     }
     try {
-      const url = await checkTarget(config, item.url, { refuseUnreachable: true })
-      const scan = await createScanUnderCap(db.sql, principal.account.id, url.href, {
-        maxInFlight: CONCURRENT_SCANS.perPlan[principal.account.plan],
-        windowSeconds: CONCURRENT_SCANS.windowSeconds,
-      })
-      // The account's scans in flight are at the plan's cap (its own scan_app calls count too): wait for one.
-      if (!scan) return 'wait'
-      await infra.queue
-        .enqueue({ kind: 'scan', ref: scan.id })
-        .catch((e) => log.warn('scan not queued; recovery dispatches it', { scanId: scan.id, error: errorMessage(e) }))
-      return { status: 'dispatched', scanId: scan.id }
+      // A scan nobody waits on: when the queue is unreachable it stays queued and recovery dispatches it.
+      const scanId = await this.deps.scans.start(principal, item.url, { queueDown: 'recover' })
+      return { status: 'dispatched', scanId }
     } catch (e) {
       if (!isAppError(e)) throw e
-      // Over the hourly audit starts: this item waits for the window to move, within the run's time.
+      // The account's scans in flight are at the plan's cap (its own scan_app calls count too): wait for one.
       if (e.code === 'rate_limited' || e.code === 'scanner_unavailable') return 'wait'
       return { status: 'failed', error: { code: e.code, message: e.message } }
     }

@@ -1,8 +1,8 @@
 // The /api/cron/monitors job. One run, bounded in monitors and in time:
 //   1. settle the runs of earlier calls whose scans have finished since (compare, record regressions);
 //   2. claim the due monitors, each moved to its next slot in the same statement (claimDueMonitors);
-//   3. start a scan for each exactly as scan_app records one: the target checked first, the account's cap
-//      of scans in flight respected, the scan row written, its id handed to the queue;
+//   3. start a scan for each through ScanService.start, as scan_app does: the target checked first, the
+//      account's cap of scans in flight respected, the scan row written, its id handed to the queue;
 //   4. wait for those scans, settling each as it finishes, until the run's budget is spent. What is still
 //      running then is settled by a later run, so a slow scanner delays a comparison but loses none.
 // Regressions are recorded in monitor_runs and never sent anywhere (no outbound events).
@@ -18,18 +18,15 @@ import {
   settleRun,
   startRun,
 } from '../../shared/db/monitors.ts'
-import { createScanUnderCap } from '../../shared/db/scans.ts'
 import { isAppError, errorMessage } from '../../shared/errors.ts'
-import type { Infra } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
-import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
-import { checkTarget } from '../http/target.ts'
+import type { ScanService } from '../scans/service.ts'
 
 export interface MonitorDeps {
   config: Pick<Config, 'ALLOW_PRIVATE_TARGETS' | 'trustedTargetHosts'>
   db: Pick<Database, 'sql'>
-  infra: Pick<Infra, 'queue'>
   log: Logger
+  scans: Pick<ScanService, 'start'>
 }
 
 export interface MonitorLimits {
@@ -80,28 +77,24 @@ export interface MonitorRunResult {
 type Started = { kind: 'started'; runId: string } | { kind: 'refused' } | { kind: 'deferred' }
 
 async function startMonitorScan(deps: MonitorDeps, m: DueMonitor, limits: MonitorLimits): Promise<Started> {
-  const { config, db, infra, log } = deps
-  let url: URL
+  const { db, scans } = deps
+  let scanId: string
   try {
-    url = await checkTarget(config, m.url, { refuseUnreachable: true })
+    // Unlike scan_app, nobody waits on this scan: when the queue is unreachable it stays queued and recovery
+    // dispatches it, rather than failing a run the owner never asked to have failed.
+    scanId = await scans.start({ account: { id: m.accountId, plan: m.plan } }, m.url, { queueDown: 'recover' })
   } catch (e) {
     if (!isAppError(e)) throw e
+    // The account's scans in flight are at its plan's cap: tried again soon.
+    if (e.code === 'rate_limited') {
+      await deferMonitor(db.sql, m.id, limits.deferSeconds)
+      return { kind: 'deferred' }
+    }
+    // The target was refused (blocked, or its name did not resolve) before any scan existed.
     await recordFailedStart(db.sql, m.id, { code: e.code, message: e.message })
     return { kind: 'refused' }
   }
-  const cap = CONCURRENT_SCANS.perPlan[m.plan]
-  const scan = await createScanUnderCap(db.sql, m.accountId, url.href, { maxInFlight: cap, windowSeconds: CONCURRENT_SCANS.windowSeconds })
-  if (!scan) {
-    await deferMonitor(db.sql, m.id, limits.deferSeconds)
-    return { kind: 'deferred' }
-  }
-  const runId = await startRun(db.sql, m.id, scan.id)
-  // Unlike scan_app, nobody waits on this scan: when the queue is unreachable it stays queued and recovery
-  // dispatches it, rather than failing a run the owner never asked to have failed.
-  await infra.queue
-    .enqueue({ kind: 'scan', ref: scan.id })
-    .catch((e) => log.warn('monitor scan not queued; recovery dispatches it', { scanId: scan.id, error: errorMessage(e) }))
-  return { kind: 'started', runId }
+  return { kind: 'started', runId: await startRun(db.sql, m.id, scanId) }
 }
 
 export async function runDueMonitors(deps: MonitorDeps, limits: MonitorLimits = MONITOR_LIMITS): Promise<MonitorRunResult> {
