@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core'
 import { auditChannel, type AuditEvent } from '../shared/protocol/audit-events.ts'
 import { sleep } from '../shared/lib/async.ts'
 import { type AuditAuth, authPurpose, scrubber, scrubDeep, secretsOf } from '../shared/protocol/audit-auth.ts'
-import { buildAuditResult } from '../shared/report/audit-report.ts'
+import { buildAuditResult, summaryOf } from '../shared/report/audit-report.ts'
 import { SecretBox } from '../shared/lib/secret-box.ts'
 import {
   claimAudit,
@@ -243,7 +243,7 @@ async function crawlToEnd(
     pagesFailed: result.pagesFailed,
     currentUrl: null,
   }
-  if (await completeAudit(db.sql, auditId, consumer, result, progress)) {
+  if (await completeAudit(db.sql, auditId, consumer, result, summaryOf(result), progress)) {
     await finish(deps, auditId, 'completed')
     log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
   }

@@ -6,7 +6,7 @@
 import { hostname } from 'node:os'
 import type { Config } from '../../shared/config.ts'
 import { getAccount, type Principal } from '../../shared/db/accounts.ts'
-import { readAuditRow, readAuditSummary } from '../../shared/db/audit-results.ts'
+import { readAuditRow } from '../../shared/db/audit-results.ts'
 import {
   claimDirectoryRun,
   type DirectoryRunItem,
@@ -38,7 +38,7 @@ export interface DriverDeps {
   db: Pick<Database, 'sql'>
   infra: Pick<Infra, 'queue'>
   log: Logger
-  audits: Pick<AuditService, 'start'>
+  audits: Pick<AuditService, 'start' | 'summary'>
   scans: Pick<ScanService, 'start'>
 }
 
@@ -277,7 +277,7 @@ export class DirectoryRunDriver {
       if (audit.status === 'failed' || audit.status === 'cancelled')
         return { status: 'failed', error: audit.error ?? { code: 'audit_failed', message: `The audit was ${audit.status}` } }
       if (audit.status !== 'completed') return null
-      const summary = await readAuditSummary(sql, run.accountId, item.auditId, DIRECTORY_LIMITS.worstPerItem)
+      const summary = await this.deps.audits.summary(run.accountId, item.auditId, DIRECTORY_LIMITS.worstPerItem)
       const head = (summary?.head ?? {}) as { score?: number; grade?: string }
       return { status: 'done', outcome: outcome(head.score, head.grade, summary?.topFindings ?? []) }
     }

@@ -40,7 +40,7 @@ interface Deps {
   db: Database
   infra: Infra
   log: Logger
-  audits: Pick<AuditService, 'start' | 'resolveOptions'>
+  audits: Pick<AuditService, 'start' | 'resolveOptions' | 'summary'>
   scans: Pick<ScanService, 'start'>
 }
 

@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts'
 import { newId } from '../lib/ids.ts'
 import type { Sql } from './index.ts'
 import { claimLease, releaseLease, renewLease, unheldRows } from './lease.ts'
-import { summaryOf } from '../report/audit-report.ts'
+import type { StoredAuditSummary } from '../report/audit-report.ts'
 import {
   allowanceExhausted,
   BALANCE_COLUMNS,
@@ -302,10 +302,15 @@ export async function updateAuditProgress(sql: Sql, auditId: string, worker: str
     WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
 }
 
-/** Stores the result, only while `worker` holds the audit. */
-export async function completeAudit(sql: Sql, auditId: string, worker: string, result: unknown, p: AuditProgress): Promise<boolean> {
-  // The summary get_audit answers with, computed once here rather than cut out of the result at every read.
-  const summary = summaryOf(result as Record<string, unknown>)
+/** Stores the result and its summary (summaryOf: what get_audit answers with), only while `worker` holds the audit. */
+export async function completeAudit(
+  sql: Sql,
+  auditId: string,
+  worker: string,
+  result: unknown,
+  summary: StoredAuditSummary,
+  p: AuditProgress,
+): Promise<boolean> {
   const r = await sql`
     UPDATE audits SET status = 'completed', result = ${sql.json(result as never)}, summary = ${sql.json(summary as never)},
       error = NULL, finished_at = now(),
