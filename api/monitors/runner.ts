@@ -15,10 +15,13 @@ import {
   deferMonitor,
   finishedRuns,
   recordFailedStart,
+  type RunFacts,
+  type RunSettlement,
   settleRun,
   startRun,
-} from '../../shared/db/monitors.ts'
-import { isAppError, errorMessage } from '../../shared/errors.ts'
+} from '../../shared/db/monitor-runs.ts'
+import { AppError, type ErrorCode, ERROR_CODES, errorMessage, isAppError, isTargetFault } from '../../shared/errors.ts'
+import { asComparable, diffReports, type Regression, resolveRegressions } from '../../shared/report/monitor-diff.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import type { ScanService } from '../scans/service.ts'
 
@@ -74,6 +77,40 @@ export interface MonitorRunResult {
   pending: number
 }
 
+/** A failure the target caused (it does not resolve, or resolves to a blocked address) is worth an alert; ours is not. */
+const alertsOnFailure = (code: string) => code in ERROR_CODES && isTargetFault(new AppError(code as ErrorCode))
+
+/**
+ * How a run settles: failed when its scan failed, is gone or has no report (an alert when the target caused
+ * it); else compared with the monitor's previous completed scan of the page: what got worse and better,
+ * which earlier regressions this scan resolves, and whether that is worth an alert under notifyOn.
+ */
+export function settlementOf(f: RunFacts, at: string): RunSettlement {
+  const current = f.scan?.status === 'completed' ? asComparable(f.scan.report) : null
+  if (!current || !f.scan) {
+    const error = f.scan?.error ?? { code: 'scan_failed', message: f.scan ? 'The scan has no report.' : 'The scan is gone.' }
+    return { status: 'failed', error, alert: alertsOnFailure(error.code) }
+  }
+  const previous = f.previous ? asComparable(f.previous.report) : null
+  const diff = previous ? diffReports(previous, current) : { regressions: [], improvements: [] }
+  const scanId = f.scan.id
+  const resolved = f.open.flatMap((o) => {
+    const r = resolveRegressions(o.regressions, current, { scanId, at })
+    return r.changed ? [{ id: o.id, items: r.items, open: r.open }] : []
+  })
+  const regressions: Regression[] = diff.regressions.map((i) => ({ ...i, resolvedAt: null, resolvedByScanId: null }))
+  return {
+    status: 'completed',
+    score: current.score,
+    previousScanId: f.previous?.scanId ?? null,
+    previousScore: previous?.score ?? null,
+    regressions,
+    improvements: diff.improvements,
+    alert: f.notifyOn === 'any' ? regressions.length + diff.improvements.length > 0 : regressions.length > 0,
+    resolved,
+  }
+}
+
 type Started = { kind: 'started'; runId: string } | { kind: 'refused' } | { kind: 'deferred' }
 
 async function startMonitorScan(deps: MonitorDeps, m: DueMonitor, limits: MonitorLimits): Promise<Started> {
@@ -91,7 +128,7 @@ async function startMonitorScan(deps: MonitorDeps, m: DueMonitor, limits: Monito
       return { kind: 'deferred' }
     }
     // The target was refused (blocked, or its name did not resolve) before any scan existed.
-    await recordFailedStart(db.sql, m.id, { code: e.code, message: e.message })
+    await recordFailedStart(db.sql, m.id, { code: e.code, message: e.message }, isTargetFault(e))
     return { kind: 'refused' }
   }
   return { kind: 'started', runId: await startRun(db.sql, m.id, scanId) }
@@ -104,7 +141,7 @@ export async function runDueMonitors(deps: MonitorDeps, limits: MonitorLimits = 
   const result: MonitorRunResult = { due: 0, started: 0, refused: 0, deferred: 0, errors: 0, settled: 0, alerts: 0, pending: 0 }
   const settle = async (ids: readonly string[]) => {
     for (const id of ids) {
-      const s = await settleRun(sql, id)
+      const s = await settleRun(sql, id, (facts) => settlementOf(facts, new Date().toISOString()))
       if (!s) continue
       result.settled++
       if (s.alert) result.alerts++
