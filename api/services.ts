@@ -39,21 +39,22 @@ export function createServices(config: Config, db: Database, infra: Infra, log: 
   const checks = new CheckCatalog()
   const findings = new FindingsService({ db, checks })
   const audits = new AuditService({ config, db, infra, log })
+  const scans = new ScanService({ config, db, infra, log })
   return {
     config,
     db,
     infra,
     log,
-    scans: new ScanService({ config, db, infra, log }),
+    scans,
     audits,
     findings,
     checks,
     accounts: new AccountService({ db }),
     verification: new VerificationService({ sql: db.sql, config, dnsServers: dnsServersFromConfig(config) }),
     exposure: new ExposureService({ sql: db.sql, config }),
-    monitors: new MonitorService({ config, db, infra, log }),
+    monitors: new MonitorService({ config, db, log, scans }),
     reports: new ReportsService({ config, db, kv: infra.kv, findings }),
     patches: new PatchService({ config, db, log, limiter: new RateLimiter(infra.kv) }),
-    directoryRuns: new DirectoryRunService({ config, db, infra, log, audits }),
+    directoryRuns: new DirectoryRunService({ config, db, infra, log, audits, scans }),
   }
 }

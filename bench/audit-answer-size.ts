@@ -111,7 +111,7 @@ try {
   const firstCallMs = performance.now() - t0
   const mcp = await timed(calls, warmup, () => answer(client!, { auditId: big }))
   const service = await timed(calls, warmup, () => svc.running.services.audits.get(principal, big))
-  const summaryRead = await timed(calls, warmup, () => readAuditSummary(sql, account.id, big, 10))
+  const summaryRead = await timed(calls, warmup, () => readAuditSummary(sql, account.id, big, 10, { useStored: true }))
 
   console.log(`get_audit answer sizes (bytes of content[0].text; sections: first page at the default limit)\n`)
   const rows = [

@@ -9,7 +9,7 @@
 import { hostname } from 'node:os'
 import { auditChannel, type AuditEvent } from '../shared/protocol/audit-events.ts'
 import { sleep } from '../shared/lib/async.ts'
-import { buildAuditResult } from '../shared/report/audit-report.ts'
+import { buildAuditResult, summaryOf } from '../shared/report/audit-report.ts'
 import {
   claimAudit,
   completeAudit,
@@ -26,7 +26,7 @@ import type { Logger } from '../shared/lib/log.ts'
 import type { Delivery } from '../shared/infra/types.ts'
 import { endViewer } from '../shared/protocol/viewer.ts'
 import { crawlAndStore } from './audit-crawl.ts'
-import { runJob } from './job.ts'
+import { runJob } from '../shared/jobs/job.ts'
 import { publishViewerEnd } from './viewer/progress.ts'
 import type { RunningWorker, WorkerDeps } from './scan-worker.ts'
 import { errorMessage } from '../shared/errors.ts'
@@ -229,7 +229,7 @@ async function crawlToEnd(
     pagesFailed: result.pagesFailed,
     currentUrl: null,
   }
-  if (await completeAudit(db.sql, auditId, consumer, result, progress)) {
+  if (await completeAudit(db.sql, auditId, consumer, result, summaryOf(result), progress)) {
     await finish(deps, auditId, 'completed')
     log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
   }

@@ -2,7 +2,7 @@
 // tells the waiting api over pub/sub. Errors are sorted by consequence:
 //   the target's fault (blocked, unreachable) -> scan failed at once, no retry;
 //   ours (browser crash, database hiccup)     -> retried on another delivery, failed after the limit.
-// The decisions themselves are crawler/job.ts's, the same for audits.
+// The decisions themselves are shared/jobs/job.ts's, the same for audits and directory runs.
 import { hostname } from 'node:os'
 import type { Config } from '../shared/config.ts'
 import type { Database } from '../shared/db/index.ts'
@@ -20,7 +20,7 @@ import { scanChannel, type ScanEvent } from '../shared/protocol/scan-events.ts'
 import type { BrowserPool } from './browser.ts'
 import { gather } from './gather/index.ts'
 import { WarmPages } from './gather/warm-page.ts'
-import { runJob } from './job.ts'
+import { runJob } from '../shared/jobs/job.ts'
 
 export const trustedSpki = (config: Config) =>
   config.TRUSTED_CERT_SPKI.split(',')

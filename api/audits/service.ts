@@ -29,6 +29,7 @@ import { viewerLinkTtlS } from '../../shared/jobs/recovery.ts'
 import { Reachability } from '../http/reachable.ts'
 import { readAuditLists, readAuditRow, readAuditSlice, readAuditSummary, type AuditSummaryParts } from '../../shared/db/audit-results.ts'
 import { offsetOf } from '../pagination.ts'
+import { SUMMARY_TOP, summaryParts } from '../../shared/report/audit-report.ts'
 import { SECTION_LIMIT, sectionAnswer, sectionScope, summaryAnswer, type Section } from './results.ts'
 
 export const AUDIT_DEFAULTS = { maxPages: 50, maxDepth: 3 } as const
@@ -137,6 +138,15 @@ export class AuditService {
   }
 
   /**
+   * What get_audit's summary shows of an audit of this account, its first `top` findings and third parties;
+   * null when it is not this account's. Read from the summary stored at completion when that keeps enough.
+   */
+  async summary(accountId: string, auditId: string, top: number): Promise<AuditSummaryParts | null> {
+    const read = await readAuditSummary(this.deps.db.sql, accountId, auditId, top, { useStored: top <= SUMMARY_TOP })
+    return read ? { row: read.row, ...summaryParts(read, top) } : null
+  }
+
+  /**
    * get_audit: the audit's state and, once completed, a summary of its result (score, counts, top findings,
    * how to get more); with `section`, one page of the result's findings, pages or checks.
    */
@@ -161,7 +171,7 @@ export class AuditService {
       const key = `${row.id}:${row.finishedAt?.toISOString() ?? ''}`
       let parts = this.summaries.get(key)
       if (!parts) {
-        const read = await readAuditSummary(sql, accountId, auditId, TOP_FINDINGS_READ)
+        const read = await this.summary(accountId, auditId, TOP_FINDINGS_READ)
         if (!read) throw notFound(auditId)
         this.summaries.set(key, read)
         parts = read

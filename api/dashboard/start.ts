@@ -46,24 +46,8 @@ export function startRoutes(c: DashboardContext) {
       '/dashboard/scans',
       ({ session, form }) =>
         startForm({ session, form }, 'scan', async (principal, url) => {
-          const scans = d.services!.scans
-          // Answer once the scan is queued; the report page shows its progress. The wait is cut short at once.
-          const stop = new AbortController()
-          const id = await new Promise<string>((resolve, reject) => {
-            scans
-              .scan(principal, url, {
-                progress: async () => {},
-                signal: stop.signal,
-                onQueued: (scanId) => {
-                  resolve(scanId)
-                  stop.abort()
-                },
-              })
-              .then(
-                () => reject(new AppError('internal', 'The scan ended without being queued.')),
-                (e) => reject(e),
-              )
-          })
+          // Answer once the scan is queued; the report page shows its progress.
+          const id = await d.services!.scans.start(principal, url)
           d.log.info('scan started from the dashboard', { accountId: principal.account.id, scanId: id })
           return `/dashboard/scans/${id}`
         }),

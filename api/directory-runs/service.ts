@@ -1,5 +1,5 @@
 // start_directory_run: a list of apps scanned or audited as one run. The call records the run and its items
-// and puts the run on the queue (kind 'directory'); a driver in an api process (drive(), one per run at a
+// and puts the run on the queue (kind 'directory'); a driver in an api process (driver.ts, one per run at a
 // time, under a lease on the run's row) starts the items a few at a time within the account's limits, reads
 // each one's outcome when its scan or audit settles, and ends the run with a summary. A driver that dies is
 // replaced: the queue delivers the run again (or recovery re-dispatches it) and the next driver carries on
@@ -7,54 +7,26 @@
 //
 // States: queued -> running -> completed | failed. A run completes when every item has settled, some of
 // them failed or not ("partial failures do not fail the run"); it fails only when no item succeeded.
-import { hostname } from 'node:os'
 import type { Config } from '../../shared/config.ts'
-import { getAccount, type Principal } from '../../shared/db/accounts.ts'
-import { readAuditRow, readAuditSummary } from '../../shared/db/audit-results.ts'
+import type { Principal } from '../../shared/db/accounts.ts'
 import {
-  claimDirectoryRun,
   type DirectoryRunItem,
   type DirectoryRunMode,
   type DirectoryRunRow,
-  finishDirectoryRun,
   getDirectoryRun,
-  getDirectoryRunById,
   insertDirectoryRun,
-  type ItemOutcome,
-  releaseDirectoryRun,
-  renewDirectoryRunLease,
-  moveDirectoryRunItem,
 } from '../../shared/db/directory-runs.ts'
 import type { Database } from '../../shared/db/index.ts'
 import { getBalance } from '../../shared/db/ledger.ts'
-import { createScanUnderCap, getScanById } from '../../shared/db/scans.ts'
-import { AppError, isAppError, errorMessage } from '../../shared/errors.ts'
-import { newId } from '../../shared/lib/ids.ts'
-import type { Delivery, Infra } from '../../shared/infra/types.ts'
-import type { Logger } from '../../shared/lib/log.ts'
-import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
-import type { AuditRequestOptions, AuditService } from '../audits/service.ts'
-import { checkTarget } from '../http/target.ts'
 import { parseTargetUrl } from '../../shared/egress/guard.ts'
-
-export const DIRECTORY_LIMITS = {
-  /** Most URLs in one run, by mode: an audit run is capped by the hourly audit starts (AUDIT_STARTS). */
-  maxUrls: { scan: 50, audit: 20 },
-  /** Items of one run in flight at once, by mode. A scan also counts against the plan's scans in flight. */
-  inFlightPerRun: { scan: 3, audit: 2 },
-  /** Runs queued or running at once per account. */
-  unfinishedPerAccount: 2,
-  /** Runs one api process drives at once. */
-  drivenPerProcess: 4,
-  /** How often a driver looks at its items. */
-  tickMs: { scan: 1_000, audit: 3_000 },
-  /** The driver's lease on its run; renewed every tick. */
-  leaseMs: 30_000,
-  /** Worst findings kept per item for the summary table. */
-  worstPerItem: 2,
-} as const
-
-type ItemChange = Parameters<typeof moveDirectoryRunItem>[4]
+import { AppError, errorMessage } from '../../shared/errors.ts'
+import type { Infra } from '../../shared/infra/types.ts'
+import { newId } from '../../shared/lib/ids.ts'
+import type { Logger } from '../../shared/lib/log.ts'
+import type { AuditRequestOptions, AuditService } from '../audits/service.ts'
+import type { ScanService } from '../scans/service.ts'
+import { DirectoryRunDriver } from './driver.ts'
+import { DIRECTORY_LIMITS } from './limits.ts'
 
 export interface StartDirectoryRunInput {
   urls?: string[]
@@ -68,7 +40,8 @@ interface Deps {
   db: Database
   infra: Infra
   log: Logger
-  audits: Pick<AuditService, 'start' | 'resolveOptions'>
+  audits: Pick<AuditService, 'start' | 'resolveOptions' | 'summary'>
+  scans: Pick<ScanService, 'start'>
 }
 
 export class DirectoryRunService {
@@ -168,258 +141,8 @@ export class DirectoryRunService {
 
   /** Takes 'directory' jobs until `signal` aborts; resolves when the runs in hand are handed back or done. */
   startDriver(signal: AbortSignal): Promise<void> {
-    const consumer = `${hostname()}-${process.pid}-dir-${newId('w').slice(2, 8)}`
-    return this.deps.infra.queue.consume('directory', (d) => this.drive(d, consumer, signal), {
-      consumer,
-      concurrency: DIRECTORY_LIMITS.drivenPerProcess,
-      signal,
-    })
+    return new DirectoryRunDriver(this.deps).start(signal)
   }
-
-  /** Drives one run to its end, or until shutdown (then hands it back). */
-  async drive(d: Delivery, worker: string, signal: AbortSignal): Promise<void> {
-    const { db, log: parent } = this.deps
-    const runId = d.job.ref
-    const log = parent.child({ runId, worker })
-    const existing = await getDirectoryRunById(db.sql, runId)
-    if (!existing || existing.status === 'completed' || existing.status === 'failed') return d.ack()
-    const run = await claimDirectoryRun(db.sql, runId, worker, DIRECTORY_LIMITS.leaseMs)
-    // Another driver holds it: its lease says so. Done here; if that driver dies, recovery dispatches the run again.
-    if (!run) return d.ack()
-    const account = await getAccount(db.sql, run.accountId)
-    if (!account) {
-      await finishDirectoryRun(db.sql, runId, worker, 'failed', { code: 'not_found', message: 'The account no longer exists' })
-      return d.ack()
-    }
-    if (run.attempts > MAX_DRIVES) {
-      await finishDirectoryRun(db.sql, runId, worker, 'failed', {
-        code: 'directory_run_failed',
-        message: `Interrupted ${MAX_DRIVES} times; its items keep what they reached.`,
-      })
-      return d.ack()
-    }
-    const principal: Principal = { account, credentialId: run.credentialId, kind: 'api_key' }
-    const deadline = runDeadline(run, this.deps.config)
-    const tick = DIRECTORY_LIMITS.tickMs[run.mode]
-    log.info('directory run driving', { mode: run.mode, items: run.items.length, attempt: run.attempts })
-    // Bounded: one pass per tick until the deadline, and a pass more to settle what is left.
-    // At least one pass, so a run found past its deadline is settled (its open items fail with timeout).
-    const maxPasses = Math.max(1, Math.ceil((deadline - Date.now()) / tick)) + 2
-    let items = run.items
-    let failures = 0
-    for (let pass = 0; pass < maxPasses; pass++) {
-      if (signal.aborted) {
-        await releaseDirectoryRun(db.sql, runId, worker).catch(() => {})
-        return d.release({ countAttempt: false })
-      }
-      const late = Date.now() >= deadline
-      try {
-        items = await this.advance(run, principal, items, late, log)
-        failures = 0
-      } catch (e) {
-        // PostgreSQL or the queue blinked: the items keep what they reached; try again next tick, for a while.
-        log.warn('directory run pass failed', { error: errorMessage(e), failures: ++failures })
-        if (failures >= MAX_FAILED_PASSES) {
-          await releaseDirectoryRun(db.sql, runId, worker).catch(() => {})
-          return d.release({ countAttempt: true })
-        }
-        // Keep the lease while the store blinks, so no second driver takes the run meanwhile.
-        if ((await renewDirectoryRunLease(db.sql, runId, worker, DIRECTORY_LIMITS.leaseMs).catch(() => null)) === false) {
-          log.warn('directory run lease lost; leaving it to its new holder')
-          return d.ack()
-        }
-        await sleepUnless(tick, signal)
-        continue
-      }
-      if (items.every(settled)) {
-        const ok = items.some((i) => i.status === 'done')
-        await finishDirectoryRun(
-          db.sql,
-          runId,
-          worker,
-          ok ? 'completed' : 'failed',
-          ok ? null : { code: 'directory_run_failed', message: 'No app in the run could be scanned; each item says why.' },
-        )
-        log.info('directory run ended', {
-          status: ok ? 'completed' : 'failed',
-          done: items.filter((i) => i.status === 'done').length,
-          failed: items.filter((i) => i.status === 'failed').length,
-        })
-        return d.ack()
-      }
-      if (!(await renewDirectoryRunLease(db.sql, runId, worker, DIRECTORY_LIMITS.leaseMs))) {
-        // Lost the lease (a long stall): whoever took the run over carries on.
-        log.warn('directory run lease lost; leaving it to its new holder')
-        return d.ack()
-      }
-      await sleepUnless(tick, signal)
-    }
-    // Past every pass: nothing more can settle here. Hand it back so the next delivery ends it.
-    await releaseDirectoryRun(db.sql, runId, worker).catch(() => {})
-    return d.release({ countAttempt: true })
-  }
-
-  /** One pass: settles what finished, starts what fits, and returns the items as they now stand. */
-  private async advance(
-    run: DirectoryRunRow,
-    principal: Principal,
-    items: DirectoryRunItem[],
-    late: boolean,
-    log: Logger,
-  ): Promise<DirectoryRunItem[]> {
-    const { db } = this.deps
-    const next = [...items]
-    const set = async (i: number, change: ItemChange) => {
-      if (await moveDirectoryRunItem(db.sql, run.id, next[i]!.position, next[i]!.status, change)) {
-        next[i] = { ...next[i]!, ...change, error: change.error ?? null, outcome: change.outcome ?? null } as DirectoryRunItem
-      }
-    }
-    for (let i = 0; i < next.length; i++) {
-      const item = next[i]!
-      if (item.status !== 'dispatched') continue
-      const settledAs = await this.outcomeOf(run, item)
-      if (settledAs) await set(i, settledAs)
-      else if (late)
-        await set(i, { status: 'failed', error: { code: 'timeout', message: 'Still running when the run reached its time limit' } })
-    }
-    let inFlight = next.filter((x) => x.status === 'dispatched').length
-    for (let i = 0; i < next.length; i++) {
-      const item = next[i]!
-      if (item.status !== 'pending') continue
-      if (late) {
-        await set(i, { status: 'failed', error: { code: 'timeout', message: 'Not started before the run reached its time limit' } })
-        continue
-      }
-      if (inFlight >= DIRECTORY_LIMITS.inFlightPerRun[run.mode]) break
-      const started = await this.dispatch(run, principal, item, log)
-      if (started === 'wait') break
-      // An audit's item is recorded by dispatch() itself (before the audit starts); a scan's is recorded here.
-      if (run.mode === 'audit') next[i] = { ...item, ...started, error: started.error ?? null, outcome: null } as DirectoryRunItem
-      else await set(i, started)
-      if (started.status === 'dispatched') inFlight++
-    }
-    return next
-  }
-
-  /** Starts one item: its scan or audit id, a failure that is the item's (blocked, unreachable...), or 'wait' for a free slot. */
-  private async dispatch(run: DirectoryRunRow, principal: Principal, item: DirectoryRunItem, log: Logger): Promise<ItemChange | 'wait'> {
-    const { config, db, infra } = this.deps
-    if (run.mode === 'audit') {
-      // The audit's id is recorded on the item before the audit is started and charged: a driver that dies
-      // in between leaves an item whose audit never existed (it fails), never one that is charged twice.
-      const auditId = newId('aud')
-      if (!(await moveDirectoryRunItem(db.sql, run.id, item.position, 'pending', { status: 'dispatched', auditId }))) return 'wait'
-      try {
-        await this.deps.audits.start(principal, item.url, run.options as AuditRequestOptions, undefined, auditId)
-        return { status: 'dispatched', auditId }
-      } catch (e) {
-        if (!isAppError(e)) throw e
-        if (e.code === 'rate_limited' || e.code === 'scanner_unavailable') {
-          await moveDirectoryRunItem(db.sql, run.id, item.position, 'dispatched', { status: 'pending' })
-          return 'wait'
-        }
-        await moveDirectoryRunItem(db.sql, run.id, item.position, 'dispatched', {
-          status: 'failed',
-          error: { code: e.code, message: e.message },
-        })
-        return { status: 'failed', error: { code: e.code, message: e.message } }
-      }
-    }
-    try {
-      const url = await checkTarget(config, item.url, { refuseUnreachable: true })
-      const scan = await createScanUnderCap(db.sql, principal.account.id, url.href, {
-        maxInFlight: CONCURRENT_SCANS.perPlan[principal.account.plan],
-        windowSeconds: CONCURRENT_SCANS.windowSeconds,
-      })
-      // The account's scans in flight are at the plan's cap (its own scan_app calls count too): wait for one.
-      if (!scan) return 'wait'
-      await infra.queue
-        .enqueue({ kind: 'scan', ref: scan.id })
-        .catch((e) => log.warn('scan not queued; recovery dispatches it', { scanId: scan.id, error: errorMessage(e) }))
-      return { status: 'dispatched', scanId: scan.id }
-    } catch (e) {
-      if (!isAppError(e)) throw e
-      // Over the hourly audit starts: this item waits for the window to move, within the run's time.
-      if (e.code === 'rate_limited' || e.code === 'scanner_unavailable') return 'wait'
-      return { status: 'failed', error: { code: e.code, message: e.message } }
-    }
-  }
-
-  /** How a dispatched item settled, or null while its scan or audit still runs. */
-  private async outcomeOf(run: DirectoryRunRow, item: DirectoryRunItem): Promise<ItemChange | null> {
-    const { sql } = this.deps.db
-    if (item.scanId) {
-      const scan = await getScanById(sql, item.scanId)
-      if (!scan) return { status: 'failed', error: { code: 'not_found', message: 'The scan was deleted' } }
-      if (scan.status === 'failed') return { status: 'failed', error: scan.error ?? { code: 'scan_failed', message: 'The scan failed' } }
-      if (scan.status !== 'completed') return null
-      const report = (scan.report ?? {}) as { score?: number; grade?: string; advice?: Array<Record<string, unknown>> }
-      return { status: 'done', outcome: outcome(report.score, report.grade, report.advice ?? []) }
-    }
-    if (item.auditId) {
-      // Its state only: the result (megabytes for a large audit) is never read here, its stored summary is.
-      const audit = await readAuditRow(sql, run.accountId, item.auditId)
-      // Its id is recorded before it starts: none means its driver stopped in between (nothing was charged).
-      if (!audit)
-        return { status: 'failed', error: { code: 'audit_failed', message: 'The audit was not started: its run was interrupted first' } }
-      if (audit.status === 'failed' || audit.status === 'cancelled')
-        return { status: 'failed', error: audit.error ?? { code: 'audit_failed', message: `The audit was ${audit.status}` } }
-      if (audit.status !== 'completed') return null
-      const summary = await readAuditSummary(sql, run.accountId, item.auditId, DIRECTORY_LIMITS.worstPerItem)
-      const head = (summary?.head ?? {}) as { score?: number; grade?: string }
-      return { status: 'done', outcome: outcome(head.score, head.grade, summary?.topFindings ?? []) }
-    }
-    return { status: 'failed', error: { code: 'internal', message: 'Dispatched without a scan or audit' } }
-  }
-}
-
-/** Times a run may be taken up by a driver before it is failed (a run that keeps killing its drivers). */
-const MAX_DRIVES = 20
-
-/** Passes in a row that may fail (the database or queue unreachable) before the run is handed back. */
-const MAX_FAILED_PASSES = 30
-
-const settled = (i: DirectoryRunItem) => i.status === 'done' || i.status === 'failed'
-
-function outcome(score: unknown, grade: unknown, worst: Array<Record<string, unknown>>): ItemOutcome {
-  return {
-    score: typeof score === 'number' ? score : null,
-    grade: typeof grade === 'string' ? grade : null,
-    worst: worst.slice(0, DIRECTORY_LIMITS.worstPerItem).map((f) => ({
-      checkId: String(f.checkId ?? ''),
-      severity: String(f.severity ?? ''),
-      title: String(f.title ?? '').slice(0, 120),
-    })),
-  }
-}
-
-/**
- * When a run stops waiting: long enough for every item to run one after another at the run's parallelism,
- * each taking its longest (a scan's timeout; an audit's duration cap and its queueing), counted from creation.
- */
-export function runDeadline(
-  run: Pick<DirectoryRunRow, 'mode' | 'items' | 'options' | 'createdAt'>,
-  config: Pick<Config, 'SCAN_TIMEOUT_MS' | 'AUDIT_MAX_DURATION_S'>,
-) {
-  const rounds = Math.ceil(run.items.length / DIRECTORY_LIMITS.inFlightPerRun[run.mode])
-  const perItemMs =
-    run.mode === 'scan'
-      ? config.SCAN_TIMEOUT_MS + 30_000
-      : (Number(run.options.maxDurationSeconds) || config.AUDIT_MAX_DURATION_S) * 1000 + 5 * 60_000
-  return run.createdAt.getTime() + rounds * perItemMs + 5 * 60_000
-}
-
-function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const t = setTimeout(done, ms)
-    function done() {
-      clearTimeout(t)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    signal.addEventListener('abort', done, { once: true })
-  })
 }
 
 /** What start_directory_run and /api/directory-runs/{id} show: state, a summary, and one row per app. */

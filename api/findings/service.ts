@@ -6,7 +6,13 @@ import type { Principal } from '../../shared/db/accounts.ts'
 import type { Database } from '../../shared/db/index.ts'
 import { getScan, type ScanRow } from '../../shared/db/scans.ts'
 import { AppError } from '../../shared/errors.ts'
-import { detectFromSignals, signalsFromReport, type Platform, type PlatformDetection } from '../../shared/report/platform.ts'
+import {
+  asPlatformSignals,
+  detectFromSignals,
+  signalsFromReport,
+  type Platform,
+  type PlatformDetection,
+} from '../../shared/report/platform.ts'
 import type { Report, ReportCheck } from '../../shared/report/schema.ts'
 import type { CheckCatalog } from '../checks/service.ts'
 import { completedAuditFindings } from '../audits/service.ts'
@@ -148,7 +154,7 @@ export class FindingsService {
   /** What to change, where and how to verify it, for each failing or warning check of a completed scan. */
   async fixBrief(principal: Principal, input: FixBriefInput) {
     const { scan, report } = await this.completedScan(principal, input.scanId)
-    const recorded = scan.platformSignals
+    const recorded = asPlatformSignals(scan.platformSignals)
     const detection: PlatformDetection & { source: string } = {
       ...detectFromSignals(recorded ?? signalsFromReport(report)),
       source: recorded ? "the scanned response's headers and page" : "the report's evidence (Server, X-Powered-By, script URLs)",

@@ -1,8 +1,8 @@
 // The /api/cron/monitors job. One run, bounded in monitors and in time:
 //   1. settle the runs of earlier calls whose scans have finished since (compare, record regressions);
 //   2. claim the due monitors, each moved to its next slot in the same statement (claimDueMonitors);
-//   3. start a scan for each exactly as scan_app records one: the target checked first, the account's cap
-//      of scans in flight respected, the scan row written, its id handed to the queue;
+//   3. start a scan for each through ScanService.start, as scan_app does: the target checked first, the
+//      account's cap of scans in flight respected, the scan row written, its id handed to the queue;
 //   4. wait for those scans, settling each as it finishes, until the run's budget is spent. What is still
 //      running then is settled by a later run, so a slow scanner delays a comparison but loses none.
 // Regressions are recorded in monitor_runs and never sent anywhere (no outbound events).
@@ -15,21 +15,21 @@ import {
   deferMonitor,
   finishedRuns,
   recordFailedStart,
+  type RunFacts,
+  type RunSettlement,
   settleRun,
   startRun,
-} from '../../shared/db/monitors.ts'
-import { createScanUnderCap } from '../../shared/db/scans.ts'
-import { isAppError, errorMessage } from '../../shared/errors.ts'
-import type { Infra } from '../../shared/infra/types.ts'
+} from '../../shared/db/monitor-runs.ts'
+import { AppError, type ErrorCode, ERROR_CODES, errorMessage, isAppError, isTargetFault } from '../../shared/errors.ts'
+import { asComparable, diffReports, type Regression, resolveRegressions } from '../../shared/report/monitor-diff.ts'
 import type { Logger } from '../../shared/lib/log.ts'
-import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
-import { checkTarget } from '../http/target.ts'
+import type { ScanService } from '../scans/service.ts'
 
 export interface MonitorDeps {
   config: Pick<Config, 'ALLOW_PRIVATE_TARGETS' | 'trustedTargetHosts'>
   db: Pick<Database, 'sql'>
-  infra: Pick<Infra, 'queue'>
   log: Logger
+  scans: Pick<ScanService, 'start'>
 }
 
 export interface MonitorLimits {
@@ -77,31 +77,61 @@ export interface MonitorRunResult {
   pending: number
 }
 
+/** A failure the target caused (it does not resolve, or resolves to a blocked address) is worth an alert; ours is not. */
+const alertsOnFailure = (code: string) => code in ERROR_CODES && isTargetFault(new AppError(code as ErrorCode))
+
+/**
+ * How a run settles: failed when its scan failed, is gone or has no report (an alert when the target caused
+ * it); else compared with the monitor's previous completed scan of the page: what got worse and better,
+ * which earlier regressions this scan resolves, and whether that is worth an alert under notifyOn.
+ */
+export function settlementOf(f: RunFacts, at: string): RunSettlement {
+  const current = f.scan?.status === 'completed' ? asComparable(f.scan.report) : null
+  if (!current || !f.scan) {
+    const error = f.scan?.error ?? { code: 'scan_failed', message: f.scan ? 'The scan has no report.' : 'The scan is gone.' }
+    return { status: 'failed', error, alert: alertsOnFailure(error.code) }
+  }
+  const previous = f.previous ? asComparable(f.previous.report) : null
+  const diff = previous ? diffReports(previous, current) : { regressions: [], improvements: [] }
+  const scanId = f.scan.id
+  const resolved = f.open.flatMap((o) => {
+    const r = resolveRegressions(o.regressions, current, { scanId, at })
+    return r.changed ? [{ id: o.id, items: r.items, open: r.open }] : []
+  })
+  const regressions: Regression[] = diff.regressions.map((i) => ({ ...i, resolvedAt: null, resolvedByScanId: null }))
+  return {
+    status: 'completed',
+    score: current.score,
+    previousScanId: f.previous?.scanId ?? null,
+    previousScore: previous?.score ?? null,
+    regressions,
+    improvements: diff.improvements,
+    alert: f.notifyOn === 'any' ? regressions.length + diff.improvements.length > 0 : regressions.length > 0,
+    resolved,
+  }
+}
+
 type Started = { kind: 'started'; runId: string } | { kind: 'refused' } | { kind: 'deferred' }
 
 async function startMonitorScan(deps: MonitorDeps, m: DueMonitor, limits: MonitorLimits): Promise<Started> {
-  const { config, db, infra, log } = deps
-  let url: URL
+  const { db, scans } = deps
+  let scanId: string
   try {
-    url = await checkTarget(config, m.url, { refuseUnreachable: true })
+    // Unlike scan_app, nobody waits on this scan: when the queue is unreachable it stays queued and recovery
+    // dispatches it, rather than failing a run the owner never asked to have failed.
+    scanId = await scans.start({ account: { id: m.accountId, plan: m.plan } }, m.url, { queueDown: 'recover' })
   } catch (e) {
     if (!isAppError(e)) throw e
-    await recordFailedStart(db.sql, m.id, { code: e.code, message: e.message })
+    // The account's scans in flight are at its plan's cap: tried again soon.
+    if (e.code === 'rate_limited') {
+      await deferMonitor(db.sql, m.id, limits.deferSeconds)
+      return { kind: 'deferred' }
+    }
+    // The target was refused (blocked, or its name did not resolve) before any scan existed.
+    await recordFailedStart(db.sql, m.id, { code: e.code, message: e.message }, isTargetFault(e))
     return { kind: 'refused' }
   }
-  const cap = CONCURRENT_SCANS.perPlan[m.plan]
-  const scan = await createScanUnderCap(db.sql, m.accountId, url.href, { maxInFlight: cap, windowSeconds: CONCURRENT_SCANS.windowSeconds })
-  if (!scan) {
-    await deferMonitor(db.sql, m.id, limits.deferSeconds)
-    return { kind: 'deferred' }
-  }
-  const runId = await startRun(db.sql, m.id, scan.id)
-  // Unlike scan_app, nobody waits on this scan: when the queue is unreachable it stays queued and recovery
-  // dispatches it, rather than failing a run the owner never asked to have failed.
-  await infra.queue
-    .enqueue({ kind: 'scan', ref: scan.id })
-    .catch((e) => log.warn('monitor scan not queued; recovery dispatches it', { scanId: scan.id, error: errorMessage(e) }))
-  return { kind: 'started', runId }
+  return { kind: 'started', runId: await startRun(db.sql, m.id, scanId) }
 }
 
 export async function runDueMonitors(deps: MonitorDeps, limits: MonitorLimits = MONITOR_LIMITS): Promise<MonitorRunResult> {
@@ -111,7 +141,7 @@ export async function runDueMonitors(deps: MonitorDeps, limits: MonitorLimits = 
   const result: MonitorRunResult = { due: 0, started: 0, refused: 0, deferred: 0, errors: 0, settled: 0, alerts: 0, pending: 0 }
   const settle = async (ids: readonly string[]) => {
     for (const id of ids) {
-      const s = await settleRun(sql, id)
+      const s = await settleRun(sql, id, (facts) => settlementOf(facts, new Date().toISOString()))
       if (!s) continue
       result.settled++
       if (s.alert) result.alerts++

@@ -13,7 +13,7 @@ import { policyFromConfig } from '../../shared/egress/guard.ts'
 import { AppError, errorMessage } from '../../shared/errors.ts'
 import { newId } from '../../shared/lib/ids.ts'
 import type { Logger } from '../../shared/lib/log.ts'
-import { detectFromSignals, signalsFromReport } from '../../shared/report/platform.ts'
+import { asPlatformSignals, detectFromSignals, signalsFromReport } from '../../shared/report/platform.ts'
 import { SecretBox, SecretBoxError } from '../../shared/lib/secret-box.ts'
 import {
   buildPatch,
@@ -197,7 +197,7 @@ export class PatchService {
         checks?: Array<{ id: string; title?: string; severity?: string; status: string; evidence?: Record<string, unknown> }>
       }
       const checks = report.checks ?? []
-      const signals = scan.platformSignals ?? signalsFromReport(report)
+      const signals = asPlatformSignals(scan.platformSignals) ?? signalsFromReport(report)
       return {
         url: report.finalUrl || scan.url,
         findings: checks.map((c) => ({

@@ -6,7 +6,7 @@ import { fingerprintOf } from '../../shared/report/audit-report.ts'
 import { byImpact } from '../../shared/report/ranking.ts'
 import { shownTitle } from '../../shared/checks/runner.ts'
 import type { Category, CheckStatus, Severity } from '../../shared/checks/types.ts'
-import { detectFromSignals, signalsFromReport, type Platform, type PlatformSignals } from '../../shared/report/platform.ts'
+import { asPlatformSignals, detectFromSignals, signalsFromReport, type Platform } from '../../shared/report/platform.ts'
 import type { Report } from '../../shared/report/schema.ts'
 import { penaltyOf, type Grade } from '../../shared/report/scoring.ts'
 
@@ -66,10 +66,7 @@ const findingOrder = (a: ModelFinding, b: ModelFinding) =>
   b.pageCount - a.pageCount ||
   a.fingerprint.localeCompare(b.fingerprint)
 
-export function modelOfScan(
-  scan: { id: string; url: string; createdAt: Date; platformSignals: PlatformSignals | null },
-  report: Report,
-): ReportModel {
+export function modelOfScan(scan: { id: string; url: string; createdAt: Date; platformSignals: unknown }, report: Report): ReportModel {
   const page = { url: report.url || scan.url, finalUrl: report.finalUrl || report.url || scan.url }
   const findings: ModelFinding[] = []
   for (const c of report.checks) {
@@ -107,7 +104,7 @@ export function modelOfScan(
       summary: c.summary,
     })),
     findings: findings.sort(findingOrder),
-    platform: detectFromSignals(scan.platformSignals ?? signalsFromReport(report)).platform,
+    platform: detectFromSignals(asPlatformSignals(scan.platformSignals) ?? signalsFromReport(report)).platform,
   }
 }
 

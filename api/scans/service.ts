@@ -26,12 +26,26 @@ import { checkTarget } from '../http/target.ts'
 export interface ScanWaitOptions {
   progress(progress: number, total: number, message: string): Promise<void>
   signal?: AbortSignal
-  /** Called once the scan is recorded and queued, with its id (the dashboard answers then, without waiting). */
-  onQueued?(scanId: string): void
+}
+
+export interface ScanStartOptions {
+  /**
+   * When the queue cannot take the job. 'fail' (someone waits on the scan): the scan is failed and the call
+   * throws scanner_unavailable. 'recover' (nobody waits: monitors, directory runs): the scan stays queued,
+   * recovery dispatches it once the queue is back, and the call returns its id.
+   */
+  queueDown?: 'fail' | 'recover'
+}
+
+/** Whom a scan is for: the account it belongs to, whose plan caps its scans in flight. */
+export interface ScanOwner {
+  account: Pick<Principal['account'], 'id' | 'plan'>
 }
 
 /** How often the waiter reads Postgres too, in case a pub/sub message was lost. */
 const POLL_MS = 1_000
+
+const ended = (row: ScanRow | null) => row?.status === 'completed' || row?.status === 'failed'
 
 /** The position a listing's cursor names (null: the first page); invalid_params for one the listing did not hand out. */
 function readCursor(listing: 'scan_history' | 'list_apps', cursor: string | undefined): Keyset | null {
@@ -48,36 +62,66 @@ function readCursor(listing: 'scan_history' | 'list_apps', cursor: string | unde
 export class ScanService {
   constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {}
 
+  /** scan_app: starts a scan and waits for its report. */
   async scan(principal: Principal, rawUrl: string, opts: ScanWaitOptions): Promise<unknown> {
+    const scanId = await this.start(principal, rawUrl)
+    await opts.progress(1, 100, 'queued').catch(() => {})
+    return this.waitFor(principal, scanId, opts)
+  }
+
+  /**
+   * Checks the target, records the scan under the account's cap of scans in flight and hands it to the
+   * queue; its id. Throws the target's refusal, or rate_limited at the cap (nothing is recorded then).
+   */
+  async start(owner: ScanOwner, rawUrl: string, opts: ScanStartOptions = {}): Promise<string> {
     const { config, db, infra } = this.deps
     // Refuse early what the worker's egress guard would refuse anyway: a clear answer, no queued job.
     const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
-    const scan = await createScanUnderCap(db.sql, principal.account.id, url.href, {
-      maxInFlight: CONCURRENT_SCANS.perPlan[principal.account.plan],
+    const { plan } = owner.account
+    const cap = CONCURRENT_SCANS.perPlan[plan]
+    const scan = await createScanUnderCap(db.sql, owner.account.id, url.href, {
+      maxInFlight: cap,
       windowSeconds: CONCURRENT_SCANS.windowSeconds,
     })
     if (!scan) {
-      const cap = CONCURRENT_SCANS.perPlan[principal.account.plan]
       throw new AppError(
         'rate_limited',
-        `This account already has ${cap} scans in progress (the ${principal.account.plan} plan's limit); retry when one has finished.`,
-        { retryAfter: CONCURRENT_SCANS.retryAfterSeconds, limit: cap },
+        `This account already has ${cap} scans in progress (the ${plan} plan's limit); retry when one has finished.`,
+        {
+          retryAfter: CONCURRENT_SCANS.retryAfterSeconds,
+          limit: cap,
+        },
       )
     }
     const log = this.deps.log.child({ scanId: scan.id })
-
-    let wake: () => void = () => {}
-    let finished = false
-    let lastProgress = 0
-    const queueDown = async (e: unknown): Promise<never> => {
+    try {
+      await infra.queue.enqueue({ kind: 'scan', ref: scan.id })
+    } catch (e) {
+      if (opts.queueDown === 'recover') {
+        log.warn('scan not queued; recovery dispatches it', { error: errorMessage(e) })
+        return scan.id
+      }
       log.error('job queue unreachable', { error: errorMessage(e) })
       await failScan(db.sql, scan.id, { code: 'scanner_unavailable', message: 'The job queue was unreachable' }).catch(() => {})
       throw new AppError('scanner_unavailable', 'The job queue is unreachable right now; the scan was not started. Retry shortly.', {
         scanId: scan.id,
       })
     }
+    log.info('scan queued', { url: url.origin })
+    return scan.id
+  }
+
+  /**
+   * Waits for a scan of this account to end, relaying its progress, until SCAN_TIMEOUT_MS or the signal:
+   * its report, its failure as an AppError, or scanner_unavailable naming the scan to poll later.
+   */
+  async waitFor(owner: ScanOwner, scanId: string, opts: ScanWaitOptions): Promise<unknown> {
+    const { config, db, infra } = this.deps
+    let wake: () => void = () => {}
+    let finished = false
+    let lastProgress = 0
     const unsubscribe = await infra.pubsub
-      .subscribe(scanChannel(scan.id), (raw) => {
+      .subscribe(scanChannel(scanId), (raw) => {
         const e = parseScanEvent(raw)
         if (!e) return
         if (e.type === 'done') {
@@ -89,32 +133,32 @@ export class ScanService {
           opts.progress(e.progress, e.total, e.message).catch(() => {})
         }
       })
-      .catch(queueDown)
+      .catch((e) => {
+        // The scan is queued already: without its events, reading Postgres each POLL_MS still sees it end.
+        this.deps.log.warn('scan events unreachable; polling', { scanId, error: errorMessage(e) })
+        return async () => {}
+      })
     try {
-      await infra.queue.enqueue({ kind: 'scan', ref: scan.id }).catch(queueDown)
-      log.info('scan queued', { url: url.origin })
-      await opts.progress(1, 100, 'queued').catch(() => {})
-      opts.onQueued?.(scan.id)
       const deadline = Date.now() + config.SCAN_TIMEOUT_MS
-      let row: ScanRow | null = null
-      while (Date.now() < deadline && !opts.signal?.aborted) {
+      // Read first: a scan that ended before the subscription sent its 'done' to nobody.
+      let row: ScanRow | null = await getScan(db.sql, owner.account.id, scanId).catch(() => null)
+      while (!ended(row) && Date.now() < deadline && !opts.signal?.aborted) {
         if (!finished)
           await new Promise<void>((r) => {
             wake = r
             setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now())))
           })
         // A database blip while waiting is not the scan's failure: keep waiting until the deadline.
-        row = await getScan(db.sql, principal.account.id, scan.id).catch(() => row)
-        if (row && (row.status === 'completed' || row.status === 'failed')) break
+        row = await getScan(db.sql, owner.account.id, scanId).catch(() => row)
       }
       if (row?.status === 'completed') return row.report
       if (row?.status === 'failed') {
-        throw new AppError((row.error?.code as ErrorCode) ?? 'scan_failed', row.error?.message ?? 'The scan failed', { scanId: scan.id })
+        throw new AppError((row.error?.code as ErrorCode) ?? 'scan_failed', row.error?.message ?? 'The scan failed', { scanId })
       }
       throw new AppError(
         'scanner_unavailable',
         `No scanner finished the scan within ${config.SCAN_TIMEOUT_MS} ms. It stays queued: call get_scan with this scanId later.`,
-        { scanId: scan.id },
+        { scanId },
       )
     } finally {
       await unsubscribe()

@@ -3,7 +3,7 @@
 // for (jsonpath slices and key filters) and only that crosses the wire and gets parsed.
 import { type AuditRaw, type AuditRow, toAudit } from './audits.ts'
 import type { Sql } from './index.ts'
-import { SUMMARY_TOP, type StoredAuditSummary, summaryFinding, summaryThirdParty } from '../report/audit-report.ts'
+import type { StoredAuditSummary, SummaryParts } from '../report/audit-report.ts'
 
 /** The lists of a result that are read a slice at a time. */
 export type ResultList = 'findings' | 'pages' | 'checks' | 'thirdParties'
@@ -30,41 +30,39 @@ export async function readAuditRow(sql: Sql, accountId: string, auditId: string)
  */
 const HEAD = `result - '{pages,findings,checks,siteChecks,thirdParties}'::text[]`
 
-export interface AuditSummaryParts {
+/** What get_audit's summary shows of an audit (shared/report/audit-report.ts summaryParts), with its row. */
+export interface AuditSummaryParts extends SummaryParts {
   row: AuditRow
-  /** The result without its lists; null until the audit has a result. */
+}
+
+/**
+ * An audit's summary as stored: the summary written when it completed (`stored`: its lists cut by summaryOf),
+ * or the same fields cut out of its result, its first findings and third parties as the result holds them.
+ */
+export interface AuditSummaryRead extends Omit<StoredAuditSummary, 'head'> {
+  row: AuditRow
+  stored: boolean
+  /** Null until the audit has a result. */
   head: Record<string, unknown> | null
-  /** Severity and status of every finding, in the result's order (highest impact first). */
-  findingSeverities: string[]
-  findingStatuses: string[]
-  /** The first `top` findings, as a summary keeps them (summaryFinding: what get_audit shows, a few example pages). */
-  topFindings: Array<Record<string, unknown>>
-  /** The first `top` third-party hosts (most pages first): host and page count. */
-  topThirdParties: Array<Record<string, unknown>>
-  /** How many items each list holds. */
   totals: Record<ResultList, number>
 }
 
 /**
- * What get_audit's summary needs; null when the audit is not this account's. A completed audit's summary was
- * stored when it completed (a few KB, migration 016); one completed before that is cut out of its result.
+ * What get_audit's summary is made of; null when the audit is not this account's. A completed audit's summary
+ * was stored when it completed (a few KB, migration 016) and is read when `useStored`; otherwise, and for one
+ * completed before that, it is cut out of the result with the first `top` findings and third parties.
  */
-export async function readAuditSummary(sql: Sql, accountId: string, auditId: string, top: number): Promise<AuditSummaryParts | null> {
+export async function readAuditSummary(
+  sql: Sql,
+  accountId: string,
+  auditId: string,
+  top: number,
+  opts: { useStored: boolean },
+): Promise<AuditSummaryRead | null> {
   const [stored] = await sql<Array<Raw & { summary: StoredAuditSummary | null }>>`
     SELECT ${sql.unsafe(ROW_COLUMNS)}, summary FROM audits WHERE id = ${auditId} AND account_id = ${accountId}`
   if (!stored) return null
-  const s = stored.summary
-  if (s && top <= SUMMARY_TOP) {
-    return {
-      row: toRow(stored),
-      head: s.head,
-      findingSeverities: s.severities,
-      findingStatuses: s.statuses,
-      topFindings: top > 0 ? s.top.slice(0, top) : [],
-      topThirdParties: top > 0 ? s.topThird.slice(0, top) : [],
-      totals: s.totals,
-    }
-  }
+  if (stored.summary && opts.useStored) return { ...stored.summary, row: toRow(stored), stored: true }
   const [r] = await sql<
     Array<
       Raw & {
@@ -93,11 +91,12 @@ export async function readAuditSummary(sql: Sql, accountId: string, auditId: str
   const severities = r.severities ?? []
   return {
     row: toRow(r),
+    stored: false,
     head: r.head,
-    findingSeverities: severities,
-    findingStatuses: r.statuses ?? [],
-    topFindings: top > 0 ? (r.top ?? []).map(summaryFinding) : [],
-    topThirdParties: top > 0 ? (r.top_third ?? []).map(summaryThirdParty) : [],
+    severities,
+    statuses: r.statuses ?? [],
+    top: r.top ?? [],
+    topThird: r.top_third ?? [],
     totals: { findings: severities.length, pages: r.pages_total ?? 0, checks: r.checks_total ?? 0, thirdParties: r.third_total ?? 0 },
   }
 }

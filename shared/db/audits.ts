@@ -4,7 +4,8 @@
 import { AppError } from '../errors.ts'
 import { newId } from '../lib/ids.ts'
 import type { Sql } from './index.ts'
-import { summaryOf } from '../report/audit-report.ts'
+import { claimLease, releaseLease, renewLease, unheldRows } from './lease.ts'
+import type { StoredAuditSummary } from '../report/audit-report.ts'
 import {
   allowanceExhausted,
   BALANCE_COLUMNS,
@@ -221,35 +222,18 @@ export async function getAuditById(sql: Sql, auditId: string): Promise<AuditRow 
   return row ? toAudit(row) : null
 }
 
-/**
- * Takes the audit for `worker` when it is unfinished and its lease is free or expired, in one statement,
- * so of two workers racing exactly one wins. Returns the row, or null when someone else holds it or it
- * is finished.
- */
+/** Takes the audit for `worker` (shared/db/lease.ts); null when someone else holds it or it is finished. */
 export async function claimAudit(sql: Sql, auditId: string, worker: string, leaseMs: number): Promise<AuditRow | null> {
-  const [row] = await sql<AuditRaw[]>`
-    UPDATE audits SET status = 'running', worker = ${worker}, attempts = attempts + 1,
-      lease_until = now() + make_interval(secs => ${leaseMs / 1000}), started_at = COALESCE(started_at, now())
-    WHERE id = ${auditId} AND status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < now())
-    RETURNING *`
+  const row = await claimLease<AuditRaw>(sql, 'audits', auditId, worker, leaseMs)
   return row ? toAudit(row) : null
 }
 
 /** Extends the holder's lease. false: the lease was lost (expired and taken) or the audit ended. */
-export async function renewAuditLease(sql: Sql, auditId: string, worker: string, leaseMs: number): Promise<boolean> {
-  const r = await sql`
-    UPDATE audits SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-    WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
-  return r.count > 0
-}
+export const renewAuditLease = (sql: Sql, auditId: string, worker: string, leaseMs: number) =>
+  renewLease(sql, 'audits', auditId, worker, leaseMs)
 
 /** Hands the audit back (graceful shutdown): queued again, lease free, stored pages kept for the next holder. */
-export async function releaseAudit(sql: Sql, auditId: string, worker: string): Promise<boolean> {
-  const r = await sql`
-    UPDATE audits SET status = 'queued', worker = NULL, lease_until = NULL, current_url = NULL
-    WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
-  return r.count > 0
-}
+export const releaseAudit = (sql: Sql, auditId: string, worker: string) => releaseLease(sql, 'audits', auditId, worker, 'current_url')
 
 export interface AuditPageRow extends CrawledPage {
   worker: string
@@ -318,10 +302,15 @@ export async function updateAuditProgress(sql: Sql, auditId: string, worker: str
     WHERE id = ${auditId} AND worker = ${worker} AND status = 'running'`
 }
 
-/** Stores the result, only while `worker` holds the audit. */
-export async function completeAudit(sql: Sql, auditId: string, worker: string, result: unknown, p: AuditProgress): Promise<boolean> {
-  // The summary get_audit answers with, computed once here rather than cut out of the result at every read.
-  const summary = summaryOf(result as Record<string, unknown>)
+/** Stores the result and its summary (summaryOf: what get_audit answers with), only while `worker` holds the audit. */
+export async function completeAudit(
+  sql: Sql,
+  auditId: string,
+  worker: string,
+  result: unknown,
+  summary: StoredAuditSummary,
+  p: AuditProgress,
+): Promise<boolean> {
   const r = await sql`
     UPDATE audits SET status = 'completed', result = ${sql.json(result as never)}, summary = ${sql.json(summary as never)},
       error = NULL, finished_at = now(),
@@ -367,11 +356,4 @@ export async function failAuditAndRefund(sql: Sql, auditId: string, error: { cod
  * may have been lost with Redis or with a dead process. Recovery dispatches them again, or fails them
  * when they are older than anyone would still wait for. Returns their ids, oldest first.
  */
-export async function unheldAudits(sql: Sql, olderThanSeconds: number): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`
-    SELECT id FROM audits WHERE status IN ('queued', 'running')
-      AND created_at < now() - make_interval(secs => ${olderThanSeconds})
-      AND (lease_until IS NULL OR lease_until < now())
-    ORDER BY created_at LIMIT 1000`
-  return rows.map((r) => r.id)
-}
+export const unheldAudits = (sql: Sql, olderThanSeconds: number) => unheldRows(sql, 'audits', olderThanSeconds, 1000)

@@ -2,6 +2,7 @@
 // audited as one job: its items are dispatched a few at a time, and each settles as done (with its score,
 // grade and worst findings) or failed (with why). The process driving a run holds a lease on its row.
 import type { Sql } from './index.ts'
+import { claimLease, releaseLease, renewLease, unheldRows } from './lease.ts'
 
 export type DirectoryRunMode = 'scan' | 'audit'
 export type DirectoryRunStatus = 'queued' | 'running' | 'completed' | 'failed'
@@ -133,34 +134,17 @@ export async function getDirectoryRunById(sql: Sql, runId: string): Promise<Dire
   return withItems(sql, row)
 }
 
-/**
- * Takes the run for `worker` when it is unfinished and its lease is free or expired, in one statement, so of
- * two drivers racing exactly one wins. Null when someone else holds it or it has ended.
- */
+/** Takes the run for `worker` (shared/db/lease.ts); null when someone else holds it or it has ended. */
 export async function claimDirectoryRun(sql: Sql, runId: string, worker: string, leaseMs: number): Promise<DirectoryRunRow | null> {
-  const [row] = await sql<RawRun[]>`
-    UPDATE directory_runs SET status = 'running', worker = ${worker}, attempts = attempts + 1,
-      lease_until = now() + make_interval(secs => ${leaseMs / 1000}), started_at = COALESCE(started_at, now())
-    WHERE id = ${runId} AND status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < now())
-    RETURNING *`
-  return withItems(sql, row)
+  return withItems(sql, await claimLease<RawRun>(sql, 'directory_runs', runId, worker, leaseMs))
 }
 
 /** Extends the holder's lease. false: the lease was lost or the run ended. */
-export async function renewDirectoryRunLease(sql: Sql, runId: string, worker: string, leaseMs: number): Promise<boolean> {
-  const r = await sql`
-    UPDATE directory_runs SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-    WHERE id = ${runId} AND worker = ${worker} AND status = 'running'`
-  return r.count > 0
-}
+export const renewDirectoryRunLease = (sql: Sql, runId: string, worker: string, leaseMs: number) =>
+  renewLease(sql, 'directory_runs', runId, worker, leaseMs)
 
 /** Hands the run back (shutdown): queued, lease free; its items keep what they reached. */
-export async function releaseDirectoryRun(sql: Sql, runId: string, worker: string): Promise<boolean> {
-  const r = await sql`
-    UPDATE directory_runs SET status = 'queued', worker = NULL, lease_until = NULL
-    WHERE id = ${runId} AND worker = ${worker} AND status = 'running'`
-  return r.count > 0
-}
+export const releaseDirectoryRun = (sql: Sql, runId: string, worker: string) => releaseLease(sql, 'directory_runs', runId, worker)
 
 /**
  * Moves an item on from the state it is expected to be in, and only from it (false otherwise): pending ->
@@ -187,6 +171,14 @@ export async function moveDirectoryRunItem(
   return r.count > 0
 }
 
+/** Fails an unfinished run whoever holds it (a run given up on); false when it had ended. */
+export async function failDirectoryRun(sql: Sql, runId: string, error: { code: string; message: string }): Promise<boolean> {
+  const r = await sql`
+    UPDATE directory_runs SET status = 'failed', error = ${sql.json(error)}, finished_at = now(), worker = NULL, lease_until = NULL
+    WHERE id = ${runId} AND status IN ('queued', 'running')`
+  return r.count > 0
+}
+
 /** Ends the run (the holder only, and only once). */
 export async function finishDirectoryRun(
   sql: Sql,
@@ -203,11 +195,5 @@ export async function finishDirectoryRun(
 }
 
 /** Unfinished runs nobody holds (never claimed, or their holder's lease ran out): what recovery dispatches again. */
-export async function orphanedDirectoryRuns(sql: Sql, olderThanSeconds: number, limit = 100): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`
-    SELECT id FROM directory_runs
-    WHERE status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < now())
-      AND created_at < now() - make_interval(secs => ${olderThanSeconds})
-    ORDER BY created_at LIMIT ${limit}`
-  return rows.map((r) => r.id)
-}
+export const orphanedDirectoryRuns = (sql: Sql, olderThanSeconds: number, limit = 100) =>
+  unheldRows(sql, 'directory_runs', olderThanSeconds, limit)

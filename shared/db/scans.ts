@@ -1,6 +1,6 @@
 // Apps and scans. A scan row is the source of truth for a scan's state; the queue only carries its id.
 import { newId } from '../lib/ids.ts'
-import { asPlatformSignals, type PlatformSignals } from '../report/platform.ts'
+import type { PlatformSignals } from '../report/platform.ts'
 import type { Sql } from './index.ts'
 
 export type ScanStatus = 'queued' | 'running' | 'completed' | 'failed'
@@ -19,8 +19,11 @@ export interface ScanRow {
   createdAt: Date
   startedAt: Date | null
   finishedAt: Date | null
-  /** What the worker recorded to tell the hosting platform; null for scans recorded without it. */
-  platformSignals: PlatformSignals | null
+  /**
+   * What the worker recorded to tell the hosting platform, as stored (asPlatformSignals in shared/report/platform.ts
+   * reads it); null for scans recorded without it.
+   */
+  platformSignals: unknown
 }
 
 type Raw = {
@@ -54,7 +57,7 @@ const toScan = (r: Raw): ScanRow => ({
   createdAt: r.created_at,
   startedAt: r.started_at,
   finishedAt: r.finished_at,
-  platformSignals: asPlatformSignals(r.platform_signals),
+  platformSignals: r.platform_signals ?? null,
 })
 
 /** The app an URL belongs to is its origin; one row per account and origin. */

@@ -355,8 +355,44 @@ export function summaryFinding(f: Record<string, unknown>): Record<string, unkno
 /** A third-party host as a summary keeps it: the host and how many pages used it. */
 export const summaryThirdParty = (t: Record<string, unknown>) => ({ subject: t.subject, pageCount: t.pageCount })
 
-export function summaryOf(result: Record<string, unknown>): StoredAuditSummary {
-  const { pages, findings, checks, siteChecks: _siteChecks, thirdParties, ...head } = result
+/** What get_audit's summary shows of an audit's result. */
+export interface SummaryParts {
+  /** The result without its lists; null until the audit has a result. */
+  head: Record<string, unknown> | null
+  /** Severity and status of every finding, in the result's order (highest impact first). */
+  findingSeverities: string[]
+  findingStatuses: string[]
+  /** The first `top` findings, as a summary keeps them (summaryFinding: what get_audit shows, a few example pages). */
+  topFindings: Array<Record<string, unknown>>
+  /** The first `top` third-party hosts (most pages first): host and page count. */
+  topThirdParties: Array<Record<string, unknown>>
+  /** How many items each list holds. */
+  totals: StoredAuditSummary['totals']
+}
+
+/**
+ * The parts of a summary read back, with its first `top` findings and third parties as a summary keeps them:
+ * a stored one (`stored`, from summaryOf) has its lists cut already, one read out of the result is cut here.
+ */
+export function summaryParts(
+  read: Omit<StoredAuditSummary, 'head'> & { head: Record<string, unknown> | null; stored: boolean },
+  top: number,
+): SummaryParts {
+  const first = (items: Array<Record<string, unknown>>, cut: (x: Record<string, unknown>) => Record<string, unknown>) =>
+    top > 0 ? (read.stored ? items : items.map(cut)).slice(0, top) : []
+  return {
+    head: read.head,
+    findingSeverities: read.severities,
+    findingStatuses: read.statuses,
+    topFindings: first(read.top, summaryFinding),
+    topThirdParties: first(read.topThird, summaryThirdParty),
+    totals: read.totals,
+  }
+}
+
+/** The summary stored with a completed audit (completeAudit), computed once rather than cut out of the result at every read. */
+export function summaryOf(result: AuditResult | Record<string, unknown>): StoredAuditSummary {
+  const { pages, findings, checks, siteChecks: _siteChecks, thirdParties, ...head } = result as Record<string, unknown>
   const list = (v: unknown) => (Array.isArray(v) ? (v as Array<Record<string, unknown>>) : [])
   return {
     head,

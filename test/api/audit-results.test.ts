@@ -9,7 +9,6 @@ import { createAccount, createApiKey } from '../../shared/db/accounts.ts'
 import { createAudit } from '../../shared/db/audits.ts'
 import { weakSite, type Site } from '../fixtures/sites.ts'
 import { generateAuditPages, storeCompletedAudit } from '../fixtures/large-audit.ts'
-import { readAuditSummary } from '../../shared/db/audit-results.ts'
 import { connectClient, errorOf, ok } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 
@@ -114,16 +113,16 @@ describe('get_audit on a completed 500-page audit', () => {
     const [row] = await sql<{ summary: unknown }[]>`SELECT summary FROM audits WHERE id = ${big.auditId}`
     expect(row!.summary).not.toBeNull()
     expect(bytes(row!.summary)).toBeLessThan(64 * 1024)
-    const stored = await readAuditSummary(sql, accountId, big.auditId, 10)
+    const stored = await svc.running.services.audits.summary(accountId, big.auditId, 10)
     await sql`UPDATE audits SET summary = NULL WHERE id = ${big.auditId}`
     try {
-      expect(await readAuditSummary(sql, accountId, big.auditId, 10)).toEqual(stored)
+      expect(await svc.running.services.audits.summary(accountId, big.auditId, 10)).toEqual(stored)
     } finally {
       await sql`UPDATE audits SET summary = ${sql.json(row!.summary as never)} WHERE id = ${big.auditId}`
     }
-    expect(await readAuditSummary(sql, accountId, big.auditId, 10)).toEqual(stored)
+    expect(await svc.running.services.audits.summary(accountId, big.auditId, 10)).toEqual(stored)
     // More top findings than the stored summary keeps: those are read from the result.
-    const more = await readAuditSummary(sql, accountId, big.auditId, 12)
+    const more = await svc.running.services.audits.summary(accountId, big.auditId, 12)
     expect(more!.topFindings.map((f) => f.fingerprint)).toEqual(big.result.findings.slice(0, 12).map((f) => f.fingerprint))
   })
 

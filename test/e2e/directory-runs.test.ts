@@ -4,7 +4,7 @@
 // driver died taken over with nothing started twice.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { DIRECTORY_LIMITS } from '../../api/directory-runs/service.ts'
+import { DIRECTORY_LIMITS } from '../../api/directory-runs/limits.ts'
 import { createAccount, createApiKey } from '../../shared/db/accounts.ts'
 import { insertDirectoryRun } from '../../shared/db/directory-runs.ts'
 import { getBalance } from '../../shared/db/ledger.ts'

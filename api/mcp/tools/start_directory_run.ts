@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { DIRECTORY_LIMITS } from '../../directory-runs/service.ts'
+import { DIRECTORY_LIMITS } from '../../directory-runs/limits.ts'
 import { creates, defineTool } from './types.ts'
 import { AuditOptions, AuditOptionsInput, ErrorInfo, Nullable, strict, Url, When } from './schemas.ts'
 

@@ -1,4 +1,5 @@
-// The one skeleton both workers run a delivered job through. The order of decisions:
+// The one skeleton every queue consumer runs a delivered job through: the scan and audit workers (crawler/)
+// and the directory-run driver (api/directory-runs/driver.ts). The order of decisions:
 //   finished or deleted          -> a late duplicate: ack;
 //   delivered too many times     -> fail for a reason of ours (refund what was charged), ack;
 //   not ours to run (claim says) -> the claim step has acked or released;
@@ -6,12 +7,12 @@
 //                                   else ours: hand it back counting the attempt, or on the last
 //                                   delivery fail it (and refund), ack.
 // What a job does when it succeeds, and the acks of its own outcomes, belong to its run step.
-import { isTargetFault, type AppError, errorMessage } from '../shared/errors.ts'
-import type { Logger } from '../shared/lib/log.ts'
-import type { Delivery } from '../shared/infra/types.ts'
+import { isTargetFault, type AppError, errorMessage } from '../errors.ts'
+import type { Logger } from '../lib/log.ts'
+import type { Delivery } from '../infra/types.ts'
 
 export interface JobSteps<Row, Claim> {
-  /** 'scan' or 'audit': names the job in log lines and failure messages. */
+  /** 'scan', 'audit' or 'directory run': names the job in log lines and failure messages. */
   name: string
   load(ref: string): Promise<Row | null>
   isFinished(row: Row): boolean
