@@ -9,6 +9,7 @@ import { connectClient, payload } from '../harness/client.ts'
 import type { TestService } from '../harness/service.ts'
 import { startServiceAtItsUrl } from '../harness/signin.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 
@@ -25,7 +26,7 @@ beforeAll(async () => {
   freeKey = await svc.key('free')
   ;[weak, spa] = await Promise.all([weakSite(), spaSite()])
   toggle = toggleSite()
-}, 60_000)
+}, machineDeadline(60_000))
 afterAll(async () => {
   await Promise.all([weak?.stop(), spa?.stop(), toggle?.stop()])
   await svc?.stop()

@@ -8,6 +8,7 @@ import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
 import { until } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s)', (mode) => {
   let svc: TestService
@@ -18,7 +19,7 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     svc = await startService(mode, { AUDIT_CONCURRENCY: '2', JOB_CLAIM_IDLE_MS: '6000' })
     client = await connectClient(svc.mcpUrl, await svc.key('free'))
     site = startAuditSite({ pages: 6, delayMs: 150 })
-  }, 60_000)
+  }, machineDeadline(60_000))
   afterAll(async () => {
     await client?.close()
     await svc?.stop()

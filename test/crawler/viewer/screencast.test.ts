@@ -11,6 +11,7 @@ import type { Infra } from '../../../shared/infra/types.ts'
 import { createViewerToken, endViewer, viewerChannels, viewerKeys, viewerLink } from '../../../shared/protocol/viewer.ts'
 import { REDIS_URL, startService, type Mode, type TestService } from '../../harness/service.ts'
 import { until } from '../../harness/wait.ts'
+import { machineDeadline } from '../../harness/machine.ts'
 
 /** Two pages that never stop changing, so Chromium keeps producing frames. */
 function animatedSite() {
@@ -82,7 +83,7 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
     site = animatedSite()
     const launch = () => chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
     ;[crawlerBrowser, viewerBrowser] = await Promise.all([launch(), launch()])
-  }, 120_000)
+  }, machineDeadline(120_000))
 
   afterAll(async () => {
     await crawlerBrowser?.close().catch(() => {})
