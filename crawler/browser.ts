@@ -90,6 +90,12 @@ export class BrowserPool {
         // address and reach nothing: deny by default.
         proxy: { server: 'http://127.0.0.1:9' },
         timeout: 30_000,
+        // The process's own shutdown (server/main.ts) closes the browser, after the workers have handed their
+        // jobs back. Playwright's handlers would close it at once on the signal, and the pages still loading
+        // would fail and be stored as failed pages of an audit that then completes, instead of being left
+        // for the next holder. Its exit handler still kills the browser if the process leaves any other way.
+        handleSIGTERM: false,
+        handleSIGINT: false,
       })
       .then((b) => {
         b.on('disconnected', () => {

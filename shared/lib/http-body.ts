@@ -48,6 +48,8 @@ export async function readRequestText(req: Request, limit: number): Promise<stri
   if (!req.body) return ''
   // A declared length frames the body (HTTP reads no byte past it): read it in one go.
   if (Number.isFinite(declared)) return await req.text()
-  const { text, truncated } = await readCappedText(req.body, limit + 1)
-  return truncated ? null : text
+  // Bytes first, decoded only when kept: decoding the megabyte of a refused body took 40 to 70 ms of the
+  // event loop for random bytes (each invalid sequence becomes a U+FFFD), only to throw the text away.
+  const { body, truncated } = await readCappedBytes(req.body, limit + 1)
+  return truncated ? null : Buffer.from(body).toString('utf8')
 }

@@ -6,6 +6,7 @@ import { addCredits, getBalance, refundAudit, WEEKLY_AUDIT_ALLOWANCE } from '../
 import { type AppError, isAppError } from '../../shared/errors.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 // Answers, so audit_app's check that the start page answers passes; no worker runs in these services
 // (ROLE=api), so the audits stay queued and the site is never crawled.
@@ -17,7 +18,7 @@ describe.each(['production', 'embedded'] as Mode[])('audit allowance and credits
   let svc: TestService
   beforeAll(async () => {
     svc = await startService(mode, { ROLE: 'api' })
-  }, 60_000)
+  }, machineDeadline(60_000))
   afterAll(async () => {
     await svc?.stop()
   })

@@ -11,6 +11,7 @@ import { weakSite, type Site } from '../fixtures/sites.ts'
 import { generateAuditPages, storeCompletedAudit } from '../fixtures/large-audit.ts'
 import { connectClient, errorOf, ok } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const KB16 = 16 * 1024
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8')
@@ -52,7 +53,7 @@ beforeAll(async () => {
   scan = await ok(client, 'scan_app', { url: site.url })
   big = await storeCompletedAudit(sql, accountId, generateAuditPages(scan.checks, scan.url, 500))
   small = await storeCompletedAudit(sql, accountId, generateAuditPages(scan.checks, scan.url, 20), 'done')
-}, 120_000)
+}, machineDeadline(120_000))
 
 afterAll(async () => {
   await client?.close()

@@ -11,6 +11,7 @@ import { call, connectClient, errorOf, ok } from '../harness/client.ts'
 import { junitSchemaErrors, sarifSchemaErrors } from '../harness/report-formats.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { until, within } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 type Args = Record<string, unknown>
 
@@ -78,7 +79,7 @@ beforeAll(async () => {
   site.set(V2)
   ;[scanB, spaScan] = await Promise.all([ok(launch, 'scan_app', { url: site.url }), ok(launch, 'scan_app', { url: spa.url })])
   scanC = await ok(launch, 'scan_app', { url: site.url })
-}, 120_000)
+}, machineDeadline(120_000))
 
 afterAll(async () => {
   for (const c of [launch, otherAccount, free]) await c?.close()

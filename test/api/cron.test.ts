@@ -20,6 +20,7 @@ import { createLogger, type Logger } from '../../shared/lib/log.ts'
 import { recoverAudits } from '../../shared/jobs/recovery.ts'
 import { PG_ADMIN_URL, startService, type Mode, type TestService } from '../harness/service.ts'
 import { until, within } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const SECRET = `cron-${randomBytes(24).toString('hex')}`
 /** For the failures a test causes on purpose: logged by the service, not worth printing here. */
@@ -45,7 +46,7 @@ describe.each(['production', 'embedded'] as Mode[])('/api/cron/* (%s)', (mode) =
   beforeAll(async () => {
     svc = await startService(mode, { ROLE: 'api', CRON_SECRET: SECRET })
     sql = svc.running.services.db.sql
-  }, 60_000)
+  }, machineDeadline(60_000))
   afterAll(async () => {
     await svc?.stop()
   })

@@ -7,6 +7,7 @@ import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { MCP_HEADERS } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { within } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 let first: TestService
 let second: Running
@@ -22,7 +23,7 @@ beforeAll(async () => {
   secondUrl = `http://127.0.0.1:${second.port}/api/mcp`
   site = startAuditSite({ pages: 1, delayMs: 1_500 })
   key = await first.key()
-}, 60_000)
+}, machineDeadline(60_000))
 afterAll(async () => {
   await second?.stop()
   await first?.stop()

@@ -12,6 +12,7 @@ import { connectClient, payload } from '../harness/client.ts'
 import { startService } from '../harness/service.ts'
 import { type SignInService, startSignInService } from '../harness/signin.ts'
 import { within } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const SECRET = `cron-${randomBytes(24).toString('hex')}`
 
@@ -51,7 +52,7 @@ const site = switchableSite()
 beforeAll(async () => {
   svc = await startSignInService('production', { ROLE: 'all', CRON_SECRET: SECRET })
   sql = svc.running.services.db.sql
-}, 60_000)
+}, machineDeadline(60_000))
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => {})
   await svc?.stop()

@@ -10,6 +10,7 @@ import type { Sql } from '../../shared/db/index.ts'
 import { completeScan, createScan } from '../../shared/db/scans.ts'
 import { PG_ADMIN_URL, startService, type Mode, type TestService } from '../harness/service.ts'
 import { until, within } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const get = (svc: TestService, path: string) => within(fetch(`${svc.url}${path}`), 10_000, `GET ${path}`)
 
@@ -47,7 +48,7 @@ describe.each(['production', 'embedded'] as Mode[])('status and benchmark (%s)',
   beforeAll(async () => {
     svc = await startService(mode, { ROLE: 'api' })
     sql = svc.running.services.db.sql
-  }, 60_000)
+  }, machineDeadline(60_000))
   afterAll(async () => {
     await svc?.stop()
   })
@@ -89,7 +90,7 @@ describe.each(['production', 'embedded'] as Mode[])('status and benchmark (%s)',
       'the resolved incident to disappear',
       { everyMs: 250 },
     )
-    expect(Date.now() - t0).toBeLessThan(7_000)
+    expect(Date.now() - t0).toBeLessThan(machineDeadline(7_000))
   }, 20_000)
 
   test('the benchmark is null and 0 before any scan completes, to any origin', async () => {
@@ -154,7 +155,7 @@ describe.each(['production', 'embedded'] as Mode[])('a service cut off its datab
   let svc: TestService
   beforeAll(async () => {
     svc = await startService(mode, { ROLE: 'api' })
-  }, 60_000)
+  }, machineDeadline(60_000))
   afterAll(async () => {
     await svc?.stop()
   })

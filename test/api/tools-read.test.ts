@@ -13,6 +13,7 @@ import { startService, type TestService } from '../harness/service.ts'
 import { spaSite, weakSite, type Site } from '../fixtures/sites.ts'
 import { SEVERITY_RANK } from '../../shared/report/ranking.ts'
 import type { Severity } from '../../shared/checks/types.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 type Args = Record<string, unknown>
 
@@ -80,7 +81,7 @@ describe('read tools over real scans (production mode)', () => {
       scan(nextOnVercel.url),
       scan(`${weak.url}?again=1`),
     ])
-  }, 240_000)
+  }, machineDeadline(240_000))
   afterAll(async () => {
     await client?.close()
     await other?.close()
@@ -446,7 +447,7 @@ describe('listings on the embedded path (PGlite)', () => {
   beforeAll(async () => {
     svc = await startService('embedded', { ROLE: 'api' })
     client = await connectClient(svc.mcpUrl, await svc.key())
-  }, 90_000)
+  }, machineDeadline(90_000))
   afterAll(async () => {
     await client?.close()
     await svc?.stop()

@@ -20,6 +20,7 @@ import {
 } from '../../shared/protocol/viewer.ts'
 import { REDIS_URL, startService, type Mode, type TestService } from '../harness/service.ts'
 import { until, within } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const TUNING = { claimIdleMs: 60_000, heartbeatMs: 10_000 }
 const auditId = () => `aud_${randomBytes(8).toString('hex')}`
@@ -147,7 +148,7 @@ describe.each(['production', 'embedded'] as Mode[])('viewer over HTTP (%s)', (mo
     // ROLE=api: the socket side needs no browser (the real-browser tests run the embedded default whole).
     svc = await startService(mode, { ROLE: 'api' })
     wsBase = svc.url.replace(/^http/, 'ws')
-  }, 120_000)
+  }, machineDeadline(120_000))
   afterAll(async () => svc?.stop(), 60_000)
   const infra = () => svc.running.services.infra
 

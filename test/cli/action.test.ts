@@ -11,6 +11,7 @@ import { parse } from 'yaml'
 import type { TestService } from '../harness/service.ts'
 import { startServiceAtItsUrl } from '../harness/signin.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 
@@ -41,7 +42,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'appaudit-action-'))
 beforeAll(async () => {
   svc = await startServiceAtItsUrl('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
   ;[weak, spa] = await Promise.all([weakSite(), spaSite()])
-}, 60_000)
+}, machineDeadline(60_000))
 afterAll(async () => {
   await Promise.all([weak?.stop(), spa?.stop()])
   await svc?.stop()

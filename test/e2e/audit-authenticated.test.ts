@@ -17,6 +17,7 @@ import { captureLogLines } from '../harness/logs.ts'
 import { until } from '../harness/wait.ts'
 import { startLoginSite, type LoginSite } from '../fixtures/login-site.ts'
 import { shareReport } from '../../shared/db/shares.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 /** In every credential of this file: it must appear nowhere the service writes. */
 const SECRET = `plant${randomBytes(12).toString('hex')}`
@@ -33,7 +34,7 @@ const answers: string[] = []
 beforeAll(async () => {
   logs = captureLogLines()
   svc = await startService('production', { ROLE: 'all', SECRETS_KEY, LOG_LEVEL: 'debug', NAV_TIMEOUT_MS: '20000' })
-}, 120_000)
+}, machineDeadline(120_000))
 
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => {})

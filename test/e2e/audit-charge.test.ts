@@ -8,6 +8,7 @@ import { getBalance } from '../../shared/db/ledger.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { until } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 describe('audit charges when the start page is not there', () => {
   let svc: TestService
@@ -21,7 +22,7 @@ describe('audit charges when the start page is not there', () => {
     const account = await createAccount(sql, 'free')
     accountId = account.id
     client = await connectClient(svc.mcpUrl, (await createApiKey(sql, account.id)).plaintext)
-  }, 60_000)
+  }, machineDeadline(60_000))
   afterAll(async () => {
     await client?.close()
     await svc?.stop()
@@ -52,7 +53,7 @@ describe('audit charges when the start page is not there', () => {
     const before = { ledger: await ledger(), account: await account(), balance: await getBalance(svc.running.services.db.sql, accountId) }
     const t0 = Date.now()
     const r = await client.callTool({ name: 'audit_app', arguments: { url: `http://127.0.0.1:${port}/` } })
-    expect(Date.now() - t0).toBeLessThan(8_000)
+    expect(Date.now() - t0).toBeLessThan(machineDeadline(8_000))
     expect(r.isError).toBe(true)
     const { error } = payload(r)
     expect(error.code).toBe('target_unreachable')

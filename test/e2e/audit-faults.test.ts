@@ -8,6 +8,7 @@ import { getBalance } from '../../shared/db/ledger.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { exited, killChildren, spawnCrawler } from '../harness/processes.ts'
 import { dropRedisPrefix, startService, type TestService } from '../harness/service.ts'
+import { machineDeadline } from '../harness/machine.ts'
 import { until } from '../harness/wait.ts'
 
 const sites: AuditSite[] = []
@@ -28,6 +29,11 @@ const TUNING: Record<string, string> = {
   LOG_LEVEL: 'info',
 }
 const crawler = (svc: TestService, extra: Record<string, string> = {}) => spawnCrawler(svc, { ...TUNING, ...extra })
+/**
+ * For a worker whose pages wait at the fixture's gate until the test has stopped it: a navigation timeout
+ * longer than any wait of the test, so a waiting page is never given up (and stored as failed) instead.
+ */
+const HELD_AT_GATE = { NAV_TIMEOUT_MS: '120000' }
 
 interface Proc {
   pid: number
@@ -84,79 +90,94 @@ type AuditStatusRow = {
 }
 
 describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
-  test('another worker takes it over, resumes from the stored pages, never crawls beside the dead one, and no Chromium is left', async () => {
-    const { svc, sql, start } = await service()
-    const site = startAuditSite({ pages: 14, delayMs: 600 })
-    sites.push(site)
-    try {
-      const a = crawler(svc)
-      const { auditId } = await start(site.url)
-      await until(
-        async () => {
-          const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
-          return r!.n >= 3
-        },
-        60_000,
-        'the first worker to store some pages',
-        { everyMs: 100 },
-      )
-      const b = crawler(svc)
-      await until(async () => (await tree(b.pid!)).some((p) => /chrom/i.test(p.comm)), 30_000, 'the second worker to be up', {
-        everyMs: 100,
-      })
-      const aTree = await tree(a.pid!)
-      expect(aTree.some((p) => /chrom/i.test(p.comm))).toBe(true)
+  test(
+    'another worker takes it over, resumes from the stored pages, never crawls beside the dead one, and no Chromium is left',
+    async () => {
+      const { svc, sql, start } = await service()
+      // The first OPEN pages are served; the rest wait at the gate until the first worker is dead, so it is
+      // killed mid-crawl however fast or loaded the machine is.
+      const OPEN = 4
+      const site = startAuditSite({ pages: 14, openPages: OPEN })
+      sites.push(site)
+      try {
+        const a = crawler(svc, HELD_AT_GATE)
+        const { auditId } = await start(site.url)
+        await until(
+          async () => {
+            const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
+            return r!.n >= OPEN && site.waiting() > 0
+          },
+          machineDeadline(60_000),
+          'the first worker to store the open pages and wait at the gate',
+          { everyMs: 100 },
+        )
+        const b = crawler(svc)
+        await until(
+          async () => (await tree(b.pid!)).some((p) => /chrom/i.test(p.comm)),
+          machineDeadline(30_000),
+          'the second worker to be up',
+          {
+            everyMs: 100,
+          },
+        )
+        const aTree = await tree(a.pid!)
+        expect(aTree.some((p) => /chrom/i.test(p.comm))).toBe(true)
+        // Still mid-crawl: a page of the first worker's is waiting at the gate.
+        expect(site.waiting()).toBeGreaterThan(0)
 
-      process.kill(-a.pid!, 'SIGKILL')
-      await exited(a)
-      const killedAt = Date.now()
+        process.kill(-a.pid!, 'SIGKILL')
+        await exited(a)
+        const killedAt = Date.now()
+        site.openGate()
 
-      const done = await until(
-        async () => {
-          const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-          return r && r.status !== 'queued' && r.status !== 'running' && r
-        },
-        90_000,
-        'the audit to finish',
-        { everyMs: 100 },
-      )
-      expect(done.status).toBe('completed')
-      expect(done.attempts).toBe(2)
-      expect(done.worker).toContain(`-${b.pid}-audit-`)
-      expect(done.pages_scanned).toBe(14)
+        const done = await until(
+          async () => {
+            const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
+            return r && r.status !== 'queued' && r.status !== 'running' && r
+          },
+          machineDeadline(90_000),
+          'the audit to finish',
+          { everyMs: 100 },
+        )
+        expect(done.status).toBe('completed')
+        expect(done.attempts).toBe(2)
+        expect(done.worker).toContain(`-${b.pid}-audit-`)
+        expect(done.pages_scanned).toBe(14)
 
-      // Every page stored exactly once (the primary key), by A before the kill or by B after it.
-      const pages = await sql<PageRow[]>`SELECT url, worker, started_at, stored_at FROM audit_pages WHERE audit_id = ${auditId}`
-      expect(pages.map((p) => p.url).sort()).toEqual([...site.pages].sort())
-      const byA = pages.filter((p) => p.worker.includes(`-${a.pid}-audit-`))
-      const byB = pages.filter((p) => p.worker.includes(`-${b.pid}-audit-`))
-      expect(byA.length).toBeGreaterThanOrEqual(3)
-      expect(byA.length + byB.length).toBe(14)
-      for (const p of byA) expect(p.stored_at.getTime()).toBeLessThan(killedAt)
-      // B started its first page only after A was dead: the lease kept them from crawling at once.
-      for (const p of byB) expect(p.started_at!.getTime()).toBeGreaterThanOrEqual(killedAt - 50)
-      // Resumed: what A stored was not fetched again (the start URL is: B rescans it site-wide).
-      const path = (u: string) => new URL(u).pathname
-      const storedByA = new Set(byA.map((p) => path(p.url)).filter((x) => x !== '/'))
-      expect(site.requests.filter((q) => q.at > killedAt && storedByA.has(q.path))).toEqual([])
+        // Every page stored exactly once (the primary key), by A before the kill or by B after it.
+        const pages = await sql<PageRow[]>`SELECT url, worker, started_at, stored_at FROM audit_pages WHERE audit_id = ${auditId}`
+        expect(pages.map((p) => p.url).sort()).toEqual([...site.pages].sort())
+        const byA = pages.filter((p) => p.worker.includes(`-${a.pid}-audit-`))
+        const byB = pages.filter((p) => p.worker.includes(`-${b.pid}-audit-`))
+        expect(byA.length).toBe(OPEN)
+        expect(byA.length + byB.length).toBe(14)
+        for (const p of byA) expect(p.stored_at.getTime()).toBeLessThan(killedAt)
+        // B started its first page only after A was dead: the lease kept them from crawling at once.
+        for (const p of byB) expect(p.started_at!.getTime()).toBeGreaterThanOrEqual(killedAt - 50)
+        // Resumed: what A stored was not fetched again (the start URL is: B rescans it site-wide).
+        const path = (u: string) => new URL(u).pathname
+        const storedByA = new Set(byA.map((p) => path(p.url)).filter((x) => x !== '/'))
+        expect(site.requests.filter((q) => q.at > killedAt && storedByA.has(q.path))).toEqual([])
 
-      // The killed worker's Chromium went with it.
-      const left = await until(
-        async () => {
-          const s = await survivors(aTree)
-          return s.length === 0 ? [] : null
-        },
-        10_000,
-        `the killed worker's processes to exit: ${JSON.stringify(await survivors(aTree))}`,
-        { everyMs: 100 },
-      )
-      expect(left).toEqual([])
-      process.kill(-b.pid!, 'SIGTERM')
-      await exited(b)
-    } finally {
-      await svc.stop()
-    }
-  }, 180_000)
+        // The killed worker's Chromium went with it.
+        const left = await until(
+          async () => {
+            const s = await survivors(aTree)
+            return s.length === 0 ? [] : null
+          },
+          10_000,
+          `the killed worker's processes to exit: ${JSON.stringify(await survivors(aTree))}`,
+          { everyMs: 100 },
+        )
+        expect(left).toEqual([])
+        process.kill(-b.pid!, 'SIGTERM')
+        await exited(b)
+      } finally {
+        await svc.stop()
+      }
+    },
+    machineDeadline(180_000),
+  )
 
   test('after JOB_MAX_DELIVERIES deliveries the audit fails with a reason and is refunded', async () => {
     const { svc, sql, start, accountId } = await service()
@@ -212,54 +233,65 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
 })
 
 describe('an audit whose worker gets SIGTERM', () => {
-  test('is handed back without counting the attempt, its Chromium exits, and the next worker finishes it', async () => {
-    const { svc, sql, start } = await service()
-    const site = startAuditSite({ pages: 12, delayMs: 600 })
-    sites.push(site)
-    try {
-      // With one delivery allowed, a handed-back job that counted as an attempt would fail on redelivery.
-      const a = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
-      const { auditId } = await start(site.url)
-      await until(
-        async () => {
-          const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
-          return r!.n >= 2
-        },
-        60_000,
-        'pages to be stored',
-        { everyMs: 100 },
-      )
-      const aTree = await tree(a.pid!)
-      const t0 = Date.now()
-      process.kill(a.pid!, 'SIGTERM')
-      await exited(a)
-      expect(Date.now() - t0).toBeLessThan(15_000)
-      expect(a.exitCode).toBe(0)
-      const [handed] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-      expect(handed!.status).toBe('queued')
-      expect(handed!.lease_until).toBeNull()
-      expect(
-        await until(async () => ((await survivors(aTree)).length === 0 ? 'gone' : null), 10_000, "the stopped worker's Chromium to exit"),
-      ).toBe('gone')
+  test(
+    'is handed back without counting the attempt, its Chromium exits, and the next worker finishes it',
+    async () => {
+      const { svc, sql, start } = await service()
+      // The signal lands while pages are loading: past the first OPEN, every page waits at the gate until
+      // the first worker is gone. Those pages are left for the next worker, not stored as failed.
+      const OPEN = 3
+      const site = startAuditSite({ pages: 12, openPages: OPEN })
+      sites.push(site)
+      try {
+        // With one delivery allowed, a handed-back job that counted as an attempt would fail on redelivery.
+        const a = crawler(svc, { JOB_MAX_DELIVERIES: '1', ...HELD_AT_GATE })
+        const { auditId } = await start(site.url)
+        await until(
+          async () => {
+            const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
+            return r!.n >= OPEN && site.waiting() > 0
+          },
+          machineDeadline(60_000),
+          'pages to be stored and the next ones to wait at the gate',
+          { everyMs: 100 },
+        )
+        const aTree = await tree(a.pid!)
+        process.kill(a.pid!, 'SIGTERM')
+        // Its pages wait at the gate for longer than this test, so an exit at all means the crawl was
+        // stopped; exit code 0 means it was in time (a shutdown past 25 s exits 1: server/main.ts).
+        await exited(a, machineDeadline(30_000))
+        expect(a.exitCode).toBe(0)
+        const [handed] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
+        expect(handed!.status).toBe('queued')
+        expect(handed!.lease_until).toBeNull()
+        // Nothing of the pages in flight was stored: only what had loaded.
+        const [stored] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_pages WHERE audit_id = ${auditId}`
+        expect(stored!.n).toBe(OPEN)
+        expect(
+          await until(async () => ((await survivors(aTree)).length === 0 ? 'gone' : null), 10_000, "the stopped worker's Chromium to exit"),
+        ).toBe('gone')
 
-      const b = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
-      const done = await until(
-        async () => {
-          const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-          return r && r.status !== 'queued' && r.status !== 'running' && r
-        },
-        90_000,
-        'the audit to finish',
-        { everyMs: 100 },
-      )
-      expect(done.status).toBe('completed')
-      expect(done.pages_scanned).toBe(12)
-      process.kill(-b.pid!, 'SIGTERM')
-      await exited(b)
-    } finally {
-      await svc.stop()
-    }
-  }, 180_000)
+        site.openGate()
+        const b = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
+        const done = await until(
+          async () => {
+            const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
+            return r && r.status !== 'queued' && r.status !== 'running' && r
+          },
+          machineDeadline(90_000),
+          'the audit to finish',
+          { everyMs: 100 },
+        )
+        expect(done.status).toBe('completed')
+        expect(done.pages_scanned).toBe(12)
+        process.kill(-b.pid!, 'SIGTERM')
+        await exited(b)
+      } finally {
+        await svc.stop()
+      }
+    },
+    machineDeadline(180_000),
+  )
 })
 
 describe('Redis loses the audit jobs mid-audit', () => {

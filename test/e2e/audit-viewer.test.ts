@@ -8,6 +8,7 @@ import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
 import { until } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const PAGES = 12
 
@@ -53,7 +54,7 @@ describe.each(['production', 'embedded'] as Mode[])('audit_app browserViewer (%s
     client = await connectClient(svc.mcpUrl, await svc.key('scale'))
     viewerBrowser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
     site = slowAnimatedSite()
-  }, 120_000)
+  }, machineDeadline(120_000))
 
   afterAll(async () => {
     await viewerBrowser?.close().catch(() => {})

@@ -8,6 +8,7 @@ import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
 import { until } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s)', (mode) => {
   let svc: TestService
@@ -18,7 +19,7 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     svc = await startService(mode, { AUDIT_CONCURRENCY: '2', JOB_CLAIM_IDLE_MS: '6000' })
     client = await connectClient(svc.mcpUrl, await svc.key('free'))
     site = startAuditSite({ pages: 6, delayMs: 150 })
-  }, 60_000)
+  }, machineDeadline(60_000))
   afterAll(async () => {
     await client?.close()
     await svc?.stop()
@@ -30,7 +31,7 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     const started = payload(
       await client.callTool({ name: 'audit_app', arguments: { url: site.url, options: { maxPages: 20, maxDepth: 3 } } }),
     )
-    expect(Date.now() - t0).toBeLessThan(3_000)
+    expect(Date.now() - t0).toBeLessThan(machineDeadline(3_000))
     expect(started.auditId).toMatch(/^aud_[0-9A-Za-z]+$/)
     expect(started.browserViewer).toMatch(new RegExp(`^http://localhost:\\d+/viewer/${started.auditId}#[A-Za-z0-9_-]{40,}$`))
     expect(started.status).toBe('queued')

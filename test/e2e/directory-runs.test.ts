@@ -16,6 +16,7 @@ import { startSignInService, type SignInService } from '../harness/signin.ts'
 import { until } from '../harness/wait.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { hardenedSite, type Site, weakSite } from '../fixtures/sites.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 let svc: SignInService
 let weak: Site
@@ -32,7 +33,7 @@ beforeAll(async () => {
   closedUrl = `http://127.0.0.1:${probe.port}/`
   probe.stop(true)
   svc = await startSignInService('production', { ROLE: 'all', NAV_TIMEOUT_MS: '20000' })
-}, 120_000)
+}, machineDeadline(120_000))
 
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => {})

@@ -12,6 +12,7 @@ import { startService, type TestService } from '../harness/service.ts'
 import { testCertificate } from '../fixtures/sites.ts'
 import { scanUrl, type FixtureSite, type ScanReport } from '../fixtures/sites/lib/serve.ts'
 import { errorMessage } from '../../shared/errors.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const EXPECTATIONS_DIR = join(import.meta.dir, '..', 'fixtures', 'expectations')
 const SITES_DIR = join(import.meta.dir, '..', 'fixtures', 'sites')
@@ -239,7 +240,7 @@ describe('fixture sites scanned end to end through MCP (production mode)', () =>
         startErrors.set(name, errorMessage(e))
       }
     }
-  }, 60_000)
+  }, machineDeadline(60_000))
 
   afterAll(async () => {
     await client?.close()

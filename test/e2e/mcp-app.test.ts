@@ -12,6 +12,7 @@ import { chromium, type Browser, type Frame, type Page } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
 import { connectClient, payload } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const MIME = 'text/html;profile=mcp-app'
 const PAGES = 3
@@ -100,7 +101,7 @@ describe('the report MCP App', () => {
     const { resources } = await client.listResources()
     const read = await client.readResource({ uri: resources[0]!.uri })
     html = (read.contents[0] as { text: string }).text
-  }, 120_000)
+  }, machineDeadline(120_000))
 
   afterAll(async () => {
     await browser?.close().catch(() => {})

@@ -21,6 +21,7 @@ import { until } from '../harness/wait.ts'
 import { weakSite, type Site } from '../fixtures/sites.ts'
 import { type GitHost, type PullRequestApi, sh, startGitHost, startPullRequestApi } from './git-host.ts'
 import { errorMessage } from '../../shared/errors.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const FIXTURES = join(import.meta.dir, '../fixtures/patch-repos')
 // A unique token planted for this run: every place it must never reach is searched for it.
@@ -139,7 +140,7 @@ describe('create_patch without a repository', () => {
   beforeAll(async () => {
     c = await accountClient('scale')
     scanId = await scanWeak(c)
-  }, 90_000)
+  }, machineDeadline(90_000))
 
   // Without a repository the service cannot see existing files: the diff creates the platform's file. Where
   // the fixture already has that file (vercel.json, netlify.toml, next.config.js) the answer says so and the

@@ -18,6 +18,7 @@ import { auditEnded, connectClient, MCP_HEADERS, ok } from '../harness/client.ts
 import { exited, killChildren, spawnCrawler } from '../harness/processes.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { until, within } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 let a: TestService
 let b: Running
@@ -78,7 +79,7 @@ beforeAll(async () => {
   const c = await connectClient(`${a.url}/api/mcp`, key)
   await ok(c, 'scan_app', { url: scan.url })
   await c.close()
-}, 120_000)
+}, machineDeadline(120_000))
 
 afterAll(async () => {
   killChildren()

@@ -12,6 +12,7 @@ import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { connectClient, ok } from '../harness/client.ts'
 import { jarFetch, signIn, startSignInService, type CookieJar, type SignInService } from '../harness/signin.ts'
 import { until } from '../harness/wait.ts'
+import { machineDeadline } from '../harness/machine.ts'
 
 const PAGES = 8
 
@@ -33,7 +34,7 @@ beforeAll(async () => {
   const [row] = await sql<{ account_id: string }[]>`SELECT account_id FROM users WHERE issuer = ${svc.idp.issuer}`
   client = await connectClient(svc.mcpUrl, (await createApiKey(sql, row!.account_id)).plaintext)
   browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
-}, 120_000)
+}, machineDeadline(120_000))
 
 afterAll(async () => {
   await browser?.close().catch(() => {})

@@ -20,6 +20,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
+import { cpuSlowness, REFERENCE_WORKLOAD_MS } from '../harness/machine.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import {
   keyedMcpRequest,
@@ -30,20 +31,7 @@ import {
   rawRequestSpec,
   type RequestSpec,
 } from './arbitraries.ts'
-import {
-  type Answer,
-  build,
-  buildRaw,
-  type Built,
-  cpuSlowness,
-  type Env,
-  REFERENCE_WORKLOAD_MS,
-  LoopMonitor,
-  problems,
-  rawRequest,
-  report,
-  send,
-} from './probe.ts'
+import { type Answer, build, buildRaw, type Built, type Env, LoopMonitor, problems, rawRequest, report, send } from './probe.ts'
 
 const RUNS = Number(process.env.FUZZ_RUNS) || 0
 const SEED =
@@ -58,7 +46,7 @@ const STATS = process.env.FUZZ_STATS === '1'
 const DEADLINE_MS = 10_000
 /**
  * The longest the event loop may be kept busy (on-CPU time between two ticks) while requests are in flight:
- * 50 ms on the machine the limit was set on, scaled up on a slower CPU (cpuSlowness in probe.ts: the same
+ * 50 ms on the machine the limit was set on, scaled up on a slower CPU (cpuSlowness in harness/machine.ts: the same
  * work measured on this machine's core), since the run's longest gaps are large bodies being read, which
  * take longer on a slower core. Measured on the reference machine: 15 to 27 ms at most.
  */

@@ -1,10 +1,10 @@
 // Turns a RequestSpec into a real request over loopback, sends it with a deadline, and says what is wrong
 // with the answer: no answer in time, a 5xx other than 503 + Retry-After, or internals in the body.
 // Also the event-loop monitor the fuzz tests measure blocking with.
-import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import type { BodySpec, QuerySpec, RawSpec, RequestSpec } from './arbitraries.ts'
+import { mainThreadCpuMs } from '../harness/machine.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
 
@@ -263,15 +263,6 @@ export function report(b: Pick<Built, 'label' | 'repro'>, a: Answer, found: stri
   ].join('\n')
 }
 
-/** On-CPU time of this process's main thread (the event loop's), in ms; null where /proc does not say. */
-function mainThreadCpuMs(): number | null {
-  try {
-    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
-  } catch {
-    return null
-  }
-}
-
 /**
  * Gaps between ticks of a 10 ms interval, counted only while requests are in flight (resume .. pause), so
  * the test's own work (generating and building requests, checking answers) is not counted: the service
@@ -442,34 +433,4 @@ export function buildRaw(spec: RawSpec, env: Env): BuiltRaw {
     sent: text,
     repro: `printf %s ${JSON.stringify(cut(text, 400))} | nc 127.0.0.1 ${env.port}`,
   }
-}
-
-/**
- * How much slower this machine's CPU is than the one the stall limit was set on: the best of seven runs of
- * a fixed single-threaded workload of the kind a large request costs (decoding 4 MB of bytes as UTF-8,
- * failing to parse it as JSON, hashing it), against REFERENCE_WORKLOAD_MS measured on a quiet machine of
- * this kind. Never below 1: a faster machine keeps the limit as set. On-CPU time, so load from other
- * processes does not count, only a slower core does (two machines of one kind can differ by 2x).
- */
-export const REFERENCE_WORKLOAD_MS = 16
-export function cpuSlowness(): { factor: number; workloadMs: number } {
-  const bytes = new Uint8Array(4 << 20)
-  let x = 12345
-  for (let i = 0; i < bytes.length; i++) {
-    x = (x * 1103515245 + 12345) >>> 0
-    bytes[i] = x >>> 24
-  }
-  let best = Number.POSITIVE_INFINITY
-  for (let run = 0; run < 7; run++) {
-    const cpu0 = mainThreadCpuMs()
-    const t0 = performance.now()
-    const text = new TextDecoder().decode(bytes)
-    try {
-      JSON.parse(text)
-    } catch {}
-    new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
-    const cpu1 = mainThreadCpuMs()
-    best = Math.min(best, cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : performance.now() - t0)
-  }
-  return { factor: Math.max(1, best / REFERENCE_WORKLOAD_MS), workloadMs: best }
 }

@@ -3,9 +3,10 @@
 // unprivileged container each, then scan_app and a small audit through them over MCP; the user is not
 // root and the root filesystem refuses writes; SIGTERM makes the crawler hand its audit back and exit within
 // the grace period, and the api exit cleanly; and the rendered api and crawler Deployments start with
-// `podman kube play` and answer their probes. Skipped, with a line saying so, where podman is not installed.
+// `podman kube play` and answer their probes. Skipped, with a line saying so, where podman is not installed;
+// the kube play test alone where podman's pause binary (catatonit) is not.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { stringify } from 'yaml'
@@ -20,7 +21,18 @@ import { until } from '../harness/wait.ts'
 
 const ROOT = join(import.meta.dir, '../..')
 const podmanPath = Bun.which('podman')
-if (!podmanPath) console.log('images.test.ts: podman is not installed here, so the image tests are skipped (apt-get install podman runc)')
+if (!podmanPath)
+  console.log('images.test.ts: podman is not installed here, so the image tests are skipped (apt-get install podman runc catatonit)')
+/**
+ * The pause process of a pod (`podman kube play`): catatonit, looked up on PATH and in podman's helper
+ * directories (containers.conf's helper_binaries_dir, as Debian installs it).
+ */
+const PODMAN_HELPER_DIRS = ['/usr/local/libexec/podman', '/usr/local/lib/podman', '/usr/libexec/podman', '/usr/lib/podman']
+const pauseBinary = Bun.which('catatonit') ?? PODMAN_HELPER_DIRS.map((d) => join(d, 'catatonit')).find((f) => existsSync(f))
+if (podmanPath && !pauseBinary)
+  console.log(
+    'images.test.ts: podman is here but its pause binary catatonit is not, so the kube play test is skipped (apt-get install podman runc catatonit)',
+  )
 
 const CONF = join(ROOT, '.tools/containers.conf')
 const env = { ...process.env, CONTAINERS_CONF: CONF }
@@ -187,7 +199,8 @@ describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
     const tookMs = Date.now() - t0
     console.log(`images: the crawler stopped ${tookMs} ms after SIGTERM, mid-audit`)
     expect(stop.code).toBe(0)
-    expect(tookMs).toBeLessThan(30_000)
+    // Within the grace period by the exit code, not the clock: a shutdown still running after 25 s exits 1
+    // (server/main.ts), and one still running at podman's 45 s is killed (137).
     const exit = await podman(['inspect', '--format', '{{.State.ExitCode}}', 'appaudit-test-crawler'])
     expect(exit.out).toBe('0')
     // Handed back: queued again, no holder, its pages kept.
@@ -205,48 +218,52 @@ describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
     expect((await podman(['inspect', '--format', '{{.State.ExitCode}}', 'appaudit-test-api'])).out).toBe('0')
   }, 300_000)
 
-  test('the rendered api and crawler Deployments start with podman kube play and answer their probes', async () => {
-    const docs = render(join(ROOT, 'k8s/overlays/prod'))
-    const port = await freePort()
-    const health = await freePort()
-    const values: Record<string, string> = {
-      DATABASE_URL: db.url,
-      REDIS_URL,
-      REDIS_PREFIX: PREFIX,
-      SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
-      CRON_SECRET: 'x'.repeat(32),
-      BASE_URL: `http://127.0.0.1:${port}`,
-    }
-    const deployments = docs
-      .filter((d) => d.kind === 'Deployment')
-      .map((d: any) => {
-        const spec = d.spec.template.spec
-        const container = spec.containers[0]
-        const isApi = d.metadata.name === 'appaudit-api'
-        // As the manifests say, with what a cluster would add: the ConfigMap's and Secret's values, the
-        // local images, the host's network (PostgreSQL and Redis are on this machine's loopback).
-        container.image = `localhost/appaudit-${isApi ? 'api' : 'crawler'}:local`
-        const config = docs.find((x) => x.kind === 'ConfigMap')!.data as Record<string, string>
-        delete container.envFrom
-        container.env = [
-          ...Object.entries({ ...config, ...values }).map(([name, value]) => ({ name, value })),
-          ...container.env.filter((e: { name: string; value?: string }) => e.value !== undefined),
-          { name: isApi ? 'PORT' : 'HEALTH_PORT', value: String(isApi ? port : health) },
-        ].filter((e, i, all) => all.findLastIndex((x) => x.name === e.name) === i)
-        for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) container[p].httpGet.port = isApi ? port : health
-        container.ports = []
-        spec.hostNetwork = true
-        delete spec.serviceAccountName
-        return { ...d, metadata: { name: `${d.metadata.name}-play`, labels: d.metadata.labels }, spec: { ...d.spec, replicas: 1 } }
-      })
-    const file = join(tmpdir(), 'appaudit-kube-play.yaml')
-    writeFileSync(file, deployments.map((d) => stringify(d)).join('---\n'))
-    const play = await podman(['kube', 'play', file], 180_000)
-    expect({ code: play.code, err: play.code ? play.err : '' }).toEqual({ code: 0, err: '' })
-    await ready(port, 120_000)
-    await ready(health, 120_000)
-    const live = await fetch(`http://127.0.0.1:${health}/healthz`)
-    expect((await live.json()).role).toBe('crawler')
-    expect((await podman(['kube', 'down', file], 120_000)).code).toBe(0)
-  }, 300_000)
+  test.skipIf(!pauseBinary)(
+    'the rendered api and crawler Deployments start with podman kube play and answer their probes',
+    async () => {
+      const docs = render(join(ROOT, 'k8s/overlays/prod'))
+      const port = await freePort()
+      const health = await freePort()
+      const values: Record<string, string> = {
+        DATABASE_URL: db.url,
+        REDIS_URL,
+        REDIS_PREFIX: PREFIX,
+        SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
+        CRON_SECRET: 'x'.repeat(32),
+        BASE_URL: `http://127.0.0.1:${port}`,
+      }
+      const deployments = docs
+        .filter((d) => d.kind === 'Deployment')
+        .map((d: any) => {
+          const spec = d.spec.template.spec
+          const container = spec.containers[0]
+          const isApi = d.metadata.name === 'appaudit-api'
+          // As the manifests say, with what a cluster would add: the ConfigMap's and Secret's values, the
+          // local images, the host's network (PostgreSQL and Redis are on this machine's loopback).
+          container.image = `localhost/appaudit-${isApi ? 'api' : 'crawler'}:local`
+          const config = docs.find((x) => x.kind === 'ConfigMap')!.data as Record<string, string>
+          delete container.envFrom
+          container.env = [
+            ...Object.entries({ ...config, ...values }).map(([name, value]) => ({ name, value })),
+            ...container.env.filter((e: { name: string; value?: string }) => e.value !== undefined),
+            { name: isApi ? 'PORT' : 'HEALTH_PORT', value: String(isApi ? port : health) },
+          ].filter((e, i, all) => all.findLastIndex((x) => x.name === e.name) === i)
+          for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) container[p].httpGet.port = isApi ? port : health
+          container.ports = []
+          spec.hostNetwork = true
+          delete spec.serviceAccountName
+          return { ...d, metadata: { name: `${d.metadata.name}-play`, labels: d.metadata.labels }, spec: { ...d.spec, replicas: 1 } }
+        })
+      const file = join(tmpdir(), 'appaudit-kube-play.yaml')
+      writeFileSync(file, deployments.map((d) => stringify(d)).join('---\n'))
+      const play = await podman(['kube', 'play', file], 180_000)
+      expect({ code: play.code, err: play.code ? play.err : '' }).toEqual({ code: 0, err: '' })
+      await ready(port, 120_000)
+      await ready(health, 120_000)
+      const live = await fetch(`http://127.0.0.1:${health}/healthz`)
+      expect((await live.json()).role).toBe('crawler')
+      expect((await podman(['kube', 'down', file], 120_000)).code).toBe(0)
+    },
+    300_000,
+  )
 })

@@ -5,6 +5,7 @@ import { initializeBody, MCP_HEADERS } from '../../harness/client.ts'
 import { exchangeCode, obtainCode } from '../../harness/oauth.ts'
 import { startService, type TestService } from '../../harness/service.ts'
 import { browse, CookieJar, DEV_USER, freePort, type SignInService } from '../../harness/signin.ts'
+import { machineDeadline } from '../../harness/machine.ts'
 
 let svc: TestService
 let baseUrl: string
@@ -14,7 +15,7 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${port}`
   // No OIDC_ISSUER and no DATABASE_URL: the embedded default, which starts its own provider.
   svc = await startService('embedded', { ROLE: 'api', PORT: String(port), BASE_URL: baseUrl, LOCAL_IDP_USER: DEV_USER })
-}, 90_000)
+}, machineDeadline(90_000))
 afterAll(() => svc?.stop())
 
 test('the embedded default starts a local provider with a development user and a random password', () => {

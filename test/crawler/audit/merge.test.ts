@@ -7,6 +7,7 @@ import { crawlSite, type CrawledPage } from '../../../crawler/audit/crawl.ts'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import { buildAuditResult } from '../../../shared/report/audit-report.ts'
 import { createLogger } from '../../../shared/lib/log.ts'
+import { machineDeadline } from '../../harness/machine.ts'
 
 const log = createLogger('warn')
 const pool = new BrowserPool(chromiumPath(''), log)
@@ -88,7 +89,7 @@ describe('an audit of a real crawl merges findings by what they are about', () =
       stored,
       summary.siteChecks,
     )
-  }, 180_000)
+  }, machineDeadline(180_000))
   afterAll(async () => {
     await pool.close()
     for (const s of [site, one, two]) s.stop(true)

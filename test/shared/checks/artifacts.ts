@@ -145,3 +145,34 @@ const b64url = (s: string) => btoa(s).replace(/\+/g, '-').replace(/\//g, '_').re
 export function jwt(payload: Record<string, unknown>): string {
   return `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(payload))}.${noise(43, 7, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_')}`
 }
+
+/**
+ * 64 KiB bodies shaped to trap the checks' patterns: long runs of what a pattern starts with, unclosed
+ * quotes, comments and keys, repeated prefixes. The exposure tests bound the work each check does on them
+ * (test/harness/regex-work.ts); bench/check-traps.ts times every check on them.
+ */
+export const ADVERSARIAL_BODIES: readonly string[] = [
+  'Fatal error: '.repeat(5_000),
+  '"'.repeat(65_536),
+  'at Object.<anonymous> ('.repeat(3_000),
+  'Traceback (most recent call last):\n'.repeat(1_800),
+  `{"version":3,"sources":["${'a'.repeat(65_000)}`,
+  `A=${'='.repeat(65_000)}`,
+  `${' '.repeat(65_536)}x`,
+  '<a href="'.repeat(7_000),
+  `services:\n${'  x:\n'.repeat(12_000)}`,
+  "define('DB_".repeat(5_000),
+  `//${':'.repeat(65_000)}=1`,
+  `com.${'a'.repeat(65_000)}`,
+  'INSERT INTO t VALUES (1);\n'.repeat(2_500),
+  '-----BEGIN PRIVATE KEY-----\n'.repeat(2_400),
+  `-----BEGIN RSA PRIVATE KEY-----\n${'A'.repeat(65_000)}`,
+  'postgres://a:b@'.repeat(4_300),
+  '<td class="e">X</td><td class="v">'.repeat(1_800),
+  '<!-- password: '.repeat(4_300),
+  '[default]\naws_access_key_id = '.repeat(1_800),
+  '\u0000a'.repeat(32_000),
+  'a:$apr1$'.repeat(8_000),
+  'FROM x\nENV A_KEY '.repeat(3_500),
+  `<th>Django Version:</th><td>${'1.'.repeat(30_000)}`,
+]
