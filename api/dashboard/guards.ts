@@ -9,6 +9,7 @@ import type { Sql } from '../../shared/db/index.ts'
 import { getAccount, type Principal } from '../../shared/db/accounts.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
 import { readRequestText } from '../../shared/lib/http-body.ts'
+import { html } from '../../shared/lib/html.ts'
 import { htmlPage } from '../http/layout.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 
@@ -68,10 +69,10 @@ export function dashboardGuards(sql: Sql, baseUrl: string) {
     const session = await currentSession(sql, req)
     if (!session) return problem(401, 'not_signed_in', 'Sign in at /auth/login.')
     const text = await readRequestText(req, FORM_BODY_LIMIT).catch(() => '')
-    if (text === null) return htmlPage(413, 'Too large', '<h1>Too large</h1><p>The form is larger than the dashboard ever sends.</p>')
+    if (text === null) return htmlPage(413, 'Too large', html`<h1>Too large</h1><p>The form is larger than the dashboard ever sends.</p>`)
     const form = new URLSearchParams(text)
     const why = csrfProblem(req, baseUrl, session, form.get('csrf') ?? req.headers.get('x-csrf-token'))
-    if (why) return htmlPage(403, 'Refused', `<h1>Refused</h1><p>Refused: ${why}. Reload the page and try again.</p>`)
+    if (why) return htmlPage(403, 'Refused', html`<h1>Refused</h1><p>Refused: ${why}. Reload the page and try again.</p>`)
     return { session, form }
   }
 
