@@ -5,7 +5,7 @@
 // What never goes through the tag: text inside <script> or <style> (escaping would corrupt it; those are
 // built from constants or bundles, and raw() says so).
 
-/** Markup that is safe to put in a document as it is. Made only by html`...` and raw(). */
+/** Markup that is safe to put in a document as it is. Make one with html`...`, or raw() for trusted text. */
 export class Html {
   readonly #markup: string
   constructor(markup: string) {
