@@ -11,6 +11,7 @@ import type { Sql } from '../../shared/db/index.ts'
 import { getAccount, type Principal } from '../../shared/db/accounts.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
 import { cappedParser, formText, leaveUnread, type SentBody } from '../http/body.ts'
+import { html } from '../../shared/lib/html.ts'
 import { htmlPage } from '../http/layout.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 
@@ -80,10 +81,10 @@ export function dashboardGuards(sql: Sql, baseUrl: string) {
     const session = await authenticate(req)
     if (session instanceof Response) return session
     const text = formText(sent)
-    if (text === null) return htmlPage(413, 'Too large', '<h1>Too large</h1><p>The form is larger than the dashboard ever sends.</p>')
+    if (text === null) return htmlPage(413, 'Too large', html`<h1>Too large</h1><p>The form is larger than the dashboard ever sends.</p>`)
     const form = new URLSearchParams(text)
     const why = csrfProblem(req, baseUrl, session, form.get('csrf') ?? req.headers.get('x-csrf-token'))
-    if (why) return htmlPage(403, 'Refused', `<h1>Refused</h1><p>Refused: ${why}. Reload the page and try again.</p>`)
+    if (why) return htmlPage(403, 'Refused', html`<h1>Refused</h1><p>Refused: ${why}. Reload the page and try again.</p>`)
     return { session, form }
   }
 

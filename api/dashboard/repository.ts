@@ -5,8 +5,8 @@
 import Elysia from 'elysia'
 import { isAppError } from '../../shared/errors.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
+import { type Html, html } from '../../shared/lib/html.ts'
 import type { Logger } from '../../shared/lib/log.ts'
-import { esc } from '../http/layout.ts'
 import type { PatchService } from '../patches/service.ts'
 import type { RepoConnection } from '../patches/store.ts'
 import type { DashboardGuards } from './guards.ts'
@@ -23,21 +23,21 @@ export interface RepositoryPanel {
 const when = (d: Date | null) => (d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'never')
 
 /** The settings page's "Repository" card. */
-export function repositorySection(r: RepositoryPanel, csrf: string): string {
-  const field = `<input type="hidden" name="csrf" value="${esc(csrf)}">`
-  const intro = `<p>With a repository connected, <code>create_patch</code> (Scale plan) pushes its fix on a new branch and opens a
+export function repositorySection(r: RepositoryPanel, csrf: string): Html {
+  const field = html`<input type="hidden" name="csrf" value="${csrf}">`
+  const intro = html`<p>With a repository connected, <code>create_patch</code> (Scale plan) pushes its fix on a new branch and opens a
 pull request listing the findings it fixes and how to verify each. Use a token that may push branches and open pull requests on
 this repository only (a fine-grained token with Contents and Pull requests write access).</p>`
   if (!r.available)
-    return `<section class="card" id="repository"><h2>Repository</h2>${intro}
+    return html`<section class="card" id="repository"><h2>Repository</h2>${intro}
 <p class="muted" id="repository-unavailable">This deployment stores no repository tokens (it has no SECRETS_KEY).</p></section>`
-  const error = r.error ? `<p class="banner bad" id="repository-error" role="alert">${esc(r.error)}</p>` : ''
+  const error = r.error && html`<p class="banner bad" id="repository-error" role="alert">${r.error}</p>`
   if (r.connection) {
     const c = r.connection
-    return `<section class="card" id="repository"><h2>Repository</h2>${intro}${error}
+    return html`<section class="card" id="repository"><h2>Repository</h2>${intro}${error}
 <table id="repository-connection"><tbody>
-<tr><th>Repository</th><td><code id="repository-url">${esc(c.url)}</code></td></tr>
-<tr><th>Pull requests into</th><td><code>${esc(c.baseBranch)}</code></td></tr>
+<tr><th>Repository</th><td><code id="repository-url">${c.url}</code></td></tr>
+<tr><th>Pull requests into</th><td><code>${c.baseBranch}</code></td></tr>
 <tr><th>Token</th><td id="repository-token">set <span class="muted">(stored encrypted; it is never shown again)</span></td></tr>
 <tr><th>Connected</th><td>${when(c.createdAt)}</td></tr><tr><th>Last used</th><td>${when(c.lastUsedAt)}</td></tr>
 </tbody></table>
@@ -46,11 +46,11 @@ this repository only (a fine-grained token with Contents and Pull requests write
 <p class="muted">To change the repository or its token, disconnect and connect again.</p></section>`
   }
   const v = r.values ?? {}
-  return `<section class="card" id="repository"><h2>Repository</h2>${intro}${error}
+  return html`<section class="card" id="repository"><h2>Repository</h2>${intro}${error}
 <form method="post" action="/dashboard/repository" id="repository-connect" autocomplete="off">${field}
-<p><label>Git URL <input name="url" type="url" required maxlength="2048" size="48" placeholder="https://github.com/acme/site.git" value="${esc(v.url ?? '')}"></label></p>
+<p><label>Git URL <input name="url" type="url" required maxlength="2048" size="48" placeholder="https://github.com/acme/site.git" value="${v.url ?? ''}"></label></p>
 <p><label>Token <input name="token" type="password" required maxlength="4096" size="48" autocomplete="new-password"></label></p>
-<p><label>Base branch <input name="baseBranch" maxlength="100" size="20" placeholder="the default branch" value="${esc(v.baseBranch ?? '')}"></label></p>
+<p><label>Base branch <input name="baseBranch" maxlength="100" size="20" placeholder="the default branch" value="${v.baseBranch ?? ''}"></label></p>
 <button type="submit" class="primary">Connect repository</button> <span class="muted">The URL and token are checked against the repository first.</span></form></section>`
 }
 

@@ -1,9 +1,8 @@
-// Server-rendered pages of the dashboard, sign-in and consent screens: escaping, the shared layout and
-// the headers every such page carries (never CORS; never framed; never cached; scripts by nonce only).
+// Server-rendered pages of the dashboard, sign-in and consent screens: the shared layout and the headers
+// every such page carries (never CORS; never framed; never cached; scripts by nonce only). Bodies are
+// built with html`...` (shared/lib/html.ts), which escapes whatever it is given.
 import { randomBytes } from 'node:crypto'
-
-export const esc = (s: unknown) =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+import { type Html, html, raw } from '../../shared/lib/html.ts'
 
 export const newNonce = () => randomBytes(16).toString('base64')
 
@@ -25,7 +24,7 @@ export function pageHeaders(nonce: string | null, extra: Record<string, string> 
   }
 }
 
-const STYLE = `
+const STYLE = raw(`
 body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{background:#1b1f24;color:#fff;padding:.8rem 1.5rem;display:flex;gap:1.5rem;align-items:center}
 header a{color:#cfd6df;text-decoration:none}header strong{color:#fff;margin-right:auto}
@@ -36,16 +35,17 @@ button{font:inherit;padding:.45rem 1rem;border-radius:6px;border:1px solid #8a94
 button.primary{background:#1f6feb;border-color:#1f6feb;color:#fff}button.danger{color:#b42318;border-color:#b42318}
 code,.secret{font-family:ui-monospace,monospace;background:#eef1f4;padding:.1rem .35rem;border-radius:4px;word-break:break-all}
 .muted{color:#5b6673}.status{font-weight:600}.host{font-weight:600}
-`
+`)
 
-export function layout(opts: { title: string; nonce: string; body: string; nav?: string; script?: string }): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(opts.title)} · App Audit</title><style nonce="${opts.nonce}">${STYLE}</style></head>
-<body><header><strong>App Audit</strong>${opts.nav ?? ''}</header><main>${opts.body}</main>
-${opts.script ? `<script nonce="${opts.nonce}">${opts.script}</script>` : ''}</body></html>`
+/** The whole document: `script` is a bundled client script (client-script.ts), inlined by nonce. */
+export function layout(opts: { title: string; nonce: string; body: Html; nav?: Html; script?: string }): string {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${opts.title} · App Audit</title><style nonce="${opts.nonce}">${STYLE}</style></head>
+<body><header><strong>App Audit</strong>${opts.nav}</header><main>${opts.body}</main>
+${opts.script && html`<script nonce="${opts.nonce}">${raw(opts.script)}</script>`}</body></html>`.toString()
 }
 
-export function htmlPage(status: number, title: string, body: string, nav = ''): Response {
+export function htmlPage(status: number, title: string, body: Html): Response {
   const nonce = newNonce()
-  return new Response(layout({ title, nonce, body, nav }), { status, headers: pageHeaders(nonce) })
+  return new Response(layout({ title, nonce, body }), { status, headers: pageHeaders(nonce) })
 }

@@ -7,7 +7,8 @@ import type { Logger } from '../../shared/lib/log.ts'
 import { requestBodies, type SentBody } from '../http/body.ts'
 import { clientIp } from '../http/client-ip.ts'
 import { corsPreflight, withCors } from '../http/cors.ts'
-import { esc, htmlPage } from '../http/layout.ts'
+import { html } from '../../shared/lib/html.ts'
+import { htmlPage } from '../http/layout.ts'
 import type { RateLimiter } from '../http/rate-limit.ts'
 import { csrfProblem, currentSession } from '../signin/session.ts'
 import { consentPage } from './consent-page.ts'
@@ -47,7 +48,7 @@ const errorPage = (status: number, description: string) =>
   htmlPage(
     status,
     'Authorization failed',
-    `<div class="card"><h1>This authorization request cannot continue</h1><p>${esc(description)}</p>
+    html`<div class="card"><h1>This authorization request cannot continue</h1><p>${description}</p>
 <p class="muted">Go back to the application that sent you here and start the connection again.</p></div>`,
   )
 
@@ -60,11 +61,11 @@ const refusedPage = (check: Extract<AuthorizeCheck, { kind: 'redirect' }>, signe
   htmlPage(
     400,
     'Authorization failed',
-    `<div class="card"><h1>This authorization request cannot continue</h1><p>${esc(check.description)}</p>${
+    html`<div class="card"><h1>This authorization request cannot continue</h1><p>${check.description}</p>${
       signedIn
-        ? `<p><a id="return-to-client" href="${esc(check.url)}" rel="noreferrer">Return to ${esc(check.clientName)}</a>
-<span class="muted">(${esc(redirectDisplay(check.redirectUri))})</span> with this error.</p>`
-        : `<p class="muted">Go back to the application that sent you here and start the connection again.</p>`
+        ? html`<p><a id="return-to-client" href="${check.url}" rel="noreferrer">Return to ${check.clientName}</a>
+<span class="muted">(${redirectDisplay(check.redirectUri)})</span> with this error.</p>`
+        : html`<p class="muted">Go back to the application that sent you here and start the connection again.</p>`
     }</div>`,
   )
 

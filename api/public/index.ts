@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Elysia from 'elysia'
 import { withCors } from '../http/cors.ts'
+import { type Html, html } from '../../shared/lib/html.ts'
 import { layout, newNonce, pageHeaders } from '../http/layout.ts'
 import { DOC_STYLE, docPageBody, docsIndexBody, frontPageBody, frontPageText, NAV } from './pages.ts'
 import { buildPublicDocuments, type DocSource, slugOf } from './service.ts'
@@ -42,10 +43,10 @@ function textDocument(body: string, contentType: string): Response {
   )
 }
 
-function htmlPage(title: string, body: string, extra: Record<string, string> = {}): Response {
+function htmlPage(title: string, body: Html, extra: Record<string, string> = {}): Response {
   const nonce = newNonce()
-  const html = layout({ title, nonce, nav: NAV, body: `<style nonce="${nonce}">${DOC_STYLE}</style>${body}` })
-  return new Response(html, { headers: pageHeaders(nonce, extra) })
+  const page = layout({ title, nonce, nav: NAV, body: html`<style nonce="${nonce}">${DOC_STYLE}</style>${body}` })
+  return new Response(page, { headers: pageHeaders(nonce, extra) })
 }
 
 const notFound = () =>

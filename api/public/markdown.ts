@@ -4,9 +4,10 @@
 //     scheme (javascript:, data:, vbscript:...) leaves the text alone;
 //   - a link to another page of the docs (tools.md#scan_app) goes to its HTML page (/docs/tools#scan_app);
 //   - headings get GitHub's ids, so those fragments land on the HTML page as they do on GitHub.
-// Text, code and attributes are escaped by marked itself or here with esc().
+// Text, code and attributes are escaped by marked itself or here by html`...` (shared/lib/html.ts); what
+// marked has already rendered goes in as raw().
 import { Marked, type Tokens } from 'marked'
-import { esc } from '../http/layout.ts'
+import { escapeHtml, html, raw } from '../../shared/lib/html.ts'
 
 const SAFE_SCHEMES = new Set(['http', 'https', 'mailto'])
 
@@ -41,25 +42,25 @@ export function markdownRenderer(pageSlugs: ReadonlySet<string>): (markdown: str
     gfm: true,
     renderer: {
       html({ text }: Tokens.HTML | Tokens.Tag) {
-        return esc(text)
+        return escapeHtml(text)
       },
       heading({ tokens, depth, text }: Tokens.Heading) {
         const base = headingId(text) || 'section'
         const seen = usedIds.get(base) ?? 0
         usedIds.set(base, seen + 1)
         const id = seen === 0 ? base : `${base}-${seen}`
-        return `<h${depth} id="${esc(id)}">${this.parser.parseInline(tokens)}</h${depth}>\n`
+        return `${html`<h${depth} id="${id}">${raw(this.parser.parseInline(tokens))}</h${depth}>`}\n`
       },
       link({ href, title, tokens }: Tokens.Link) {
         const inner = this.parser.parseInline(tokens)
         const target = safeHref(href, pageSlugs)
         if (target === null) return inner
-        return `<a href="${esc(target)}"${title ? ` title="${esc(title)}"` : ''}>${inner}</a>`
+        return html`<a href="${target}"${title && html` title="${title}"`}>${raw(inner)}</a>`.toString()
       },
       image({ href, title, text }: Tokens.Image) {
         const src = safeHref(href, pageSlugs)
-        if (src === null) return esc(text)
-        return `<img src="${esc(src)}" alt="${esc(text)}"${title ? ` title="${esc(title)}"` : ''}>`
+        if (src === null) return escapeHtml(text)
+        return html`<img src="${src}" alt="${text}"${title && html` title="${title}"`}>`.toString()
       },
     },
   })

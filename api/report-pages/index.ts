@@ -11,6 +11,7 @@ import Elysia from 'elysia'
 import { findShare, isSlug, sharedScore, shareReport, type ShareKind, withdrawShare } from '../../shared/db/shares.ts'
 import { viewerLinkTtlS } from '../../shared/jobs/recovery.ts'
 import { createViewerToken, viewerLink } from '../../shared/protocol/viewer.ts'
+import { html } from '../../shared/lib/html.ts'
 import type { SignInSession } from '../../shared/db/users.ts'
 import { type DashboardGuards, dashboardGuards, sessionLabel } from '../dashboard/guards.ts'
 import { dashboardPage } from '../dashboard/pages.ts'
@@ -29,7 +30,7 @@ const NOTICES: Record<string, string> = {
 
 const NOINDEX = 'noindex, nofollow, noarchive'
 
-const notFoundPage = () => htmlPage(404, 'Not found', '<h1>Not found</h1><p>No such report in this account.</p>')
+const notFoundPage = () => htmlPage(404, 'Not found', html`<h1>Not found</h1><p>No such report in this account.</p>`)
 
 function publicNotFound(): Response {
   return new Response('Not found\n', {
@@ -116,7 +117,7 @@ function ownerAction({ db, config, infra, log }: Services, pages: ReportPages) {
         return htmlPage(
           409,
           'Not finished',
-          `<h1>Not finished</h1><p>Only a completed report can be shared. <a href="${base}">Back to the report</a></p>`,
+          html`<h1>Not finished</h1><p>Only a completed report can be shared. <a href="${base}">Back to the report</a></p>`,
         )
       }
       const share = await shareReport(db.sql, accountId, kind, id)
@@ -134,7 +135,7 @@ function ownerAction({ db, config, infra, log }: Services, pages: ReportPages) {
         return htmlPage(
           409,
           'Crawl ended',
-          `<h1>The crawl has ended</h1><p>The live viewer works only while it runs. <a href="${base}">See the report</a></p>`,
+          html`<h1>The crawl has ended</h1><p>The live viewer works only while it runs. <a href="${base}">See the report</a></p>`,
         )
       }
       const token = await createViewerToken(infra.kv, id, viewerLinkTtlS(config, config.AUDIT_MAX_DURATION_S))
@@ -161,12 +162,12 @@ function publicReportRoutes({ db, config, log }: Services, pages: ReportPages) {
         replay,
         afterScore: badgeSection(publicUrl, d.model),
       })
-      const html = layout({
+      const page = layout({
         title: `${d.kind === 'scan' ? 'Scan' : 'Audit'} of ${d.url}`,
         nonce,
-        body: `<style nonce="${nonce}">${REPORT_STYLE}</style>${body}<p class="muted">A report shared by its owner through App Audit.</p>`,
+        body: html`<style nonce="${nonce}">${REPORT_STYLE}</style>${body}<p class="muted">A report shared by its owner through App Audit.</p>`,
       }).replace('<head>', `<head><meta name="robots" content="${NOINDEX}"><meta name="referrer" content="no-referrer">`)
-      return new Response(html, { headers: pageHeaders(nonce, { 'x-robots-tag': NOINDEX, 'referrer-policy': 'no-referrer' }) })
+      return new Response(page, { headers: pageHeaders(nonce, { 'x-robots-tag': NOINDEX, 'referrer-policy': 'no-referrer' }) })
     })
     .get('/r/:slug/replay/:seq', async ({ params }) => {
       if (!isSlug(params.slug)) return publicNotFound()

@@ -1,15 +1,14 @@
 // The report page of a scan or an audit, server-rendered: score and grade, findings by impact with their
 // evidence, the fix for the detected platform and how to verify it, every check, and for audits the pages
 // (paginated). The owner's page adds live progress while it runs, the live viewer, and sharing; the public
-// page (/r/{slug}) is the same report without any of those and asks not to be indexed. Everything that
-// came from the scanned site is escaped (escapeMarkup) and bounded.
+// page (/r/{slug}) is the same report without any of those and asks not to be indexed. Built with html`...`,
+// so everything that came from the scanned site is escaped; long text is bounded (clip).
 import type { AuditPageSummary } from '../../shared/report/audit-report.ts'
-import { clip, escapeMarkup, evidenceText } from '../reports/escape.ts'
+import { type Html, html, joinHtml, raw } from '../../shared/lib/html.ts'
+import { bundleClientScript } from '../http/client-script.ts'
+import { clip, evidenceText } from '../reports/escape.ts'
 import type { ModelFinding, ReportModel } from '../reports/model.ts'
 import type { FixView, ReportPageData } from './service.ts'
-
-/** Escaped text for markup, of anything (numbers and nulls too). */
-const h = (v: unknown) => escapeMarkup(String(v ?? ''))
 
 /** Pages of an audit shown per page of the table. */
 export const PAGES_PER_PAGE = 50
@@ -35,11 +34,11 @@ function pageOf(total: number, perPage: number, asked: number): { current: numbe
   return { current: Math.min(Math.max(1, asked), count), count }
 }
 
-function pager(count: number, current: number, href: (n: number) => string): string {
-  if (count <= 1) return ''
-  return `<p class="pager">Page ${current} of ${count}: ${Array.from({ length: count }, (_, i) => i + 1)
-    .map((n) => (n === current ? `<span>${n}</span>` : `<a href="${h(href(n))}">${n}</a>`))
-    .join('')}</p>`
+function pager(count: number, current: number, href: (n: number) => string): Html | null {
+  if (count <= 1) return null
+  return html`<p class="pager">Page ${current} of ${count}: ${Array.from({ length: count }, (_, i) => i + 1).map((n) =>
+    n === current ? html`<span>${n}</span>` : html`<a href="${href(n)}">${n}</a>`,
+  )}</p>`
 }
 /** Pages listed under one finding (the rest are counted). */
 const FINDING_PAGES_SHOWN = 10
@@ -60,7 +59,7 @@ export function gradeColour(grade: string | null | undefined): string {
 /** A class for a grade's text colour (inline style attributes are refused by the pages' CSP). */
 export const gradeClass = (grade: string | null | undefined) => `g-${(grade?.[0] ?? 'x').toLowerCase()}`
 
-export const REPORT_STYLE = `
+export const REPORT_STYLE = raw(`
 ${Object.entries(GRADE_COLOURS)
   .map(([g, c]) => `.g-${g}{color:${c}}`)
   .join('')}
@@ -76,40 +75,38 @@ td{vertical-align:top;overflow-wrap:anywhere}.num{text-align:right;white-space:n
 .banner{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.6rem 1rem;margin-bottom:1rem}
 .banner.bad{background:#ffebe9;border-color:#cf222e}
 .replay-slot{border:1px dashed #8a94a0;border-radius:6px;padding:.8rem}
-`
+`)
 
-function findingHtml(f: ModelFinding, fix: FixView | undefined, audit: boolean, platform: string, open: boolean): string {
-  const pages = audit
-    ? `<p>Found on ${f.pageCount} page${f.pageCount === 1 ? '' : 's'}:</p><ul>${f.pages
-        .slice(0, FINDING_PAGES_SHOWN)
-        .map((p) => `<li><code>${h(clip(p, 300))}</code></li>`)
-        .join('')}${f.pageCount > FINDING_PAGES_SHOWN ? `<li class="muted">and ${f.pageCount - FINDING_PAGES_SHOWN} more</li>` : ''}</ul>`
-    : ''
-  const fixHtml = fix
-    ? `<h4>How to fix${platform === 'generic' ? '' : ` on ${h(platform)}`}${fix.platformSpecific ? '' : ' (general advice)'}</h4>
-<pre class="fix-change">${h(clip(fix.change, 4_000))}</pre>${fix.where ? `<p><strong>Where:</strong> ${h(clip(fix.where, 600))}</p>` : ''}
-<h4>How to verify</h4><pre class="fix-verify">${h(clip(fix.verify, 2_000))}</pre>`
-    : ''
-  return `<details class="finding" data-check="${h(f.checkId)}"${open ? ' open' : ''}><summary><span class="${h(f.status)}">${h(f.status)}</span>
-${h(f.severity)} · <code>${h(f.checkId)}</code> ${h(f.title)} <span class="muted">(−${f.impact} points${audit ? `, ${f.pageCount} page${f.pageCount === 1 ? '' : 's'}` : ''})</span></summary>
-<p>${h(clip(f.summary, 1_000))}</p>${pages}<h4>Evidence</h4><pre class="evidence">${h(evidenceText(f.evidence))}</pre>${fixHtml}</details>`
+function findingHtml(f: ModelFinding, fix: FixView | undefined, audit: boolean, platform: string, open: boolean): Html {
+  const pages =
+    audit &&
+    html`<p>Found on ${f.pageCount} page${f.pageCount === 1 ? '' : 's'}:</p><ul>${f.pages
+      .slice(0, FINDING_PAGES_SHOWN)
+      .map((p) => html`<li><code>${clip(p, 300)}</code></li>`)}${
+      f.pageCount > FINDING_PAGES_SHOWN && html`<li class="muted">and ${f.pageCount - FINDING_PAGES_SHOWN} more</li>`
+    }</ul>`
+  const fixHtml =
+    fix &&
+    html`<h4>How to fix${platform === 'generic' ? '' : ` on ${platform}`}${fix.platformSpecific ? '' : ' (general advice)'}</h4>
+<pre class="fix-change">${clip(fix.change, 4_000)}</pre>${fix.where && html`<p><strong>Where:</strong> ${clip(fix.where, 600)}</p>`}
+<h4>How to verify</h4><pre class="fix-verify">${clip(fix.verify, 2_000)}</pre>`
+  return html`<details class="finding" data-check="${f.checkId}"${open && html` open`}><summary><span class="${f.status}">${f.status}</span>
+${f.severity} · <code>${f.checkId}</code> ${f.title} <span class="muted">(−${f.impact} points${audit ? `, ${f.pageCount} page${f.pageCount === 1 ? '' : 's'}` : ''})</span></summary>
+<p>${clip(f.summary, 1_000)}</p>${pages}<h4>Evidence</h4><pre class="evidence">${evidenceText(f.evidence)}</pre>${fixHtml}</details>`
 }
 
-function pagesTable(pages: AuditPageSummary[], at: ListPages, linkBase: string): string {
-  if (pages.length === 0) return ''
+function pagesTable(pages: AuditPageSummary[], at: ListPages, linkBase: string): Html | null {
+  if (pages.length === 0) return null
   const { current, count } = pageOf(pages.length, PAGES_PER_PAGE, at.pages)
-  const rows = pages
-    .slice((current - 1) * PAGES_PER_PAGE, current * PAGES_PER_PAGE)
-    .map((p) => {
-      const failing = p.checks.filter((c) => c.status === 'fail').length
-      const warning = p.checks.filter((c) => c.status === 'warn').length
-      return `<tr><td><code>${h(clip(p.url, 300))}</code>${p.error ? `<br><span class="fail">${h(clip(p.error, 300))}</span>` : ''}</td>
-<td class="num">${h(p.httpStatus ?? '')}</td><td class="num">${h(p.depth)}</td><td class="num">${p.score === null ? '' : `${h(p.score)} <span class="${gradeClass(p.grade)}">${h(p.grade)}</span>`}</td>
-<td class="num">${failing} / ${warning}</td><td class="num">${h(p.loadMs)} ms</td></tr>`
-    })
-    .join('')
+  const rows = pages.slice((current - 1) * PAGES_PER_PAGE, current * PAGES_PER_PAGE).map((p) => {
+    const failing = p.checks.filter((c) => c.status === 'fail').length
+    const warning = p.checks.filter((c) => c.status === 'warn').length
+    return html`<tr><td><code>${clip(p.url, 300)}</code>${p.error && html`<br><span class="fail">${clip(p.error, 300)}</span>`}</td>
+<td class="num">${p.httpStatus ?? ''}</td><td class="num">${p.depth}</td><td class="num">${p.score !== null && html`${p.score} <span class="${gradeClass(p.grade)}">${p.grade}</span>`}</td>
+<td class="num">${failing} / ${warning}</td><td class="num">${p.loadMs} ms</td></tr>`
+  })
   const nav = pager(count, current, (n) => listHref(linkBase, { ...at, pages: n }, 'pages'))
-  return `<section class="card" id="pages"><h2>Pages (${pages.length})</h2>${nav}<table><thead><tr><th>Page</th><th>HTTP</th><th>Depth</th>
+  return html`<section class="card" id="pages"><h2>Pages (${pages.length})</h2>${nav}<table><thead><tr><th>Page</th><th>HTTP</th><th>Depth</th>
 <th>Score</th><th>Fail / warn</th><th>Load</th></tr></thead><tbody>${rows}</tbody></table>${nav}</section>`
 }
 
@@ -125,130 +122,117 @@ export interface OwnerExtras {
 /** The body of a report page: the owner's when `owner` is given, else the public one. */
 export function reportBody(
   d: ReportPageData,
-  opts: { at: ListPages; linkBase: string; owner?: OwnerExtras; replay?: string | null; afterScore?: string },
-): string {
+  opts: { at: ListPages; linkBase: string; owner?: OwnerExtras; replay?: Html | null; afterScore?: Html },
+): Html {
   const audit = d.kind === 'audit'
-  const title = `${audit ? 'Audit' : 'Scan'} of ${d.url}`
   const m = d.model
   const owner = opts.owner
-  const notice = owner?.notice ? `<p class="banner${owner.notice.bad ? ' bad' : ''}" id="notice">${h(owner.notice.text)}</p>` : ''
-  const running = d.status === 'queued' || d.status === 'running'
-  const progress = d.progress
-    ? `<span class="pages-scanned">${h(d.progress.pagesScanned)}</span> of <span class="pages-discovered">${h(d.progress.pagesDiscovered)}</span> pages scanned${
-        d.progress.pagesFailed ? `, ${h(d.progress.pagesFailed)} failed` : ''
-      }<br><span class="current-url muted">${h(clip(d.progress.currentUrl ?? '', 300))}</span>`
-    : ''
-  const live = running
-    ? `<section class="card" id="live" data-poll="/api/${audit ? 'audits' : 'scans'}/${h(d.id)}"><h2>In progress</h2>
-<p>Status: <span class="status">${h(d.status)}</span>. ${progress}</p>
+  const notice = owner?.notice && html`<p class="banner${owner.notice.bad ? ' bad' : ''}" id="notice">${owner.notice.text}</p>`
+  return html`${notice}<h1>${audit ? 'Audit' : 'Scan'} of ${d.url}</h1>
+<p class="meta">${audit ? 'Audit' : 'Scan'} <code>${d.id}</code> · started ${when(d.createdAt)}${d.finishedAt && ` · finished ${when(d.finishedAt)}`} · <span id="state">${d.status}</span></p>
+${liveSection(d, owner)}${failedSection(d)}${m && scoreCard(d, m)}${opts.afterScore}${owner && shareSection(d, owner)}${
+  m && findingsSection(d, m, opts.at, opts.linkBase)
+}${audit && m && pagesTable(d.pages, opts.at, opts.linkBase)}${replaySection(d, opts.replay ?? null, Boolean(owner))}${m && checksTable(m)}`
+}
+
+/** Pages scanned, discovered and failed, and the page being scanned (the poller updates the first two). */
+function progressText(d: ReportPageData): Html | null {
+  const p = d.progress
+  return (
+    p &&
+    html`<span class="pages-scanned">${p.pagesScanned}</span> of <span class="pages-discovered">${p.pagesDiscovered}</span> pages scanned${
+      p.pagesFailed > 0 && `, ${p.pagesFailed} failed`
+    }<br><span class="current-url muted">${clip(p.currentUrl ?? '', 300)}</span>`
+  )
+}
+
+/** While the run is queued or running: its progress, and for the owner of an audit the live viewer's button. */
+function liveSection(d: ReportPageData, owner: OwnerExtras | undefined): Html | null {
+  if (d.status !== 'queued' && d.status !== 'running') return null
+  const audit = d.kind === 'audit'
+  return html`<section class="card" id="live" data-poll="/api/${audit ? 'audits' : 'scans'}/${d.id}"><h2>In progress</h2>
+<p>Status: <span class="status">${d.status}</span>. ${progressText(d)}</p>
 ${
-  audit && owner
-    ? `<form method="post" action="${h(owner.actionBase)}/viewer" target="_blank" class="inline"><input type="hidden" name="csrf" value="${h(owner.csrf)}">
+  audit &&
+  owner &&
+  html`<form method="post" action="${owner.actionBase}/viewer" target="_blank" class="inline"><input type="hidden" name="csrf" value="${owner.csrf}">
 <button type="submit" class="primary" id="watch-live">Watch the crawl live</button></form> <span class="muted">The live viewer works while the crawl runs.</span>`
-    : ''
 }
 <p class="muted">This page updates itself and shows the report when it is done.</p></section>`
-    : ''
-  const failed =
-    d.status === 'failed' || d.status === 'cancelled'
-      ? `<section class="card"><h2 class="fail">${d.status === 'failed' ? 'Failed' : 'Cancelled'}</h2>${
-          d.error ? `<p><code>${h(d.error.code)}</code> ${h(clip(d.error.message, 1_000))}</p>` : ''
-        }${audit && d.progress ? `<p>${progress}</p>` : ''}</section>`
-      : ''
-  const scoreCard = m
-    ? `<section class="card score-card" id="score"><div><span class="score">${h(m.score)}</span><span class="muted">/100</span></div>
-<div class="grade ${gradeClass(m.grade)}">${h(m.grade)}</div>
-<div class="meta"><div><strong>${h(m.url)}</strong></div>
+}
+
+function failedSection(d: ReportPageData): Html | null {
+  if (d.status !== 'failed' && d.status !== 'cancelled') return null
+  return html`<section class="card"><h2 class="fail">${d.status === 'failed' ? 'Failed' : 'Cancelled'}</h2>${
+    d.error && html`<p><code>${d.error.code}</code> ${clip(d.error.message, 1_000)}</p>`
+  }${d.kind === 'audit' && d.progress && html`<p>${progressText(d)}</p>`}</section>`
+}
+
+function scoreCard(d: ReportPageData, m: ReportModel): Html {
+  return html`<section class="card score-card" id="score"><div><span class="score">${m.score}</span><span class="muted">/100</span></div>
+<div class="grade ${gradeClass(m.grade)}">${m.grade}</div>
+<div class="meta"><div><strong>${m.url}</strong></div>
 <div>${m.summary.fail} failing · ${m.summary.warn} warning · ${m.summary.pass} passing · ${m.summary.skipped} skipped</div>
-<div>Fixes written for: <strong id="platform">${h(m.platform)}</strong>${audit && d.stoppedBy ? ` · crawl stopped by ${h(d.stoppedBy)}` : ''} · checks ${h(m.checksVersion)}</div></div></section>`
-    : ''
-  const findings = m ? findingsSection(d, m, opts.at, opts.linkBase) : ''
-  const checks = m
-    ? `<section class="card" id="checks"><h2>Every check</h2><table><thead><tr><th>Check</th><th>Category</th><th>Severity</th><th>Status</th><th>Summary</th></tr></thead><tbody>
-${m.checks
-  .map(
-    (c) =>
-      `<tr><td><code>${h(c.id)}</code> ${h(c.title)}</td><td>${h(c.category)}</td><td>${h(c.severity)}</td><td class="${h(c.status)}">${h(c.status)}</td><td>${h(clip(c.summary, 400))}</td></tr>`,
-  )
-  .join('')}</tbody></table></section>`
-    : ''
-  const pages = audit && m ? pagesTable(d.pages, opts.at, opts.linkBase) : ''
-  const replay =
-    audit && d.status !== 'queued' && d.status !== 'running'
-      ? opts.replay
-        ? `<section class="card" id="replay"><h2>Replay of the crawl</h2>${opts.replay}</section>`
-        : owner
-          ? // Audits recorded before replays were kept, or whose crawl reached no page.
-            '<section class="card" id="replay"><h2>Replay of the crawl</h2><p class="replay-slot muted">No replay is recorded for this audit.</p></section>'
-          : ''
-      : ''
-  const share = owner ? shareSection(d, owner) : ''
-  return `${notice}<h1>${h(title)}</h1>
-<p class="meta">${audit ? 'Audit' : 'Scan'} <code>${h(d.id)}</code> · started ${when(d.createdAt)}${d.finishedAt ? ` · finished ${when(d.finishedAt)}` : ''} · <span id="state">${h(d.status)}</span></p>
-${live}${failed}${scoreCard}${opts.afterScore ?? ''}${share}${findings}${pages}${replay}${checks}`
+<div>Fixes written for: <strong id="platform">${m.platform}</strong>${d.kind === 'audit' && d.stoppedBy && ` · crawl stopped by ${d.stoppedBy}`} · checks ${m.checksVersion}</div></div></section>`
+}
+
+function checksTable(m: ReportModel): Html {
+  return html`<section class="card" id="checks"><h2>Every check</h2><table><thead><tr><th>Check</th><th>Category</th><th>Severity</th><th>Status</th><th>Summary</th></tr></thead><tbody>
+${m.checks.map(
+  (c) =>
+    html`<tr><td><code>${c.id}</code> ${c.title}</td><td>${c.category}</td><td>${c.severity}</td><td class="${c.status}">${c.status}</td><td>${clip(c.summary, 400)}</td></tr>`,
+)}</tbody></table></section>`
+}
+
+/** An ended audit's replay; for the owner, a note when none was recorded. */
+function replaySection(d: ReportPageData, replay: Html | null, owner: boolean): Html | null {
+  if (d.kind !== 'audit' || d.status === 'queued' || d.status === 'running') return null
+  if (replay) return html`<section class="card" id="replay"><h2>Replay of the crawl</h2>${replay}</section>`
+  // Audits recorded before replays were kept, or whose crawl reached no page.
+  if (owner)
+    return html`<section class="card" id="replay"><h2>Replay of the crawl</h2><p class="replay-slot muted">No replay is recorded for this audit.</p></section>`
+  return null
 }
 
 /** The findings, highest impact first, a page of them at a time; the three with the most impact open. */
-function findingsSection(d: ReportPageData, m: ReportModel, at: ListPages, linkBase: string): string {
-  const head = `<section class="card" id="findings"><h2>Findings by impact (${m.findings.length})</h2>`
-  if (m.findings.length === 0) return `${head}<p>No failing or warning checks.</p></section>`
+function findingsSection(d: ReportPageData, m: ReportModel, at: ListPages, linkBase: string): Html {
+  const head = html`<section class="card" id="findings"><h2>Findings by impact (${m.findings.length})</h2>`
+  if (m.findings.length === 0) return html`${head}<p>No failing or warning checks.</p></section>`
   const { current, count } = pageOf(m.findings.length, FINDINGS_PER_PAGE, at.findings)
   const from = (current - 1) * FINDINGS_PER_PAGE
   const shown = m.findings
     .slice(from, from + FINDINGS_PER_PAGE)
     .map((f, i) => findingHtml(f, d.fixOf(from + i), d.kind === 'audit', m.platform, from + i < 3))
-    .join('\n')
   const nav = pager(count, current, (n) => listHref(linkBase, { ...at, findings: n }, 'findings'))
-  return `${head}${nav}${shown}${nav}</section>`
+  return html`${head}${nav}${joinHtml(shown, '\n')}${nav}</section>`
 }
 
-function shareSection(d: ReportPageData, o: OwnerExtras): string {
-  if (d.status !== 'completed') return ''
-  const csrf = `<input type="hidden" name="csrf" value="${h(o.csrf)}">`
+function shareSection(d: ReportPageData, o: OwnerExtras): Html | null {
+  if (d.status !== 'completed') return null
+  const csrf = html`<input type="hidden" name="csrf" value="${o.csrf}">`
   if (!o.publicUrl) {
-    return `<section class="card" id="share"><h2>Share</h2><p>This report is private. Making it public gives it a link anyone who has it can open
+    return html`<section class="card" id="share"><h2>Share</h2><p>This report is private. Making it public gives it a link anyone who has it can open
 (secrets stay redacted), and a score badge for a README.</p>
-<form method="post" action="${h(o.actionBase)}/share">${csrf}<button type="submit" class="primary" id="make-public">Make public</button></form></section>`
+<form method="post" action="${o.actionBase}/share">${csrf}<button type="submit" class="primary" id="make-public">Make public</button></form></section>`
   }
-  return `<section class="card" id="share"><h2>Share</h2><p>Public at <a id="public-url" href="${h(o.publicUrl)}">${h(o.publicUrl)}</a></p>
+  return html`<section class="card" id="share"><h2>Share</h2><p>Public at <a id="public-url" href="${o.publicUrl}">${o.publicUrl}</a></p>
 ${badgeHtml(o.publicUrl, d.model)}
-<form method="post" action="${h(o.actionBase)}/unshare">${csrf}<button type="submit" class="danger" id="withdraw">Withdraw the public link</button></form>
+<form method="post" action="${o.actionBase}/unshare">${csrf}<button type="submit" class="danger" id="withdraw">Withdraw the public link</button></form>
 <p class="muted">Withdrawn, the link and its badge answer 404; sharing again makes a new link.</p></section>`
 }
 
 /** The badge of a shared report and the Markdown that embeds it in a README (linking to the report). */
-function badgeHtml(publicUrl: string, m: ReportModel | null): string {
+function badgeHtml(publicUrl: string, m: ReportModel | null): Html {
   const badge = `${publicUrl}/badge`
   const alt = m ? `App Audit score: ${m.score} ${m.grade}` : 'App Audit score'
   // The image by its path: the pages' CSP allows images from their own origin only, whatever host served them.
-  return `<p><img id="badge" src="${h(new URL(badge).pathname)}" alt="${h(alt)}" height="20"> Badge for a README:</p>
-<pre id="badge-markdown">${h(`[![App Audit score](${badge})](${publicUrl})`)}</pre>`
+  return html`<p><img id="badge" src="${new URL(badge).pathname}" alt="${alt}" height="20"> Badge for a README:</p>
+<pre id="badge-markdown">${`[![App Audit score](${badge})](${publicUrl})`}</pre>`
 }
 
 /** The public page's badge section: the same badge and snippet the owner sees. */
 export const badgeSection = (publicUrl: string, m: ReportModel | null) =>
-  `<section class="card" id="badge-section"><h2>Badge</h2>${badgeHtml(publicUrl, m)}</section>`
+  html`<section class="card" id="badge-section"><h2>Badge</h2>${badgeHtml(publicUrl, m)}</section>`
 
-/** The owner's page script: polls the dashboard route while the report runs and reloads when it ends. */
-export const REPORT_SCRIPT = `(() => {
-const live = document.getElementById('live');
-if (!live) return;
-const set = (sel, text) => { const el = live.querySelector(sel); if (el) el.textContent = text; };
-let n = 0;
-const tick = () => fetch(live.dataset.poll, { credentials: 'same-origin' })
-  .then((r) => (r.ok ? r.json() : null))
-  .then((s) => {
-    if (!s) return false;
-    set('.status', s.status);
-    if (s.progress) {
-      set('.pages-scanned', s.progress.pagesScanned);
-      set('.pages-discovered', s.progress.pagesDiscovered);
-      set('.current-url', s.progress.currentUrl || '');
-    }
-    if (s.status === 'completed' || s.status === 'failed' || s.status === 'cancelled') { location.reload(); return true; }
-    return false;
-  })
-  .catch(() => false)
-  .then((done) => { if (!done && ++n < 3600) setTimeout(tick, 2000); });
-setTimeout(tick, 1500);
-})();`
+/** The owner's page script (live-client.ts): polls the dashboard route while the report runs and reloads when it ends. */
+export const REPORT_SCRIPT = await bundleClientScript(new URL('./live-client.ts', import.meta.url))

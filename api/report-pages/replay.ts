@@ -2,71 +2,36 @@
 // (shared/db/audit-frames.ts), played back as a timeline a person can scrub. The page embeds the index (when,
 // which URL) and loads each frame from its own route: the owner's (/dashboard/audits/{id}/replay/{seq}) or,
 // for a shared report, the public one (/r/{slug}/replay/{seq}). Script and style carry the page's nonce, so
-// the page's CSP (scripts and styles by nonce only, images from 'self') holds.
+// the page's CSP (scripts and styles by nonce only, images from 'self') holds. The player's script is
+// replay-client.ts, bundled when this module loads.
 import { listAuditFrames, readAuditFrame } from '../../shared/db/audit-frames.ts'
 import type { Sql } from '../../shared/db/index.ts'
+import { type Html, html, raw } from '../../shared/lib/html.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { errorMessage } from '../../shared/errors.ts'
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+import { bundleClientScript } from '../http/client-script.ts'
 
 /** JSON inside <script type="application/json">: "<" escaped, so no "</script>" can end it early. */
-const jsonInScript = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c')
+const jsonInScript = (v: unknown) => raw(JSON.stringify(v).replace(/</g, '\\u003c'))
 
-const STYLE = `
+const STYLE = raw(`
 .replay-player{display:grid;gap:.5rem}
 .replay-player img{width:100%;max-width:960px;height:auto;background:#000;border-radius:4px}
 .replay-controls{display:flex;gap:.6rem;align-items:center;flex-wrap:wrap}
 .replay-controls input[type=range]{flex:1 1 16rem}
 .replay-meta{font-size:.9em;color:#555;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-`
+`)
 
-// Plain ES2017: the index is read from the JSON script, each frame is an <img> from the frame route.
-const SCRIPT = `
-(function () {
-  var root = document.getElementById('replay-player');
-  if (!root) return;
-  var frames = JSON.parse(document.getElementById('replay-index').textContent || '[]');
-  if (!frames.length) return;
-  var base = root.getAttribute('data-base');
-  var img = document.getElementById('replay-img');
-  var seek = document.getElementById('replay-seek');
-  var play = document.getElementById('replay-play');
-  var at = document.getElementById('replay-at');
-  var url = document.getElementById('replay-url');
-  var t0 = Date.parse(frames[0].at) || 0;
-  var timer = null;
-  function show(i) {
-    var f = frames[i];
-    img.src = base + '/' + f.seq;
-    img.alt = 'The crawler on ' + f.url;
-    seek.value = String(i);
-    var s = Math.max(0, Math.round(((Date.parse(f.at) || t0) - t0) / 1000));
-    at.textContent = (i + 1) + ' of ' + frames.length + ' · ' + Math.floor(s / 60) + ':' + ('0' + (s % 60)).slice(-2);
-    url.textContent = f.url;
-  }
-  function stop() { if (timer) clearInterval(timer); timer = null; play.textContent = 'Play'; }
-  seek.addEventListener('input', function () { stop(); show(Number(seek.value)); });
-  play.addEventListener('click', function () {
-    if (timer) return stop();
-    var i = Number(seek.value);
-    if (i >= frames.length - 1) i = -1;
-    play.textContent = 'Pause';
-    timer = setInterval(function () { i++; if (i >= frames.length) return stop(); show(i); }, 400);
-  });
-  show(0);
-})();
-`
+const SCRIPT = raw(await bundleClientScript(new URL('./replay-client.ts', import.meta.url)))
 
 /** The replay player for an audit whose frames are served under `frameBase`, or null when it kept none. */
-export async function replayHtml(sql: Sql, log: Logger, auditId: string, frameBase: string, nonce: string): Promise<string | null> {
+export async function replayHtml(sql: Sql, log: Logger, auditId: string, frameBase: string, nonce: string): Promise<Html | null> {
   try {
     const frames = await listAuditFrames(sql, auditId)
     if (frames.length === 0) return null
     const index = frames.map((f) => ({ seq: f.seq, at: f.at.toISOString(), url: f.url }))
-    return `<style nonce="${nonce}">${STYLE}</style>
-<div class="replay-player" id="replay-player" data-base="${escapeHtml(frameBase)}">
+    return html`<style nonce="${nonce}">${STYLE}</style>
+<div class="replay-player" id="replay-player" data-base="${frameBase}">
 <img id="replay-img" width="480" height="300" alt="The crawler's browser">
 <div class="replay-controls"><button type="button" id="replay-play">Play</button>
 <input type="range" id="replay-seek" min="0" max="${frames.length - 1}" value="0" aria-label="Position in the crawl">

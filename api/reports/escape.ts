@@ -1,22 +1,22 @@
 // Escaping for the export writers. Summaries, evidence and URLs come from the scanned site, which may be
-// hostile: every writer passes them through one of these before they reach markup.
+// hostile: every writer passes them through one of these (or html`...`, for the HTML page) before they
+// reach markup.
+import { escapeHtml } from '../../shared/lib/html.ts'
 
 /** A character XML 1.0 cannot carry at all: C0 controls other than tab, LF and CR; lone surrogates; U+FFFE/F. */
 const unusable = (c: number) =>
   (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || (c >= 0xd800 && c <= 0xdfff) || c === 0xfffe || c === 0xffff
 
 /** The text with every unusable character replaced by U+FFFD (iterating by code point, so valid pairs stay whole). */
-function usable(s: string): string {
+export function usable(s: string): string {
   let out = ''
   for (const ch of s) out += unusable(ch.codePointAt(0)!) ? '\uFFFD' : ch
   return out
 }
 
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-
-/** Text or attribute value for HTML and XML: the five markup characters as entities, unusable characters replaced. */
+/** Text or attribute value for XML (and HTML): the five markup characters as entities, unusable characters replaced. */
 export function escapeMarkup(s: string): string {
-  return usable(s).replace(/[&<>"']/g, (c) => ENTITIES[c]!)
+  return escapeHtml(usable(s))
 }
 
 /**

@@ -14,7 +14,8 @@ import type { KeyValue } from '../../shared/infra/types.ts'
 import { formText, requestBodies } from '../http/body.ts'
 import { clientIp } from '../http/client-ip.ts'
 import { clearCookie, readCookie, setCookie } from '../http/cookies.ts'
-import { esc, htmlPage } from '../http/layout.ts'
+import { html } from '../../shared/lib/html.ts'
+import { htmlPage } from '../http/layout.ts'
 import type { RateLimiter } from '../http/rate-limit.ts'
 import type { OidcClient } from './oidc.ts'
 import { csrfProblem, currentSession, SESSION_COOKIE } from './session.ts'
@@ -59,7 +60,7 @@ const failed = (status: number, message: string) =>
   htmlPage(
     status,
     'Sign-in failed',
-    `<div class="card"><h1>Sign-in failed</h1><p>${esc(message)}</p><p><a href="/auth/login">Try again</a></p></div>`,
+    html`<div class="card"><h1>Sign-in failed</h1><p>${message}</p><p><a href="/auth/login">Try again</a></p></div>`,
   )
 
 const redirect = (location: string, cookies: string[] = []) => {

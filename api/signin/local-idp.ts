@@ -7,8 +7,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import Provider from 'oidc-provider'
+import { html } from '../../shared/lib/html.ts'
 import { readCappedText } from '../../shared/lib/http-body.ts'
-import { esc } from '../http/layout.ts'
 import { errorMessage } from '../../shared/errors.ts'
 
 export interface LocalIdpOptions {
@@ -37,16 +37,16 @@ const same = (a: string, b: string) => {
 }
 
 function loginPage(uid: string, error: string | null): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Local identity provider: sign in</title>
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Local identity provider: sign in</title>
 <style>body{font:15px system-ui,sans-serif;background:#eef0f3;display:flex;justify-content:center;padding-top:4rem}
 form{background:#fff;padding:2rem;border-radius:8px;border:1px solid #ccd;min-width:20rem}label{display:block;margin:.8rem 0 .2rem}
 input{width:100%;padding:.4rem;font:inherit;box-sizing:border-box}button{margin-top:1.2rem;padding:.5rem 1.2rem;font:inherit}
 .error{color:#b42318}</style></head><body>
-<form method="post" action="/interaction/${esc(uid)}/login"><h1>Local identity provider</h1>
-<p>Development sign-in for App Audit.</p>${error ? `<p class="error" id="error">${esc(error)}</p>` : ''}
+<form method="post" action="/interaction/${uid}/login"><h1>Local identity provider</h1>
+<p>Development sign-in for App Audit.</p>${error && html`<p class="error" id="error">${error}</p>`}
 <label for="login">Email</label><input id="login" name="login" autocomplete="username" autofocus>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
-<button type="submit" id="sign-in">Sign in</button></form></body></html>`
+<button type="submit" id="sign-in">Sign in</button></form></body></html>`.toString()
 }
 
 /** The login form, read with the service's one capped reader; a form over 16 KiB is read as empty. */

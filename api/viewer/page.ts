@@ -1,8 +1,10 @@
-// The viewer page: one self-contained HTML document (no external resources) whose script reads the token
-// from the URL fragment, which browsers never send to a server, and hands it over as the socket's first
-// message. Script and style are allowed by hash, so the CSP needs neither 'unsafe-inline' nor nonces.
+// The viewer page: one self-contained HTML document (no external resources) whose script (client.ts,
+// bundled when this module loads) reads the token from the URL fragment, which browsers never send to a
+// server, and hands it over as the socket's first message. Script and style are allowed by hash, so the
+// CSP needs neither 'unsafe-inline' nor nonces.
 import { createHash } from 'node:crypto'
-import { CLOSE_ENDED, CLOSE_POLICY } from '../../shared/protocol/viewer.ts'
+import { html, raw } from '../../shared/lib/html.ts'
+import { bundleClientScript } from '../http/client-script.ts'
 
 const STYLE = `
 body{margin:0;font:15px/1.45 system-ui,sans-serif;background:#111;color:#eee}
@@ -21,88 +23,7 @@ main{display:flex;justify-content:center;padding:1em}
 [hidden]{display:none!important}
 `
 
-// Plain ES2017 so any current browser runs it. Everything the server sends is JSON text. The client sends
-// the token once, then only which lane to follow (focus:N, focus:auto): the crawl's pages are never touched.
-const SCRIPT = `
-(function () {
-  var $ = function (id) { return document.getElementById(id) };
-  var token = '';
-  try { token = decodeURIComponent(location.hash.slice(1)) } catch (e) { /* a mangled link: not valid */ }
-  var shown = 0, started = 0, lanes = 0, following = 'auto', stamps = [];
-  var STATES = { waiting: 'waiting for the first page', crawling: 'crawling', completed: 'finished', failed: 'failed', cancelled: 'cancelled' };
-  function notice(kind) {
-    $('live').hidden = true;
-    $(kind).hidden = false;
-    document.title = $(kind).querySelector('h1').textContent;
-  }
-  function setState(s) { $('state').textContent = STATES[s] || s; $('state').className = s; }
-  function elapsed() {
-    if (!started) return;
-    var s = Math.max(0, Math.round((Date.now() - started) / 1000));
-    $('elapsed').textContent = Math.floor(s / 60) + ':' + ('0' + (s % 60)).slice(-2);
-  }
-  setInterval(elapsed, 1000);
-  function fps() {
-    var now = Date.now();
-    while (stamps.length && now - stamps[0] > 2000) stamps.shift();
-    $('fps').textContent = (stamps.length / 2).toFixed(1);
-  }
-  setInterval(fps, 500);
-  function laneButtons(n) {
-    if (n === lanes) return;
-    lanes = n;
-    var box = $('lanes');
-    while (box.firstChild) box.removeChild(box.firstChild);
-    if (n < 2) return;
-    var choices = ['auto'];
-    for (var i = 0; i < n; i++) choices.push(String(i));
-    choices.forEach(function (c) {
-      var b = document.createElement('button');
-      b.type = 'button';
-      b.textContent = c === 'auto' ? 'latest page' : 'lane ' + (Number(c) + 1);
-      b.setAttribute('aria-pressed', String(c === following));
-      b.onclick = function () {
-        following = c;
-        if (ws.readyState === 1) ws.send('focus:' + c);
-        Array.prototype.forEach.call(box.children, function (x) { x.setAttribute('aria-pressed', String(x === b)); });
-      };
-      box.appendChild(b);
-    });
-  }
-  if (!token) { notice('invalid'); return; }
-  var path = location.pathname.replace(/\\/+$/, '');
-  var ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + path + '/ws');
-  ws.onopen = function () { ws.send(token); setState('waiting'); };
-  ws.onmessage = function (ev) {
-    var m; try { m = JSON.parse(ev.data) } catch (e) { return }
-    if (m.type === 'ready') { setState('waiting'); }
-    else if (m.type === 'frame' && typeof m.data === 'string') {
-      $('screen').src = 'data:image/jpeg;base64,' + m.data;
-      shown++;
-      stamps.push(Date.now());
-      $('frames').textContent = String(shown);
-      if (m.url) $('url').textContent = m.url;
-      if (typeof m.lanes === 'number') laneButtons(m.lanes);
-      if (typeof m.lane === 'number') $('lane').textContent = lanes > 1 ? 'lane ' + (m.lane + 1) : '';
-    }
-    else if (m.type === 'progress') {
-      setState(m.state);
-      $('scanned').textContent = String(m.pagesScanned + m.pagesFailed);
-      $('discovered').textContent = String(m.pagesDiscovered);
-      if (m.currentUrl && !shown) $('url').textContent = m.currentUrl;
-      var f = m.findings || {};
-      ['critical', 'high', 'medium', 'low'].forEach(function (k) { $('f-' + k).textContent = String(f[k] || 0); });
-      if (m.startedAt && !started) { started = Date.parse(m.startedAt) || 0; elapsed(); }
-      if (typeof m.lanes === 'number') laneButtons(m.lanes);
-    }
-  };
-  ws.onclose = function (ev) {
-    if (ev.code === ${CLOSE_ENDED}) notice('ended');
-    else if (ev.code === ${CLOSE_POLICY}) notice('invalid');
-    else notice('lost');
-  };
-})();
-`
+const SCRIPT = await bundleClientScript(new URL('./client.ts', import.meta.url))
 
 const hash = (s: string) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`
 
@@ -118,23 +39,19 @@ export const VIEWER_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
-
 export function viewerPage(auditId: string, baseUrl: string): string {
-  const id = escapeHtml(auditId)
   // Every ending points a person at the audit's report page in the dashboard: the owner's page, so a
   // signed-out browser is sent to sign in first and another account gets 404.
   // By its path: the page names no other origin (the dashboard sends another host to BASE_URL's itself).
-  const report = escapeHtml(`${new URL(baseUrl).pathname.replace(/\/+$/, '')}/dashboard/audits/${auditId}`)
-  const results = `<p><a class="report-link" href="${report}">See the audit's report</a>: score, findings by impact with
+  const report = `${new URL(baseUrl).pathname.replace(/\/+$/, '')}/dashboard/audits/${auditId}`
+  const results = html`<p><a class="report-link" href="${report}">See the audit's report</a>: score, findings by impact with
 their evidence, the fix for your platform and every page crawled. It is ready once the crawl has ended.</p>`
-  return `<!doctype html>
+  return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Live crawl ${id}</title>
-<style>${STYLE}</style></head>
+<title>Live crawl ${auditId}</title>
+<style>${raw(STYLE)}</style></head>
 <body>
 <div id="live">
 <header><b>Live crawl</b><span id="state" class="waiting">starting</span>
@@ -151,7 +68,7 @@ their evidence, the fix for your platform and every page crawled. It is ready on
 <p>Viewer links work only while their crawl runs. The link may be incomplete, or its crawl may have ended.</p>${results}</section>
 <section id="lost" class="notice" hidden><h1>The live view was interrupted</h1>
 <p>The connection to the service was lost. Reload the page to try again while the crawl runs.</p>${results}</section>
-<script>${SCRIPT}</script>
+<script>${raw(SCRIPT)}</script>
 </body></html>
-`
+`.toString()
 }

@@ -21,9 +21,8 @@ export const VIEWER_ENDED_TTL_S = 7 * 86_400
  */
 export const VIEWER_WATCH_TTL_S = 5
 
-/** Close code for "the crawl has ended" (4000-4999 are for applications). 1008 is used for a bad link. */
-export const CLOSE_ENDED = 4001
-export const CLOSE_POLICY = 1008
+// The socket's close codes, in a module of their own so the viewer's browser script can import them.
+export { CLOSE_ENDED, CLOSE_POLICY } from './viewer-close.ts'
 
 /** Audit ids become parts of keys and channel names: keep them to a safe alphabet. */
 export const isViewerAuditId = (s: string) => /^[A-Za-z0-9_-]{1,80}$/.test(s)

@@ -1,6 +1,7 @@
 // Per-platform snippets for fixes that come down to sending response headers on every path, and for the
 // cookie attributes most fixes need. Every snippet is written in the platform's own configuration syntax,
 // with values escaped for it, so it can be pasted as it is.
+import { xmlAttribute } from '../../lib/html.ts'
 import type { Platform } from '../types.ts'
 
 export interface Header {
@@ -13,7 +14,6 @@ export type PlatformFixes = Record<Exclude<Platform, 'generic'>, string>
 const json = (v: unknown) => JSON.stringify(v, null, 2)
 /** A Python or Ruby string literal (both read JSON's escapes for the characters headers can hold). */
 const quoted = (v: string) => JSON.stringify(v)
-const xmlAttr = (v: string) => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;')
 
 /** A Content-Security-Policy value as directives and their sources, in order. */
 export function cspDirectives(policy: string): Array<[string, string[]]> {
@@ -191,8 +191,8 @@ export function headerFixes(headers: Header[]): PlatformFixes {
       '    <httpProtocol>',
       '      <customHeaders>',
       ...headers.flatMap((h) => [
-        `        <remove name="${xmlAttr(h.key)}" />`,
-        `        <add name="${xmlAttr(h.key)}" value="${xmlAttr(h.value)}" />`,
+        `        <remove name="${xmlAttribute(h.key)}" />`,
+        `        <add name="${xmlAttribute(h.key)}" value="${xmlAttribute(h.value)}" />`,
       ]),
       '      </customHeaders>',
       '    </httpProtocol>',

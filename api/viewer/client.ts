@@ -1,0 +1,144 @@
+// The live viewer's script, bundled for the browser (api/http/client-script.ts) and allowed by its hash.
+// It reads the token from the URL fragment, which browsers never send to a server, and hands it over as the
+// socket's first message. Everything the server sends is JSON text. The client sends the token once, then
+// only which lane to follow (focus:N, focus:auto): the crawl's pages are never touched.
+import { CLOSE_ENDED, CLOSE_POLICY } from '../../shared/protocol/viewer-close.ts'
+
+const $ = (id: string) => document.getElementById(id)!
+
+const STATES: Record<string, string> = {
+  waiting: 'waiting for the first page',
+  crawling: 'crawling',
+  completed: 'finished',
+  failed: 'failed',
+  cancelled: 'cancelled',
+}
+
+/** What the socket sends: the latest frame of a lane, or the audit's progress. */
+type Message =
+  | { type: 'ready' }
+  | { type: 'frame'; data: unknown; url?: string; lanes?: unknown; lane?: unknown }
+  | {
+      type: 'progress'
+      state: string
+      pagesScanned: number
+      pagesFailed: number
+      pagesDiscovered: number
+      currentUrl?: string | null
+      findings?: Record<string, number>
+      startedAt?: string | null
+      lanes?: unknown
+    }
+
+let token = ''
+try {
+  token = decodeURIComponent(location.hash.slice(1))
+} catch {
+  // A mangled link: not valid.
+}
+let shown = 0
+let started = 0
+let lanes = 0
+let following = 'auto'
+const stamps: number[] = []
+let ws: WebSocket | null = null
+
+/** Hides the live view and shows one of the notices (ended, invalid, lost). */
+function notice(kind: string) {
+  $('live').hidden = true
+  $(kind).hidden = false
+  document.title = $(kind).querySelector('h1')?.textContent ?? document.title
+}
+
+function setState(s: string) {
+  $('state').textContent = STATES[s] || s
+  $('state').className = s
+}
+
+function elapsed() {
+  if (!started) return
+  const s = Math.max(0, Math.round((Date.now() - started) / 1000))
+  $('elapsed').textContent = `${Math.floor(s / 60)}:${`0${s % 60}`.slice(-2)}`
+}
+
+/** Frames shown over the last two seconds. */
+function fps() {
+  const now = Date.now()
+  while (stamps.length && now - stamps[0]! > 2000) stamps.shift()
+  $('fps').textContent = (stamps.length / 2).toFixed(1)
+}
+
+/** One button a lane (and "latest page") once there are two lanes or more; pressing one follows that lane. */
+function laneButtons(n: number) {
+  if (n === lanes) return
+  lanes = n
+  const box = $('lanes')
+  while (box.firstChild) box.removeChild(box.firstChild)
+  if (n < 2) return
+  const choices = ['auto']
+  for (let i = 0; i < n; i++) choices.push(String(i))
+  for (const c of choices) {
+    const b = document.createElement('button')
+    b.type = 'button'
+    b.textContent = c === 'auto' ? 'latest page' : `lane ${Number(c) + 1}`
+    b.setAttribute('aria-pressed', String(c === following))
+    b.onclick = () => {
+      following = c
+      if (ws?.readyState === 1) ws.send(`focus:${c}`)
+      for (const x of box.children) x.setAttribute('aria-pressed', String(x === b))
+    }
+    box.appendChild(b)
+  }
+}
+
+function onMessage(m: Message) {
+  if (m.type === 'ready') setState('waiting')
+  else if (m.type === 'frame' && typeof m.data === 'string') {
+    ;($('screen') as HTMLImageElement).src = `data:image/jpeg;base64,${m.data}`
+    shown++
+    stamps.push(Date.now())
+    $('frames').textContent = String(shown)
+    if (m.url) $('url').textContent = m.url
+    if (typeof m.lanes === 'number') laneButtons(m.lanes)
+    if (typeof m.lane === 'number') $('lane').textContent = lanes > 1 ? `lane ${m.lane + 1}` : ''
+  } else if (m.type === 'progress') {
+    setState(m.state)
+    $('scanned').textContent = String(m.pagesScanned + m.pagesFailed)
+    $('discovered').textContent = String(m.pagesDiscovered)
+    if (m.currentUrl && !shown) $('url').textContent = m.currentUrl
+    const f = m.findings || {}
+    for (const k of ['critical', 'high', 'medium', 'low']) $(`f-${k}`).textContent = String(f[k] || 0)
+    if (m.startedAt && !started) {
+      started = Date.parse(m.startedAt) || 0
+      elapsed()
+    }
+    if (typeof m.lanes === 'number') laneButtons(m.lanes)
+  }
+}
+
+setInterval(elapsed, 1000)
+setInterval(fps, 500)
+if (!token) notice('invalid')
+else {
+  const path = location.pathname.replace(/\/+$/, '')
+  const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss://' : 'ws://'}${location.host}${path}/ws`)
+  ws = socket
+  socket.onopen = () => {
+    socket.send(token)
+    setState('waiting')
+  }
+  socket.onmessage = (ev) => {
+    let m: Message
+    try {
+      m = JSON.parse(ev.data)
+    } catch {
+      return
+    }
+    onMessage(m)
+  }
+  socket.onclose = (ev) => {
+    if (ev.code === CLOSE_ENDED) notice('ended')
+    else if (ev.code === CLOSE_POLICY) notice('invalid')
+    else notice('lost')
+  }
+}
