@@ -2,9 +2,10 @@
 // arguments into the app's monitor, remove it, describe the account's monitors. The cron job's side, which
 // runs them, is runner.ts.
 import { createHash } from 'node:crypto'
-import type { Principal } from '../../shared/db/accounts.ts'
+import type { Plan, Principal } from '../../shared/db/accounts.ts'
 import {
   deleteMonitorByOrigin,
+  findMonitorByOrigin,
   listMonitors,
   type MonitorRow,
   type MonitorSettings,
@@ -14,6 +15,8 @@ import {
 } from '../../shared/db/monitors.ts'
 import { parseTargetUrl } from '../../shared/egress/guard.ts'
 import { AppError } from '../../shared/errors.ts'
+import type { Config } from '../../shared/config.ts'
+import { Reachability } from '../http/reachable.ts'
 import { checkTarget } from '../http/target.ts'
 import { MONITOR_LIMITS, type MonitorDeps, type MonitorLimits, type MonitorRunResult, runDueMonitors } from './runner.ts'
 
@@ -37,6 +40,14 @@ export const LISTED_MONITORS = 50
 export function defaultSlot(url: string): { hour: number; weekday: number } {
   const h = createHash('sha256').update(url).digest()
   return { hour: h.readUInt32BE(0) % 24, weekday: h.readUInt32BE(4) % 7 }
+}
+
+/** The refusal of one monitor more than the plan keeps: a higher plan keeps more, the highest does not. */
+function monitorCapReached(plan: Plan, max: number): AppError {
+  const message = `This account has ${max} monitors, the most the ${plan} plan keeps; remove one (monitor_app with remove: true)`
+  return plan === 'scale'
+    ? new AppError('rate_limited', `${message}.`, { limit: max })
+    : new AppError('plan_required', `${message} or move to the scale plan.`, { requiredPlan: 'scale', currentPlan: plan, limit: max })
 }
 
 const invalid = (path: string, message: string) =>
@@ -85,17 +96,38 @@ export function monitorView(m: MonitorRow) {
   }
 }
 
-export class MonitorService {
-  constructor(private readonly deps: MonitorDeps) {}
+/**
+ * Monitors one account may keep, by plan (each one is also an app): the cron job's runs are shared by every
+ * account, so one account cannot queue more than a plan's worth of them.
+ */
+export const MONITORS_PER_PLAN: Record<Plan, number> = { free: 0, launch: 25, scale: 100 }
 
-  /** Creates or updates the monitor of the URL's app. The target is checked as scan_app checks it. */
+export class MonitorService {
+  private readonly reach: Reachability
+
+  constructor(private readonly deps: MonitorDeps & { config: Pick<Config, 'PROBE_TIMEOUT_MS'> }) {
+    this.reach = new Reachability(deps.config)
+  }
+
+  /**
+   * Creates or updates the monitor of the URL's app. The target is checked as scan_app checks it; a new
+   * monitor also needs the site to answer once (so no one fills the schedule with addresses where nothing
+   * runs) and room under the plan's MONITORS_PER_PLAN.
+   */
   async save(principal: Principal, input: MonitorInput) {
     const url = await checkTarget(this.deps.config, input.url, { refuseUnreachable: true })
-    const saved = await saveMonitor(this.deps.db.sql, principal.account.id, url.origin, (current) =>
-      mergeSettings(current, input, url.href),
-    )
-    if (saved.changed)
-      this.deps.log.info('monitor saved', { accountId: principal.account.id, monitorId: saved.monitor.id, created: saved.created })
+    const { sql } = this.deps.db
+    const accountId = principal.account.id
+    if (!(await findMonitorByOrigin(sql, accountId, url.origin))) {
+      mergeSettings(null, input, url.href) // argument errors first, before anything is asked of the site
+      await this.reach.require(url, 'no monitor was saved: a monitor needs a site that answers')
+    }
+    const plan = principal.account.plan
+    const saved = await saveMonitor(sql, accountId, url.origin, (current) => mergeSettings(current, input, url.href), {
+      max: MONITORS_PER_PLAN[plan],
+      refused: (max) => monitorCapReached(plan, max),
+    })
+    if (saved.changed) this.deps.log.info('monitor saved', { accountId, monitorId: saved.monitor.id, created: saved.created })
     return { ...monitorView(saved.monitor), created: saved.created, changed: saved.changed }
   }
 

@@ -20,14 +20,20 @@ export interface DueMonitor {
  * Claims up to `max` due monitors of paid accounts and moves each to its next slot from now, in one
  * statement: rows another claim holds are skipped, and a row it has just moved no longer passes
  * `next_run_at <= now()` when rechecked, so a monitor is claimed once per slot however many runs race.
- * A slot missed while nothing ran is not made up: the next one is counted from now.
+ * Accounts take turns: every account's most overdue monitor comes before any account's second, so one
+ * account with many monitors due never holds back another's. A slot missed while nothing ran is not made
+ * up: the next one is counted from now.
  */
 export async function claimDueMonitors(sql: Sql, max: number): Promise<DueMonitor[]> {
   const rows = await sql<Array<{ id: string; account_id: string; plan: Plan; url: string }>>`
-    WITH due AS (
-      SELECT m.id FROM monitors m JOIN accounts a ON a.id = m.account_id
+    WITH ranked AS (
+      SELECT m.id, m.next_run_at, row_number() OVER (PARTITION BY m.account_id ORDER BY m.next_run_at, m.id) AS turn
+      FROM monitors m JOIN accounts a ON a.id = m.account_id
       WHERE m.enabled AND m.next_run_at <= now() AND a.plan <> 'free'
-      ORDER BY m.next_run_at, m.id
+    ), due AS (
+      SELECT m.id FROM monitors m JOIN ranked r ON r.id = m.id
+      WHERE m.enabled AND m.next_run_at <= now()
+      ORDER BY r.turn, r.next_run_at, r.id
       LIMIT ${max}
       FOR UPDATE OF m SKIP LOCKED
     )

@@ -84,12 +84,19 @@ export async function saveMonitor(
   accountId: string,
   origin: string,
   decide: (current: MonitorRow | null) => MonitorSettings,
+  cap?: { max: number; refused: (max: number) => Error },
 ): Promise<{ monitor: MonitorRow; created: boolean; changed: boolean }> {
   return sql.begin(async (tx) => {
+    // The account row first: new monitors of one account are counted one call at a time.
+    if (cap) await tx`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`
     // Inside the transaction: its upsert locks the app row until commit, and a refused call adds no app.
     const appId = await upsertApp(tx as unknown as Sql, accountId, origin)
     const [cur] = await tx<Raw[]>`SELECT * FROM monitors WHERE app_id = ${appId}`
     const current = cur ? toMonitor(cur) : null
+    if (!current && cap) {
+      const [held] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM monitors WHERE account_id = ${accountId}`
+      if (held!.n >= cap.max) throw cap.refused(cap.max)
+    }
     const s = decide(current)
     const next = () => tx`monitor_next_run(${s.schedule}::text, ${s.hour}::int, ${s.weekday}::int, now())`
     if (!current) {
@@ -109,6 +116,14 @@ export async function saveMonitor(
       RETURNING *`
     return { monitor: toMonitor(row!), created: false, changed: true }
   }) as Promise<{ monitor: MonitorRow; created: boolean; changed: boolean }>
+}
+
+/** The account's monitor of the app with this origin, or null. */
+export async function findMonitorByOrigin(sql: Sql, accountId: string, origin: string): Promise<MonitorRow | null> {
+  const [row] = await sql<Raw[]>`
+    SELECT m.* FROM monitors m JOIN apps a ON a.id = m.app_id
+    WHERE m.account_id = ${accountId} AND a.origin = ${origin}`
+  return row ? toMonitor(row) : null
 }
 
 /** Deletes the account's monitor of the app with this origin, and its runs; false when there was none. */

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { randomBytes } from 'node:crypto'
-import { defaultSlot } from '../../api/monitors/service.ts'
+import { defaultSlot, MONITORS_PER_PLAN } from '../../api/monitors/service.ts'
 import { createApiKey } from '../../shared/db/accounts.ts'
 import type { Sql } from '../../shared/db/index.ts'
 import { claimDueMonitors } from '../../shared/db/monitor-runs.ts'
@@ -48,6 +48,13 @@ let svc: SignInService
 let sql: Sql
 const clients: Client[] = []
 const site = switchableSite()
+const liveSites: Array<ReturnType<typeof switchableSite>> = []
+/** A site of its own (a new origin) that answers, for a monitor to be created on. */
+function liveUrl(): string {
+  const s = switchableSite()
+  liveSites.push(s)
+  return s.url
+}
 
 beforeAll(async () => {
   svc = await startSignInService('production', { ROLE: 'all', CRON_SECRET: SECRET })
@@ -55,6 +62,7 @@ beforeAll(async () => {
 }, machineDeadline(60_000))
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => {})
+  for (const s of liveSites) s.stop()
   await svc?.stop()
   site.stop()
 })
@@ -97,7 +105,7 @@ describe('monitor_app', () => {
 
   test('creates one monitor per app at a stable hour, updates it when called again, and keeps what a call leaves out', async () => {
     const c = await clientOf('launch')
-    const url = 'http://127.0.0.1:2/'
+    const url = liveUrl()
     const created = await c.monitor({ url, schedule: 'daily' })
     expect(created.isError).toBe(false)
     expect(created.body).toMatchObject({ created: true, url, schedule: 'daily', weekday: null, notifyOn: 'regression', enabled: true })
@@ -164,12 +172,40 @@ describe('monitor_app', () => {
     expect((await c.account()).usage).toMatchObject({ monitors: 0, apps: 0 })
   })
 
+  test('a site where nothing answers gets no monitor and no app; pausing a monitor of a site that went away still works', async () => {
+    const c = await clientOf('launch')
+    const gone = switchableSite()
+    const url = gone.url
+    gone.stop()
+    const r = await c.monitor({ url, schedule: 'daily' })
+    expect(r.isError).toBe(true)
+    expect(r.body.error.code).toBe('target_unreachable')
+    expect(r.body.error.message).toContain('no monitor was saved')
+    expect((await c.account()).usage).toMatchObject({ monitors: 0, apps: 0 })
+    const live = switchableSite()
+    expect((await c.monitor({ url: live.url, schedule: 'daily' })).isError).toBe(false)
+    live.stop()
+    expect((await c.monitor({ url: live.url, enabled: false })).body).toMatchObject({ enabled: false })
+  })
+
+  test("the plan's monitors are a cap: one more is refused, stores no app, and an update of one kept still works", async () => {
+    const c = await clientOf('launch')
+    const urls = Array.from({ length: MONITORS_PER_PLAN.launch }, () => liveUrl())
+    for (const url of urls) expect((await c.monitor({ url, schedule: 'weekly' })).isError).toBe(false)
+    const over = await c.monitor({ url: liveUrl(), schedule: 'weekly' })
+    expect(over.isError).toBe(true)
+    expect(over.body.error).toMatchObject({ code: 'plan_required', requiredPlan: 'scale', limit: MONITORS_PER_PLAN.launch })
+    expect((await c.account()).usage).toMatchObject({ monitors: MONITORS_PER_PLAN.launch, apps: MONITORS_PER_PLAN.launch })
+    expect((await c.monitor({ url: urls[0], schedule: 'daily' })).body).toMatchObject({ changed: true, schedule: 'daily' })
+  }, 120_000)
+
   test('remove: true deletes the monitor, and removing it again answers removed: false', async () => {
     const c = await clientOf('launch')
-    const url = 'http://127.0.0.1:4/'
+    const url = liveUrl()
+    const origin = new URL(url).origin
     await c.monitor({ url, schedule: 'weekly' })
-    expect((await c.monitor({ url: `${url}any/page`, remove: true })).body).toEqual({ origin: 'http://127.0.0.1:4', removed: true })
-    expect((await c.monitor({ url, remove: true })).body).toEqual({ origin: 'http://127.0.0.1:4', removed: false })
+    expect((await c.monitor({ url: `${url}any/page`, remove: true })).body).toEqual({ origin, removed: true })
+    expect((await c.monitor({ url, remove: true })).body).toEqual({ origin, removed: false })
     const account = await c.account()
     expect([account.usage.monitors, account.monitors]).toEqual([0, []])
   })
@@ -179,13 +215,30 @@ describe('/api/cron/monitors', () => {
   test('two claims racing without the cron lease take each due monitor once', async () => {
     const c = await clientOf('launch')
     const ids: string[] = []
-    for (const port of [5, 6, 7]) ids.push((await c.monitor({ url: `http://127.0.0.1:${port}/`, schedule: 'daily' })).body.monitorId)
+    for (let i = 0; i < 3; i++) ids.push((await c.monitor({ url: liveUrl(), schedule: 'daily' })).body.monitorId)
     for (const id of ids) await makeDue(id)
     const [a, b] = await Promise.all([claimDueMonitors(sql, 50), claimDueMonitors(sql, 50)])
     const claimed = [...a, ...b].map((m) => m.id).filter((id) => ids.includes(id))
     expect(claimed.sort()).toEqual([...ids].sort())
     const next = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM monitors WHERE id IN ${sql(ids)} AND next_run_at > now()`
     expect(next[0]!.n).toBe(3)
+  })
+
+  test("accounts take turns: one account's many due monitors do not hold back another's", async () => {
+    const notDue = () => sql`UPDATE monitors SET next_run_at = now() + interval '1 day' WHERE next_run_at <= now()`
+    await notDue() // what earlier tests left due would take turns too
+    const busy = await clientOf('launch')
+    const quiet = await clientOf('launch')
+    const many: string[] = []
+    for (let i = 0; i < 6; i++) many.push((await busy.monitor({ url: liveUrl(), schedule: 'daily' })).body.monitorId)
+    const one = (await quiet.monitor({ url: liveUrl(), schedule: 'daily' })).body.monitorId
+    // The busy account's monitors are the most overdue; the quiet one's became due last.
+    for (const id of many) await sql`UPDATE monitors SET next_run_at = now() - interval '2 hours' WHERE id = ${id}`
+    await makeDue(one)
+    const claimed = (await claimDueMonitors(sql, 3)).map((m) => m.id)
+    expect(claimed).toContain(one)
+    expect(claimed.filter((id) => many.includes(id))).toHaveLength(2)
+    await notDue()
   })
 
   test('runs a due monitor once when called twice at once: one scan, one run, compared with nothing the first time', async () => {
