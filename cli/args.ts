@@ -119,13 +119,7 @@ export function parseCommandLine(argv: string[], env: Record<string, string | un
   if (v.help) return { kind: 'help' }
   if (v.version) return { kind: 'version' }
 
-  const [command, target, ...extra] = parsed.positionals
-  if (command === undefined) throw usage('no command: use appaudit scan <url> or appaudit audit <url> (see --help)')
-  if (command !== 'scan' && command !== 'audit') throw usage(`unknown command ${JSON.stringify(command)}: use scan or audit`)
-  if (target === undefined) throw usage(`no URL to ${command}: appaudit ${command} <url>`)
-  if (extra.length > 0) throw usage(`unexpected argument ${JSON.stringify(extra[0])}`)
-  if (!isHttpUrl(target)) throw usage(`${JSON.stringify(target)} is not an absolute http or https URL`)
-
+  const { command, target } = commandAndTarget(parsed.positionals)
   const serviceUrl = v.url ?? env.APPAUDIT_URL ?? ''
   const key = v.key ?? env.APPAUDIT_KEY ?? ''
   if (!serviceUrl) throw usage('no service URL: set APPAUDIT_URL (the service base URL) or pass --url')
@@ -137,29 +131,9 @@ export function parseCommandLine(argv: string[], env: Record<string, string | un
     }
   }
 
-  let format: Format | undefined
-  if (v.format !== undefined) {
-    if (!(FORMATS as readonly string[]).includes(v.format)) throw usage(`--format must be one of ${FORMATS.join(', ')}`)
-    format = v.format as Format
-  } else if (v.output !== undefined) {
-    format = FORMAT_BY_EXTENSION.find(([re]) => re.test(v.output!))?.[1]
-    if (!format) throw usage(`--output ${v.output}: give --format (${FORMATS.join(', ')}); the extension does not say which`)
-  }
-
-  let failOn: FailOn | undefined
-  if (v['fail-on'] !== undefined) {
-    if (!(FAIL_ON_LEVELS as readonly string[]).includes(v['fail-on'])) throw usage(`--fail-on must be one of ${FAIL_ON_LEVELS.join(', ')}`)
-    failOn = v['fail-on'] as FailOn
-  }
-
-  let baseline: Options['baseline']
-  if (v.baseline !== undefined) {
-    // A file wins over an id-shaped name, so a file called scn_x is still read as a file.
-    if (existsSync(v.baseline)) baseline = { kind: 'file', path: v.baseline }
-    else if (ID.test(v.baseline)) baseline = { kind: 'id', id: v.baseline }
-    else throw usage(`--baseline ${v.baseline}: no such file, and not a scan or audit id (scn_..., aud_...)`)
-  }
-
+  const format = formatOf(v.format, v.output)
+  const failOn = failOnOf(v['fail-on'])
+  const baseline = baselineOf(v.baseline)
   const options: Options = {
     command,
     target,
@@ -177,18 +151,56 @@ export function parseCommandLine(argv: string[], env: Record<string, string | un
     wait: command === 'scan' || (v.wait ?? false),
     timeoutS: integer(v.timeout, 'timeout', 1, 86_400) ?? DEFAULT_TIMEOUT_S[command],
   }
-  if (command === 'audit' && !options.wait) {
-    // Gating on an audit that was only started would pass every build: refuse rather than pass silently.
-    const needsResult = [
-      ['--min-score', options.minScore],
-      ['--fail-on', options.failOn],
-      ['--baseline', options.baseline],
-      ['--save-baseline', options.saveBaseline],
-      ['--format/--output', options.format],
-    ].find(([, value]) => value !== undefined)
-    if (needsResult) throw usage(`${needsResult[0]} needs the audit's result: add --wait`)
-  }
+  if (command === 'audit' && !options.wait) refuseGatesWithoutWait(options)
   return { kind: 'run', options }
+}
+
+function commandAndTarget(positionals: string[]): { command: Options['command']; target: string } {
+  const [command, target, ...extra] = positionals
+  if (command === undefined) throw usage('no command: use appaudit scan <url> or appaudit audit <url> (see --help)')
+  if (command !== 'scan' && command !== 'audit') throw usage(`unknown command ${JSON.stringify(command)}: use scan or audit`)
+  if (target === undefined) throw usage(`no URL to ${command}: appaudit ${command} <url>`)
+  if (extra.length > 0) throw usage(`unexpected argument ${JSON.stringify(extra[0])}`)
+  if (!isHttpUrl(target)) throw usage(`${JSON.stringify(target)} is not an absolute http or https URL`)
+  return { command, target }
+}
+
+/** --format, else the one --output's extension names. */
+function formatOf(raw: string | undefined, output: string | undefined): Format | undefined {
+  if (raw !== undefined) {
+    if (!(FORMATS as readonly string[]).includes(raw)) throw usage(`--format must be one of ${FORMATS.join(', ')}`)
+    return raw as Format
+  }
+  if (output === undefined) return undefined
+  const format = FORMAT_BY_EXTENSION.find(([re]) => re.test(output))?.[1]
+  if (!format) throw usage(`--output ${output}: give --format (${FORMATS.join(', ')}); the extension does not say which`)
+  return format
+}
+
+function failOnOf(raw: string | undefined): FailOn | undefined {
+  if (raw === undefined) return undefined
+  if (!(FAIL_ON_LEVELS as readonly string[]).includes(raw)) throw usage(`--fail-on must be one of ${FAIL_ON_LEVELS.join(', ')}`)
+  return raw as FailOn
+}
+
+function baselineOf(raw: string | undefined): Options['baseline'] {
+  if (raw === undefined) return undefined
+  // A file wins over an id-shaped name, so a file called scn_x is still read as a file.
+  if (existsSync(raw)) return { kind: 'file', path: raw }
+  if (ID.test(raw)) return { kind: 'id', id: raw }
+  throw usage(`--baseline ${raw}: no such file, and not a scan or audit id (scn_..., aud_...)`)
+}
+
+/** Gating on an audit that was only started would pass every build: refuse rather than pass silently. */
+function refuseGatesWithoutWait(options: Options): void {
+  const needsResult = [
+    ['--min-score', options.minScore],
+    ['--fail-on', options.failOn],
+    ['--baseline', options.baseline],
+    ['--save-baseline', options.saveBaseline],
+    ['--format/--output', options.format],
+  ].find(([, value]) => value !== undefined)
+  if (needsResult) throw usage(`${needsResult[0]} needs the audit's result: add --wait`)
 }
 
 function integer(raw: string | undefined, flag: string, min: number, max: number): number | undefined {

@@ -59,6 +59,7 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 export const localSubject = (user: string) => `dev-${Buffer.from(user).toString('hex').slice(0, 24)}`
 
 export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
+  // The server listens first (the issuer names its port); requests wait on 503 until the provider is made.
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end()
   const server = createServer((req, res) => handle(req, res))
   await new Promise<void>((resolve, reject) => {
@@ -68,10 +69,30 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   const port = (server.address() as { port: number }).port
   const issuer = opts.issuer ?? `http://127.0.0.1:${port}`
   const subject = localSubject(opts.user)
+  const provider = await newProvider(issuer, opts, subject)
+  const callback = provider.callback()
+  const interaction = interactionHandler(provider, opts, subject)
+  handle = (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!
+    const m = /^\/interaction\/([A-Za-z0-9_-]+)(\/login)?$/.exec(path)
+    if (!m) return callback(req, res)
+    void interaction(req, res, m[2] !== undefined)
+  }
+  return {
+    issuer,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.()
+        server.close(() => resolve())
+      }),
+  }
+}
 
+/** The provider with its one client, a fresh signing key, and the development user as its only account. */
+async function newProvider(issuer: string, opts: LocalIdpOptions, subject: string): Promise<Provider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') }
-  const provider = new Provider(issuer, {
+  return new Provider(issuer, {
     clients: [
       {
         client_id: opts.clientId,
@@ -96,12 +117,11 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
         ? { accountId: id, claims: async () => ({ sub: id, email: opts.user, email_verified: true, name: 'Local developer' }) }
         : undefined,
   })
-  const callback = provider.callback()
+}
 
-  handle = async (req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!
-    const m = /^\/interaction\/([A-Za-z0-9_-]+)(\/login)?$/.exec(path)
-    if (!m) return callback(req, res)
+/** The interaction pages: consent is implied, the login form checks the development user's name and password. */
+function interactionHandler(provider: Provider, opts: LocalIdpOptions, subject: string) {
+  return async (req: IncomingMessage, res: ServerResponse, login: boolean): Promise<void> => {
     try {
       const details = await provider.interactionDetails(req, res)
       if (details.prompt.name === 'consent') {
@@ -114,13 +134,13 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
         if (d.missingOIDCClaims) grant.addOIDCClaims(d.missingOIDCClaims)
         return await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true })
       }
-      if (req.method === 'POST' && m[2]) {
+      if (req.method === 'POST' && login) {
         const form = await readForm(req)
         if (same(form.get('login') ?? '', opts.user) && same(form.get('password') ?? '', opts.password)) {
           return await provider.interactionFinished(req, res, { login: { accountId: subject } }, { mergeWithLastSubmission: false })
         }
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-        return res.end(loginPage(details.uid, 'Wrong email or password.'))
+        return void res.end(loginPage(details.uid, 'Wrong email or password.'))
       }
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
       res.end(loginPage(details.uid, null))
@@ -128,15 +148,6 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
       if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain' })
       res.end(`interaction failed: ${errorMessage(e)}`)
     }
-  }
-
-  return {
-    issuer,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.()
-        server.close(() => resolve())
-      }),
   }
 }
 
