@@ -9,7 +9,8 @@
 import { hostname } from 'node:os'
 import { auditChannel, type AuditEvent } from '../shared/protocol/audit-events.ts'
 import { sleep } from '../shared/lib/async.ts'
-import { buildAuditResult, summaryOf } from '../shared/report/audit-report.ts'
+import { buildAuditResult } from '../shared/report/audit-report.ts'
+import { summaryOf } from '../shared/report/audit-summary.ts'
 import {
   claimAudit,
   completeAudit,

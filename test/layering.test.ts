@@ -1,9 +1,11 @@
 // The layers of docs/architecture.md, read from the source: server/ over api/, cli/ and crawler/, over
 // shared/, with no arrow back up; the CLI a client that takes only shared/ of the project; and the
-// environment read in one place (shared/config.ts) by the service, and at the CLI's entry point only.
+// environment read in one place (shared/config.ts) by the service, and at the CLI's entry point only; and
+// orchestrators that read in one screen: no function over 80 lines, no source file over 400 but a data table.
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
+import ts from 'typescript'
 
 const ROOT = resolve(import.meta.dir, '..')
 const LAYERS = ['server', 'api', 'cli', 'crawler', 'shared'] as const
@@ -59,5 +61,32 @@ describe('layers', () => {
       return /\bprocess\.env\b|\bBun\.env\b/.test(code)
     })
     expect(readers.sort()).toEqual(['cli/appaudit.ts', 'shared/config.ts'])
+  })
+})
+
+describe('sizes', () => {
+  /** Files that read better whole, and why (docs/architecture.md). */
+  const WHOLE: Record<string, string> = {
+    'shared/checks/data/vulnerable-libraries.ts': 'a data table: one entry a library, nothing to call',
+  }
+
+  test('no function over 80 lines and no source file over 400, but the data tables', () => {
+    const long: string[] = []
+    for (const file of sources) {
+      const text = readFileSync(join(ROOT, file), 'utf8')
+      const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+      const lines = text.split('\n').length
+      if (lines > 400 && !WHOLE[file]) long.push(`${file}: ${lines} lines`)
+      const visit = (node: ts.Node) => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+          const from = source.getLineAndCharacterOfPosition(node.getStart()).line
+          const to = source.getLineAndCharacterOfPosition(node.getEnd()).line
+          if (to - from + 1 > 80) long.push(`${file}:${from + 1}: a function of ${to - from + 1} lines`)
+        }
+        ts.forEachChild(node, visit)
+      }
+      visit(source)
+    }
+    expect(long).toEqual([])
   })
 })

@@ -29,7 +29,7 @@ import { viewerLinkTtlS } from '../../shared/jobs/recovery.ts'
 import { Reachability } from '../http/reachable.ts'
 import { readAuditLists, readAuditRow, readAuditSlice, readAuditSummary, type AuditSummaryParts } from '../../shared/db/audit-results.ts'
 import { offsetOf } from '../pagination.ts'
-import { SUMMARY_TOP, summaryParts } from '../../shared/report/audit-report.ts'
+import { SUMMARY_TOP, summaryParts } from '../../shared/report/audit-summary.ts'
 import { SECTION_LIMIT, sectionAnswer, sectionScope, summaryAnswer, type Section } from './results.ts'
 
 export const AUDIT_DEFAULTS = { maxPages: 50, maxDepth: 3 } as const

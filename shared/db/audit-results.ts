@@ -3,7 +3,7 @@
 // for (jsonpath slices and key filters) and only that crosses the wire and gets parsed.
 import { type AuditRaw, type AuditRow, toAudit } from './audits.ts'
 import type { Sql } from './index.ts'
-import type { StoredAuditSummary, SummaryParts } from '../report/audit-report.ts'
+import type { StoredAuditSummary, SummaryParts } from '../report/audit-summary.ts'
 
 /** The lists of a result that are read a slice at a time. */
 export type ResultList = 'findings' | 'pages' | 'checks' | 'thirdParties'

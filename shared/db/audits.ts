@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts'
 import { newId } from '../lib/ids.ts'
 import type { Sql } from './index.ts'
 import { claimLease, releaseLease, renewLease, unheldRows } from './lease.ts'
-import type { StoredAuditSummary } from '../report/audit-report.ts'
+import type { StoredAuditSummary } from '../report/audit-summary.ts'
 import {
   allowanceExhausted,
   BALANCE_COLUMNS,
