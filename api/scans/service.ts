@@ -1,5 +1,7 @@
-// Scans from the api's side: validate and pre-check the target, record the scan, hand it to the queue,
-// and wait for a worker to finish it while relaying its progress. The api never opens a browser.
+// Scans from the api's side: validate and pre-check the target, record the scan, hand it to the queue
+// (start), and wait for a worker to finish it while relaying its progress (waitFor). start is the one way a
+// scan is started: scan_app (start, then waitFor), the dashboard, monitors and directory runs. The api never
+// opens a browser.
 import type { Config } from '../../shared/config.ts'
 import type { Database } from '../../shared/db/index.ts'
 import type { Principal } from '../../shared/db/accounts.ts'
