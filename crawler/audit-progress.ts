@@ -33,6 +33,8 @@ export class ProgressReporter {
   private readonly failing = new Map<string, string>()
   private lastWrite = 0
   private pendingWrite: ReturnType<typeof setTimeout> | null = null
+  /** The writes started so far, chained: each waits for the one before it. */
+  private writes: Promise<void> = Promise.resolve()
 
   /** Counting on from the pages an earlier holder stored and the discovered count it wrote. */
   constructor(
@@ -75,7 +77,7 @@ export class ProgressReporter {
 
   /** The last change is written now rather than dropped: the viewer's end state shows the final counts. */
   async flush(): Promise<void> {
-    if (!this.pendingWrite) return
+    if (!this.pendingWrite) return this.writes
     clearTimeout(this.pendingWrite)
     await this.write()
   }
@@ -91,11 +93,21 @@ export class ProgressReporter {
     this.pendingWrite = setTimeout(() => void this.write(), wait)
   }
 
-  private async write(): Promise<void> {
-    const { sql, infra, auditId, consumer, log } = this.deps
+  /**
+   * Writes the counts as they stand. Writes go one after the other, in order: one that started earlier and
+   * is still waiting on the database never lands after a later one, so the last write holds the last counts.
+   */
+  private write(): Promise<void> {
     this.lastWrite = Date.now()
     this.pendingWrite = null
     const snapshot = { ...this.progress }
+    const findings = severityCounts(this.failing)
+    this.writes = this.writes.then(() => this.send(snapshot, findings))
+    return this.writes
+  }
+
+  private async send(snapshot: AuditProgress, findings: ReturnType<typeof severityCounts>): Promise<void> {
+    const { sql, infra, auditId, consumer, log } = this.deps
     await updateAuditProgress(sql, auditId, consumer, snapshot).catch((e) => log.warn('progress write failed', { error: errorMessage(e) }))
     await infra.pubsub
       .publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent))
@@ -103,9 +115,9 @@ export class ProgressReporter {
     await publishViewerProgress(infra, auditId, {
       state: snapshot.pagesScanned + snapshot.pagesFailed > 0 ? 'crawling' : 'waiting',
       ...snapshot,
-      findings: severityCounts(this.failing),
+      findings,
       startedAt: this.deps.startedAt.toISOString(),
       lanes: this.deps.lanes,
-    })
+    }).catch(() => {})
   }
 }
