@@ -11,7 +11,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { carefulPage, carelessPage } from '../test/fixtures/careless-page.ts'
 import type { Site } from '../test/fixtures/sites.ts'
-import { connectClient } from '../test/harness/client.ts'
+import { connectClient, textJson } from '../test/harness/client.ts'
 import { startBenchService } from './lib/service.ts'
 import { fmtInt, table, writeResult } from './lib/stats.ts'
 
@@ -43,7 +43,7 @@ async function measure(client: Client, tool: string, args: Args): Promise<{ size
   const text = texts.reduce((n, t) => n + bytes(t), 0)
   const structured = r.structuredContent === undefined ? 0 : bytes(JSON.stringify(r.structuredContent))
   const first = texts[0] ?? ''
-  const body = r.structuredContent ?? JSON.parse(first.slice(first.indexOf('{')))
+  const body = r.structuredContent ?? textJson(first)
   return { size: { tool, text, structured, both: text + structured, isError: r.isError === true }, body }
 }
 

@@ -84,7 +84,7 @@ describe('the report MCP App', () => {
   /** The real scan_app result, shared by the two scan tests. */
   let scanResult: CallToolResult | undefined
   const scanOnce = async () => {
-    scanResult ??= await rawCall(client, 'scan_app', { url: site.url })
+    scanResult ??= await rawCall(client, 'scan_app', { url: site.url, detail: 'full' })
     expect(scanResult.isError).not.toBe(true)
     return scanResult
   }

@@ -43,7 +43,10 @@ function show(result: unknown) {
 function schedulePoll(m: ViewModel) {
   const running = m.state === 'queued' || m.state === 'running'
   if (!running || !m.id || polls >= MAX_POLLS || !canCallTools()) return
-  const call = m.kind === 'audit' ? { name: 'get_audit', arguments: { auditId: m.id } } : { name: 'get_scan', arguments: { scanId: m.id } }
+  const call =
+    m.kind === 'audit'
+      ? { name: 'get_audit', arguments: { auditId: m.id } }
+      : { name: 'get_scan', arguments: { scanId: m.id, detail: 'full' } }
   timer = setTimeout(async () => {
     polls++
     try {

@@ -26,8 +26,12 @@ interface Cut {
 const CUTS: Cut[] = [
   { chars: 100, items: 3, fields: 8, depth: 3 },
   { chars: 60, items: 1, fields: 6, depth: 3 },
-  { chars: 48, items: 1, fields: 4, depth: 2 },
+  { chars: 40, items: 1, fields: 3, depth: 3 },
+  { chars: 32, items: 1, fields: 2, depth: 2 },
 ]
+
+/** Fields that say where something was found. */
+const WHERE = /url|path|file|script|source/i
 
 /** A string cut to `n` characters, with a marker saying how much was cut. */
 export function clip(s: string, n: number): string {
@@ -42,8 +46,10 @@ function cutValue(v: unknown, cut: Cut, depth: number): unknown {
     return v.length > cut.items ? [...kept, `… +${v.length - cut.items} more`] : kept
   }
   if (typeof v === 'object' && v !== null) {
-    const entries = Object.entries(v)
-    if (depth >= cut.depth) return `{${entries.length} fields}`
+    const all = Object.entries(v)
+    if (depth >= cut.depth) return `{${all.length} fields}`
+    // Where the finding is (a URL, a path, a file) is kept first when fields must go.
+    const entries = all.length > cut.fields ? [...all.filter(([k]) => WHERE.test(k)), ...all.filter(([k]) => !WHERE.test(k))] : all
     const out: Record<string, unknown> = {}
     for (const [k, x] of entries.slice(0, cut.fields)) out[k] = cutValue(x, cut, depth + 1)
     if (entries.length > cut.fields) out['…'] = `+${entries.length - cut.fields} more fields`
@@ -53,24 +59,33 @@ function cutValue(v: unknown, cut: Cut, depth: number): unknown {
 }
 
 /**
- * A check's evidence cut to fit `bytes` of JSON: strings shortened, lists and objects trimmed to their first
+ * A check's evidence cut to fit `bytes` of JSON: top-level fields that name the scanned page (`page`) left
+ * out, strings shortened, lists and objects trimmed to their first
  * entries, each cut marked with how much it left out; tighter cuts until it fits.
  */
-export function cutEvidence(evidence: Record<string, unknown>, bytes: number): Record<string, unknown> {
+export function cutEvidence(evidence: Record<string, unknown>, bytes: number, page: readonly string[] = []): Record<string, unknown> {
   if (JSON.stringify(evidence).length <= bytes) return evidence
-  let out: Record<string, unknown> = evidence
+  // A top-level field that only names the scanned page itself says nothing the report does not: it goes first.
+  const kept = Object.fromEntries(Object.entries(evidence).filter(([, v]) => !(typeof v === 'string' && page.includes(v))))
+  let out: Record<string, unknown> = kept
+  if (JSON.stringify(kept).length <= bytes) return kept
   for (const cut of CUTS) {
-    out = cutValue(evidence, cut, 0) as Record<string, unknown>
+    out = cutValue(kept, cut, 0) as Record<string, unknown>
     if (JSON.stringify(out).length <= bytes) return out
   }
   return out
 }
 
-/** Evidence of a failing or warning check, in bytes of JSON at most (the tightest cut may stay a little over). */
-const FINDING_EVIDENCE_BYTES = 200
+/**
+ * Evidence of a failing or warning check, in bytes of JSON at most (the tightest cut may stay a little over):
+ * the findings that cost the most get room for their whole proof, the rest a shorter cut.
+ */
+const FINDING_EVIDENCE_BYTES = { top: 360, rest: 150 }
+/** How many findings, highest impact first, get the larger room. */
+const TOP_FINDINGS = 3
 /** A passing (or info, skipped, error) check's one line. */
-const LINE_CHARS = 64
-const ADVICE_CHARS = 90
+const LINE_CHARS = 48
+const ADVICE_CHARS = 64
 
 const FINDING = ['fail', 'warn'] as const
 const isFinding = (c: ReportCheck) => (FINDING as readonly string[]).includes(c.status)
@@ -127,6 +142,7 @@ export function compactReport(report: Report, full: string): CompactReport {
   const findings = report.checks
     .filter(isFinding)
     .sort((a, b) => (advice.get(a.id)?.rank ?? Number.MAX_SAFE_INTEGER) - (advice.get(b.id)?.rank ?? Number.MAX_SAFE_INTEGER))
+  const pages = [report.url, report.finalUrl]
   return {
     detail: 'compact',
     full,
@@ -138,13 +154,13 @@ export function compactReport(report: Report, full: string): CompactReport {
     checksVersion: report.checksVersion,
     summary: report.summary,
     checks: [
-      ...findings.map((c) => ({
+      ...findings.map((c, i) => ({
         id: c.id,
         severity: c.severity,
         status: c.status as 'fail' | 'warn',
         impact: advice.get(c.id)?.impact ?? 0,
         summary: c.summary,
-        evidence: cutEvidence(c.evidence, FINDING_EVIDENCE_BYTES),
+        evidence: cutEvidence(c.evidence, i < TOP_FINDINGS ? FINDING_EVIDENCE_BYTES.top : FINDING_EVIDENCE_BYTES.rest, pages),
         advice: clip(advice.get(c.id)?.text ?? c.advice ?? '', ADVICE_CHARS),
       })),
       // The check's one sentence on what it found stands as its evidence line.
@@ -162,7 +178,8 @@ const BRIEF_EVIDENCE_BYTES = 320
 
 /**
  * A fix brief cut to an agent's size: each item's evidence cut, and once the items pass 11 KB the rest
- * listed as {checkId, title, severity, status, impact, problem, more} (more: the call for its whole item).
+ * listed as {checkId, title, severity, status, impact, problem, more} (more: the call for its whole item; for an
+ * audit also findings and pageCount).
  */
 export function compactFixBrief<T extends { items: Array<Record<string, unknown>> }>(brief: T, call: (checkId: string) => string) {
   let used = 0
@@ -177,8 +194,9 @@ export function compactFixBrief<T extends { items: Array<Record<string, unknown>
       used += size
       return cut
     }
-    const { checkId, title, severity, status, impact, problem } = item
-    return { checkId, title, severity, status, impact, problem, more: call(String(checkId)) }
+    const { checkId, title, severity, status, impact, problem, findings, pageCount } = item
+    const audit = findings === undefined ? {} : { findings, pageCount }
+    return { checkId, title, severity, status, impact, problem, ...audit, more: call(String(checkId)) }
   })
   return { ...brief, detail: 'compact' as const, items }
 }

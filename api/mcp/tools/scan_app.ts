@@ -25,5 +25,4 @@ export const scanApp = defineTool({
 })
 
 /** What a compact report says about getting the whole one. */
-export const fullHint = (scanId: string) =>
-  `Evidence and advice cut; other checks in one line. get_scan {"scanId":"${scanId}","detail":"full"} returns the whole report.`
+export const fullHint = (scanId: string) => `Cut for size; the whole report: get_scan {"scanId":"${scanId}","detail":"full"}`
