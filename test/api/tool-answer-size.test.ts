@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { carelessPage } from '../fixtures/careless-page.ts'
 import type { Site } from '../fixtures/sites.ts'
-import { connectClient, textJson } from '../harness/client.ts'
+import { connectClient, MCP_HEADERS, textJson } from '../harness/client.ts'
 import { startService, type TestService } from '../harness/service.ts'
 
 const KB = 1024
@@ -93,3 +93,26 @@ test('scan_app, get_scan and get_fix_brief answer agent-sized on a careless page
   expect(brief.body.items.map((i: any) => i.checkId)).toEqual(wholeBrief.items.map((i: any) => i.checkId))
   for (const item of brief.body.items) expect(item.change !== undefined || item.more?.includes('"detail":"full"')).toBe(true)
 }, 240_000)
+
+test('the text copy is the bare JSON for a client before protocol 2025-06-18, a summary line and the JSON after', async () => {
+  const key = await svc.key('free')
+  const getAccount = async (version?: string) => {
+    const res = await fetch(svc.mcpUrl, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, ...(version ? { 'mcp-protocol-version': version } : {}) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_account', arguments: {} } }),
+    })
+    const body = (await res.json()) as { result: { content: Array<{ text: string }>; structuredContent: unknown } }
+    return body.result
+  }
+  for (const version of [undefined, '2025-03-26']) {
+    const r = await getAccount(version)
+    expect(JSON.parse(r.content[0]!.text)).toEqual(r.structuredContent)
+  }
+  for (const version of ['2025-06-18', '2025-11-25']) {
+    const r = await getAccount(version)
+    const [summary, json] = [r.content[0]!.text.split('\n')[0]!, r.content[0]!.text.slice(r.content[0]!.text.indexOf('\n') + 1)]
+    expect(summary).toStartWith('get_account: ')
+    expect(JSON.parse(json)).toEqual(r.structuredContent)
+  }
+})
