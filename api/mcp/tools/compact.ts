@@ -4,7 +4,7 @@
 // acts on: every failing and warning check, highest impact first, with its impact, its advice and its evidence
 // cut to what proves it; every other check with its status and a one-line evidence. `detail: "full"` returns
 // the whole report.
-import { type Static, Type } from '@sinclair/typebox'
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import type { Report, ReportCheck } from '../../../shared/report/schema.ts'
 import { GradeSchema, ReportSummarySchema, SeveritySchema } from '../../../shared/report/schema.ts'
 
@@ -200,3 +200,31 @@ export function compactFixBrief<T extends { items: Array<Record<string, unknown>
   })
   return { ...brief, detail: 'compact' as const, items }
 }
+
+/**
+ * The whole report as tools/list describes it: its top-level fields, with checks and advice as open objects
+ * (shared/report/schema.ts has them exact). Every connected client carries tools/list in its context, so the
+ * large answer gets the short schema and the default, compact one the exact schema.
+ */
+export const FullReportSchema = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    finalUrl: Type.String(),
+    score: Type.Integer({ minimum: 0, maximum: 100 }),
+    grade: GradeSchema,
+    checksVersion: Type.String(),
+    summary: ReportSummarySchema,
+    checks: Type.Array(Type.Object({}), {
+      description: 'Every check: id, title, category, severity, status, summary, evidence, advice (null unless fail or warn)',
+    }),
+    advice: Type.Array(Type.Object({}), { description: 'Fail and warn: checkId, title, severity, status, impact, advice; by impact' }),
+    timings: Type.Record(Type.String(), Type.Number(), { description: 'Milliseconds per phase' }),
+    createdAt: Type.String(),
+  },
+  { description: 'The whole report (detail "full")' },
+)
+
+/** A report tool's answer: the compact report (the default) or, with detail "full", the whole one. */
+export const AnyReport = (description: string): TSchema =>
+  Type.Union([CompactReportSchema, FullReportSchema], { type: 'object', description })

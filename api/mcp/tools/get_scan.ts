@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import { reportAppToolMeta } from '../app/index.ts'
-import { type Report, ReportSchema } from '../../../shared/report/schema.ts'
+import type { Report } from '../../../shared/report/schema.ts'
 import { defineTool, readOnly } from './types.ts'
-import { ErrorInfo, Id, Nullable, OneOfObjects, ScanStatus, strict, When } from './schemas.ts'
-import { CompactReportSchema, compactReport, Detail } from './compact.ts'
+import { ErrorInfo, Id, Nullable, ScanStatus, strict, When } from './schemas.ts'
+import { AnyReport, compactReport, Detail } from './compact.ts'
 import { fullHint } from './scan_app.ts'
 
 export const getScan = defineTool({
@@ -23,7 +23,7 @@ export const getScan = defineTool({
     startedAt: Nullable(When('When a worker started it')),
     finishedAt: Nullable(When('When it completed or failed')),
     error: Type.Optional(ErrorInfo),
-    report: Type.Optional(OneOfObjects([CompactReportSchema, ReportSchema], 'Compact unless detail is "full".')),
+    report: Type.Optional(AnyReport('Compact unless detail is "full".')),
   }),
   run: async (input, ctx) => {
     const scan = await ctx.services.scans.get(ctx.principal, input.scanId)

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import { reportAppToolMeta } from '../app/index.ts'
-import { type Report, ReportSchema } from '../../../shared/report/schema.ts'
+import type { Report } from '../../../shared/report/schema.ts'
 import { creates, defineTool } from './types.ts'
-import { OneOfObjects, strict, Url } from './schemas.ts'
-import { CompactReportSchema, compactReport, Detail } from './compact.ts'
+import { strict, Url } from './schemas.ts'
+import { AnyReport, compactReport, Detail } from './compact.ts'
 
 export const scanApp = defineTool({
   name: 'scan_app',
@@ -17,7 +17,7 @@ export const scanApp = defineTool({
   // Hosts that support MCP Apps show the result as the interactive report (api/mcp/app).
   meta: reportAppToolMeta(),
   input: Type.Object({ url: Url, detail: Detail }, strict),
-  output: OneOfObjects([CompactReportSchema, ReportSchema], 'The compact report (default) or, with detail "full", the whole one.'),
+  output: AnyReport('The compact report (default) or, with detail "full", the whole one.'),
   run: async (input, ctx) => {
     const report = (await ctx.services.scans.scan(ctx.principal, input.url, { progress: ctx.progress, signal: ctx.signal })) as Report
     return input.detail === 'full' ? report : compactReport(report, fullHint(report.id))
