@@ -18,7 +18,7 @@ import { createAccount, createApiKey } from '../shared/db/accounts.ts'
 import { getAudit } from '../shared/db/audits.ts'
 import { generateAuditPages, storeCompletedAudit } from '../test/fixtures/large-audit.ts'
 import { weakSite } from '../test/fixtures/sites.ts'
-import { connectClient } from '../test/harness/client.ts'
+import { connectClient, textJson } from '../test/harness/client.ts'
 import { startBenchService } from './lib/service.ts'
 import { flag, fmtInt, fmtMs, intFlag, summarize, table, writeResult, type Summary } from './lib/stats.ts'
 
@@ -51,12 +51,12 @@ const quick = flag('quick') === true
 const calls = intFlag('calls', quick ? 7 : 15, 1, 1000)
 const warmup = intFlag('warmup', quick ? 1 : 3, 0, 100)
 
-/** The text of a tool's answer, as a client receives it (content[0].text), and its size in bytes. */
+/** The text of a tool's answer, as a client receives it (content[0].text), its size in bytes and its JSON. */
 async function answer(client: Client, args: Record<string, unknown>): Promise<{ bytes: number; body: any }> {
   const r = await client.callTool({ name: 'get_audit', arguments: args }, undefined, { timeout: 60_000 })
   const text = (r.content as Array<{ type: string; text?: string }>)[0]?.text ?? ''
   if (r.isError) throw new Error(`get_audit ${JSON.stringify(args)} failed: ${text}`)
-  return { bytes: Buffer.byteLength(text, 'utf8'), body: JSON.parse(text) }
+  return { bytes: Buffer.byteLength(text, 'utf8'), body: textJson(text) }
 }
 
 async function timed(n: number, warm: number, f: () => Promise<unknown>): Promise<Summary> {
@@ -80,9 +80,9 @@ try {
   const sql = svc.running.services.db.sql
   const account = await createAccount(sql, 'scale')
   client = await connectClient(svc.mcpUrl, (await createApiKey(sql, account.id)).plaintext)
-  const scan = await client.callTool({ name: 'scan_app', arguments: { url: site.url } }, undefined, { timeout: 120_000 })
+  const scan = await client.callTool({ name: 'scan_app', arguments: { url: site.url, detail: 'full' } }, undefined, { timeout: 120_000 })
   if (scan.isError) throw new Error(`scan_app failed: ${JSON.stringify(scan.content)}`)
-  const report = JSON.parse((scan.content as Array<{ text: string }>)[0]!.text)
+  const report = textJson((scan.content as Array<{ text: string }>)[0]!.text)
 
   const sizes: SizeRow[] = []
   const ids = new Map<number, string>()

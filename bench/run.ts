@@ -13,6 +13,7 @@ import type { AuditAnswerResult } from './audit-answer-size.ts'
 import type { CrawlThroughputResult } from './crawl-throughput.ts'
 import type { ThroughputResult } from './mcp-throughput.ts'
 import type { LatencyResult } from './scan-latency.ts'
+import type { ToolAnswerSizeResult } from './tool-answer-size.ts'
 import { flag, fmtInt, fmtMs, fmtRatio, table, withTimeout } from './lib/stats.ts'
 import { errorMessage } from '../shared/errors.ts'
 
@@ -42,6 +43,7 @@ try {
   const throughput = await runBench<ThroughputResult>('mcp-throughput', quick ? 120_000 : 300_000)
   const latency = await runBench<LatencyResult>('scan-latency', quick ? 300_000 : 900_000)
   const answers = await runBench<AuditAnswerResult>('audit-answer-size', quick ? 300_000 : 600_000)
+  const tools = await runBench<ToolAnswerSizeResult>('tool-answer-size', quick ? 600_000 : 900_000)
   const crawl = await runBench<CrawlThroughputResult>('crawl-throughput', quick ? 1_800_000 : 5_400_000)
 
   const rows = [['benchmark', 'ours', 'reference', 'ratio', 'target', 'status']]
@@ -90,6 +92,28 @@ try {
       answers.timing.mcp.median < answers.targetMedianMs ? 'met' : 'NOT met',
     ])
   }
+  if (isError(tools)) rows.push(['tool answers', 'failed', '', '', '', tools.error])
+  else {
+    const careless = (tool: string) => tools.sizes.find((s) => s.page === 'careless' && s.tool === tool)
+    for (const [tool, key, target] of [
+      ['scan_app', 'structured', tools.targets.scanStructured],
+      ['scan_app', 'both', tools.targets.scanBoth],
+      ['get_scan', 'structured', tools.targets.scanStructured],
+      ['get_scan', 'both', tools.targets.scanBoth],
+      ['get_fix_brief', 'structured', tools.targets.fixBrief],
+    ] as const) {
+      const s = careless(tool)
+      const full = careless('get_scan detail:"full"')
+      rows.push([
+        `${tool} ${key} (careless page)`,
+        s ? `${fmtInt(s[key])} B` : 'n/a',
+        full && !full.isError ? `${fmtInt(full[key])} B (get_scan full)` : '',
+        s && full && !full.isError ? fmtRatio(s[key] / full[key]) : '',
+        `<= ${fmtInt(target)} B`,
+        s && s[key] <= target ? 'met' : 'NOT met',
+      ])
+    }
+  }
   if (isError(crawl)) rows.push(['crawl pages/min', 'failed', '', '', '', crawl.error])
   else {
     for (const b of crawl.byConcurrency) {
@@ -105,7 +129,7 @@ try {
   }
   console.log(`\n## summary${quick ? ' (quick)' : ''}\n`)
   console.log(table(rows))
-  let failed = isError(throughput) || isError(latency) || isError(answers) || isError(crawl)
+  let failed = isError(throughput) || isError(latency) || isError(answers) || isError(tools) || isError(crawl)
   if (flag('skip-compare') !== true) {
     // The comparisons print their own tables: agreement per Observatory test, Lighthouse vs scan_app, and the
     // planted problems each tool finds on the fixture sites.

@@ -18,7 +18,7 @@ import { chromium } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
 import { listAuditFrames } from '../shared/db/audit-frames.ts'
 import { createAccount, createApiKey } from '../shared/db/accounts.ts'
-import { connectClient } from '../test/harness/client.ts'
+import { connectClient, textJson } from '../test/harness/client.ts'
 import { startCrawlSite } from './lib/crawl-site.ts'
 import { startBenchService } from './lib/service.ts'
 import { flag, fmtMs, fmtRatio, intFlag, summarize, table, writeResult } from './lib/stats.ts'
@@ -98,7 +98,7 @@ async function measure(
     undefined,
     { timeout: 60_000 },
   )
-  const { auditId, browserViewer } = JSON.parse((started.content as Array<{ text: string }>)[0]!.text)
+  const { auditId, browserViewer } = textJson((started.content as Array<{ text: string }>)[0]!.text)
   const browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS })
   const frames: Array<{ at: number; url: string }> = []
   let crawlEndedAt = 0
@@ -136,7 +136,7 @@ async function measure(
     let result: any = null
     for (let i = 0; i < 10_000 && Date.now() < deadline; i++) {
       const r = await client.callTool({ name: 'get_audit', arguments: { auditId } }, undefined, { timeout: 60_000 })
-      const a = JSON.parse((r.content as Array<{ text: string }>)[0]!.text)
+      const a = textJson((r.content as Array<{ text: string }>)[0]!.text)
       if (a.status !== 'queued' && a.status !== 'running') {
         result = a
         crawlEndedAt = performance.now()
@@ -156,7 +156,7 @@ async function measure(
     const pagesSection = await client.callTool({ name: 'get_audit', arguments: { auditId, section: 'pages', limit: 100 } }, undefined, {
       timeout: 60_000,
     })
-    for (const p of JSON.parse((pagesSection.content as Array<{ text: string }>)[0]!.text).items ?? []) crawled.add(p.url)
+    for (const p of textJson((pagesSection.content as Array<{ text: string }>)[0]!.text).items ?? []) crawled.add(p.url)
     const shownUrls = new Set(frames.map((f) => f.url))
     const replay = await listAuditFrames(sql, auditId)
     const scanned = result.result?.pagesScanned ?? crawled.size

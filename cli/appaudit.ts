@@ -178,7 +178,7 @@ async function scan(service: Service, o: Options, progress: Progress): Promise<H
   progress.update(`scan ${o.target}: starting`)
   const report = await service.call<Report>(
     'scan_app',
-    { url: o.target },
+    { url: o.target, detail: 'full' },
     {
       timeoutMs: o.timeoutS * 1000,
       onprogress: (p) => progress.update(`scan ${bar(p.total ? p.progress / p.total : 0)} ${p.message ?? ''}`.trimEnd()),

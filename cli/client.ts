@@ -118,10 +118,15 @@ export async function connect(mcpUrl: URL, key: string, opts: ConnectOptions): P
   }
 }
 
+/** structuredContent when the answer has it; else the JSON of content[0].text (after its one-line summary, if any). */
 function parseText(result: unknown, tool: string): unknown {
-  const first = (result as { content?: Array<{ type: string; text?: string }> }).content?.[0]
+  const r = result as { content?: Array<{ type: string; text?: string }>; structuredContent?: unknown }
+  if (typeof r.structuredContent === 'object' && r.structuredContent !== null) return r.structuredContent
+  const first = r.content?.[0]
   try {
-    if (first?.type === 'text' && typeof first.text === 'string') return JSON.parse(first.text)
+    if (first?.type === 'text' && typeof first.text === 'string') {
+      return JSON.parse(first.text.startsWith('{') ? first.text : first.text.slice(first.text.indexOf('\n') + 1))
+    }
   } catch {
     // Not JSON: answered below as a bad answer.
   }

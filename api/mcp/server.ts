@@ -1,7 +1,7 @@
 // The MCP server: tools/list and tools/call over the tool registry. Tool errors become isError results
 // with a JSON payload; only an unknown tool is a JSON-RPC error (-32602), as the MCP spec asks. A result is
-// the same JSON twice: structuredContent (checked by clients against the tool's outputSchema) and
-// content[0].text for clients older than MCP 2025-06-18.
+// structuredContent (checked by clients against the tool's outputSchema) and, in content[0].text, the same
+// JSON: alone for clients older than MCP 2025-06-18, after a one-line summary for newer ones (textCopy).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
@@ -30,8 +30,8 @@ const SERVER_INFO = { name: 'appaudit', title: 'App Audit', version: pkg.version
 
 const INSTRUCTIONS =
   'Audits web apps. scan_app scans one page and returns a report (score, checks with evidence, advice). ' +
-  'Every tool returns its JSON payload as structuredContent (matching its outputSchema) and as a string in ' +
-  'content[0].text. Errors are results with isError: true ' +
+  'Every tool returns its JSON payload as structuredContent (matching its outputSchema) and in content[0].text ' +
+  '(after a one-line summary from protocol 2025-06-18 on). Errors are results with isError: true ' +
   'and a payload {error: {code, message}}.'
 
 /** tools/list is the same for every caller: computed once, as plain JSON (TypeBox's symbols dropped). */
@@ -54,10 +54,40 @@ export const json = (value: unknown): CallToolResult => ({ content: [{ type: 'te
 /** An error carries no structuredContent: clients validate it against the outputSchema, which describes success. */
 const toolError = (e: AppError): CallToolResult => ({ ...json(e.toJSON()), isError: true })
 
-/** A successful result. structuredContent is parsed back from the text, so the two are the same JSON (dates as strings). */
-function structured(value: unknown): CallToolResult {
-  const text = JSON.stringify(value)
-  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
+/** The first protocol version whose results carry structuredContent. */
+const STRUCTURED_SINCE = '2025-06-18'
+
+/** A one-line account of a result: its score and findings when it has them. */
+export function summaryLine(tool: string, value: unknown): string {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
+  const report = (typeof v.report === 'object' && v.report !== null ? v.report : v) as Record<string, unknown>
+  const parts = [`${tool}:`]
+  if (typeof v.status === 'string') parts.push(`status ${v.status};`)
+  if (typeof report.score === 'number') parts.push(`score ${report.score}/100 (${String(report.grade)});`)
+  const counts = report.summary as Record<string, unknown> | undefined
+  if (counts && typeof counts.fail === 'number') parts.push(`${counts.fail} fail, ${counts.warn} warn, ${counts.pass} pass;`)
+  if (Array.isArray(v.items)) parts.push(`${v.items.length} items;`)
+  parts.push('the JSON follows (the same as structuredContent).')
+  return parts.join(' ')
+}
+
+/**
+ * content[0].text of a successful result. MCP 2025-06-18 keeps the serialised JSON in a text block for
+ * clients that read no structuredContent, and its clients declare no capability that says they do; the one
+ * signal is the protocol version, which the SDK client sends with every request (MCP-Protocol-Version). So:
+ * the bare JSON for a client of an older version (or none sent), a one-line summary and the JSON for a newer
+ * one, whose hosts may show either copy to the model (docs/tools.md).
+ */
+function textCopy(tool: string, value: unknown, json: string, protocolVersion: string | undefined): string {
+  if (!protocolVersion || protocolVersion < STRUCTURED_SINCE) return json
+  return `${summaryLine(tool, value)}\n${json}`
+}
+
+/** A successful result. structuredContent is parsed back from the JSON, so both copies are the same JSON (dates as strings). */
+function structured(tool: string, value: unknown, protocolVersion: string | undefined): CallToolResult {
+  const json = JSON.stringify(value)
+  const structuredContent = JSON.parse(json)
+  return { content: [{ type: 'text', text: textCopy(tool, structuredContent, json, protocolVersion) }], structuredContent }
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -162,7 +192,8 @@ async function callTool(
   }
   try {
     const result = await tool.run(args, { principal, services, progress, signal: extra.signal, tools: TOOLS })
-    const answer = structured(result)
+    const version = extra.requestInfo?.headers['mcp-protocol-version']
+    const answer = structured(tool.name, result, Array.isArray(version) ? version[0] : version)
     // Clients reject a result that does not match the declared schema: make such drift visible on our side too.
     if (!Value.Check(tool.output, answer.structuredContent)) {
       const errors = firstErrors(tool.output, answer.structuredContent, 5).map((x) => `${x.path} ${x.message}`)

@@ -50,7 +50,7 @@ beforeAll(async () => {
   client = await connectClient(svc.mcpUrl, (await createApiKey(sql, account.id)).plaintext)
   other = await connectClient(svc.mcpUrl, await svc.key('scale'))
   site = await weakSite()
-  scan = await ok(client, 'scan_app', { url: site.url })
+  scan = await ok(client, 'scan_app', { url: site.url, detail: 'full' })
   big = await storeCompletedAudit(sql, accountId, generateAuditPages(scan.checks, scan.url, 500))
   small = await storeCompletedAudit(sql, accountId, generateAuditPages(scan.checks, scan.url, 20), 'done')
 }, machineDeadline(120_000))
@@ -269,7 +269,12 @@ describe('get_findings and get_fix_brief with an auditId', () => {
   })
 
   test("get_fix_brief briefs each check of the audit's findings once, with the pages it covers", async () => {
-    const b = await ok(client, 'get_fix_brief', { auditId: big.auditId })
+    const b = await ok(client, 'get_fix_brief', { auditId: big.auditId, detail: 'full' })
+    // The compact brief (the default) lists the same checks, each with the findings and pages it covers.
+    const compact = await ok(client, 'get_fix_brief', { auditId: big.auditId })
+    expect(compact.items.map((i: any) => [i.checkId, i.findings, i.pageCount])).toEqual(
+      b.items.map((i: any) => [i.checkId, i.findings, i.pageCount]),
+    )
     expect(b).toMatchObject({ auditId: big.auditId, url: big.result.url, score: big.result.score })
     // The weak fixture sends X-Powered-By: Express (and Server: nginx): the framework is what the fix is written for.
     expect(b.platform).toBe('express')

@@ -75,10 +75,13 @@ beforeAll(async () => {
   free = await connectClient(svc.mcpUrl, await svc.key('free'))
   site = headerSite(V1)
   spa = await spaSite()
-  scanA = await ok(launch, 'scan_app', { url: site.url })
+  scanA = await ok(launch, 'scan_app', { url: site.url, detail: 'full' })
   site.set(V2)
-  ;[scanB, spaScan] = await Promise.all([ok(launch, 'scan_app', { url: site.url }), ok(launch, 'scan_app', { url: spa.url })])
-  scanC = await ok(launch, 'scan_app', { url: site.url })
+  ;[scanB, spaScan] = await Promise.all([
+    ok(launch, 'scan_app', { url: site.url, detail: 'full' }),
+    ok(launch, 'scan_app', { url: spa.url }),
+  ])
+  scanC = await ok(launch, 'scan_app', { url: site.url, detail: 'full' })
 }, machineDeadline(120_000))
 
 afterAll(async () => {

@@ -63,8 +63,8 @@ describe('get_fix_brief for the recognised server', () => {
   })
 
   test('an Apache + PHP site is briefed for Apache: .htaccess, php.ini, and a CSP with the page script hash', async () => {
-    const report = await ok(client, 'scan_app', { url: `http://127.0.0.1:${apache.port}/` })
-    const b = await ok(client, 'get_fix_brief', { scanId: report.id })
+    const report = await ok(client, 'scan_app', { url: `http://127.0.0.1:${apache.port}/`, detail: 'full' })
+    const b = await ok(client, 'get_fix_brief', { scanId: report.id, detail: 'full' })
     expect(b.platform).toBe('apache')
     expect(b.detectedFrom).toEqual(['server: Apache/2.4.62 (Debian)', 'Apache error page'])
     expect(b.detected.hints).toEqual(['x-powered-by: PHP/8.2.26', 'PHPSESSID cookie (PHP sessions)'])
@@ -98,8 +98,8 @@ describe('get_fix_brief for the recognised server', () => {
   }, 120_000)
 
   test('an Express site is briefed for the Express app', async () => {
-    const report = await ok(client, 'scan_app', { url: `http://127.0.0.1:${express.port}/` })
-    const b = await ok(client, 'get_fix_brief', { scanId: report.id })
+    const report = await ok(client, 'scan_app', { url: `http://127.0.0.1:${express.port}/`, detail: 'full' })
+    const b = await ok(client, 'get_fix_brief', { scanId: report.id, detail: 'full' })
     expect(b.platform).toBe('express')
     expect(b.detectedFrom).toEqual(['x-powered-by: Express', 'connect.sid cookie (express-session)', 'Express "Cannot GET" page'])
     const csp = b.items.find((i: { checkId: string }) => i.checkId === 'csp')

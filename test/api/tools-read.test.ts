@@ -69,7 +69,7 @@ describe('read tools over real scans (production mode)', () => {
     )
     const scan = async (url: string) => {
       const t0 = performance.now()
-      const r = await ok(client, 'scan_app', { url })
+      const r = await ok(client, 'scan_app', { url, detail: 'full' })
       // Where a slow scan's time went, for a busy machine's record.
       console.log(`scan ${url}: ${Math.round(performance.now() - t0)} ms, ${JSON.stringify(r.timings)}`)
       return r
@@ -343,7 +343,7 @@ describe('read tools over real scans (production mode)', () => {
 
   describe('get_fix_brief', () => {
     test('detects Express behind nginx (X-Powered-By) and briefs each finding for the app, by impact', async () => {
-      const r = await ok(client, 'get_fix_brief', { scanId: weakOld.id })
+      const r = await ok(client, 'get_fix_brief', { scanId: weakOld.id, detail: 'full' })
       expect(r).toMatchObject({ scanId: weakOld.id, url: weakOld.url, platform: 'express' })
       expect(r.detectedFrom).toContain('x-powered-by: Express')
       expect(r.detected.alsoDetected).toContain('nginx')

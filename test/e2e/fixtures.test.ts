@@ -257,7 +257,7 @@ describe('fixture sites scanned end to end through MCP (production mode)', () =>
         throw new Error(
           `site ${name}: expectations url ${expectation.url} names an origin the site does not serve (${JSON.stringify(site.origins)})`,
         )
-      const result = await client.callTool({ name: 'scan_app', arguments: { url } }, undefined, { timeout: 60_000 })
+      const result = await client.callTool({ name: 'scan_app', arguments: { url, detail: 'full' } }, undefined, { timeout: 60_000 })
       const body = payload(result)
       if (result.isError) throw new Error(`site ${name}: scan_app ${url} failed: ${JSON.stringify(body)}`)
       expect(judge(name, expectation, site, body as ScanReport)).toEqual([])

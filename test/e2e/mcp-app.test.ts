@@ -85,7 +85,7 @@ describe('the report MCP App', () => {
   /** The real scan_app result, shared by the two scan tests. */
   let scanResult: CallToolResult | undefined
   const scanOnce = async () => {
-    scanResult ??= await rawCall(client, 'scan_app', { url: site.url })
+    scanResult ??= await rawCall(client, 'scan_app', { url: site.url, detail: 'full' })
     expect(scanResult.isError).not.toBe(true)
     return scanResult
   }
@@ -208,6 +208,34 @@ describe('the report MCP App', () => {
 
       // The view reported its size to the host (auto-resize).
       expect((await page.evaluate(() => window.host.sizes())).length).toBeGreaterThan(0)
+    } finally {
+      await page.close()
+    }
+  }, 180_000)
+
+  test('a compact scan_app result (the default) is replaced through the host by the whole report', async () => {
+    const whole = payload(await scanOnce())
+    const compact = await rawCall(client, 'get_scan', { scanId: whole.id })
+    expect(payload(compact).report.detail).toBe('compact')
+    const page = await browser.newPage()
+    const calls: string[] = []
+    try {
+      await page.exposeFunction('callServerTool', async (name: string, args: Record<string, unknown>) => {
+        calls.push(`${name}:${String(args.detail ?? '')}`)
+        return rawCall(client, name, args)
+      })
+      const frame = await openView(page, 'scan')
+      await page.evaluate(([a, r]) => window.host.sendResult(a as any, r as any), [{ scanId: whole.id }, compact])
+      // The whole report's advice, uncut, ends up in the CSP finding's fix.
+      const cspAdvice = whole.advice.find((a: any) => a.checkId === 'csp').advice
+      const csp = frame.locator('[data-check="csp"]')
+      await frame.waitForFunction(
+        (text) => document.querySelector('[data-check="csp"] [data-testid="fix"] p')?.textContent === text,
+        cspAdvice,
+        { timeout: 30_000 },
+      )
+      expect(await csp.locator('[data-testid="fix"] p').textContent()).toBe(cspAdvice)
+      expect(calls).toEqual(['get_scan:full'])
     } finally {
       await page.close()
     }

@@ -85,9 +85,15 @@ describe.each(['embedded', 'production'] as Mode[])('scan_app in %s mode', (mode
     const secrets = JSON.stringify(byId['js-secrets'].evidence)
     expect(secrets).toContain('/app.js')
     expect(secrets).not.toContain('51HqLyjWDarjtT1zdp7dcXQ2N8x')
-    expect(report.advice.length).toBeGreaterThan(5)
-    const impacts = report.advice.map((a: { impact: number }) => a.impact)
+    // The default answer is compact: the findings come first, highest impact first, each with its advice.
+    const findings = report.checks.filter((c: { status: string }) => c.status === 'fail' || c.status === 'warn')
+    expect(findings.length).toBeGreaterThan(5)
+    expect(findings.every((c: { advice: string }) => c.advice.length > 0)).toBe(true)
+    const impacts = findings.map((a: { impact: number }) => a.impact)
     expect(impacts).toEqual([...impacts].sort((a, b) => b - a))
+    // The whole report keeps its advice list in the same order.
+    const full = payload(await client.callTool({ name: 'get_scan', arguments: { scanId: report.id, detail: 'full' } })).report
+    expect(full.advice.map((a: { checkId: string }) => a.checkId)).toEqual(findings.map((c: { id: string }) => c.id))
   })
 
   test('the hardened https site yields no high or critical finding', async () => {

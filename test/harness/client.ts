@@ -13,12 +13,17 @@ export async function connectClient(mcpUrl: string, key: string): Promise<Client
   return client
 }
 
-/** Parses the JSON payload a tool returns in content[0].text. */
+/** The JSON of content[0].text: the whole text, or what follows its one-line summary. */
+export function textJson(text: string): any {
+  return JSON.parse(text.startsWith('{') ? text : text.slice(text.indexOf('\n') + 1))
+}
+
+/** Parses the JSON payload a tool returns in content[0].text (after its one-line summary, when it has one). */
 export function payload(result: unknown): any {
   const r = result as { content?: Array<{ type: string; text?: string }> }
   const first = r.content?.[0]
   if (first?.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`)
-  return JSON.parse(first.text)
+  return textJson(first.text)
 }
 
 export const MCP_HEADERS = {

@@ -1,8 +1,9 @@
 // The report view's entry point, bundled into the ui:// resource (html.ts). It connects to the host with
 // the package's App class (JSON-RPC over postMessage) and draws the tool result the host hands it. When
 // the host can call server tools it also: asks again every few seconds (bounded) while a scan or an audit
-// is still running, and completes an audit's summary (get_audit's default answer: top findings without
-// evidence or fix) with the findings and pages sections, a bounded number of pages each.
+// is still running, completes an audit's summary (get_audit's default answer: top findings without
+// evidence or fix) with the findings and pages sections, a bounded number of pages each, and replaces a
+// compact scan report (scan_app's and get_scan's default answer) with the whole one.
 import { App, applyDocumentTheme, applyHostStyleVariables, type McpUiHostContext } from '@modelcontextprotocol/ext-apps'
 import { auditFindingsOf, auditPagesOf, modelOf, payloadOf, type ViewModel } from './model.ts'
 import { renderReport, renderStatus } from './render.ts'
@@ -37,13 +38,37 @@ function show(result: unknown) {
   }
   renderReport(root, m)
   if (m.kind === 'audit' && m.state === 'completed' && !m.findingsComplete && canCallTools()) void completeAudit(m, mine)
+  else if (m.kind === 'scan' && m.state === 'completed' && m.id && isCompact(result) && canCallTools()) void completeScan(m.id, mine)
   else schedulePoll(m)
+}
+
+/** A compact scan report: scan_app's or get_scan's default answer, its evidence cut. */
+function isCompact(result: unknown): boolean {
+  const { payload } = payloadOf(result)
+  const report =
+    payload && typeof payload.report === 'object' && payload.report !== null ? (payload.report as Record<string, unknown>) : payload
+  return report?.detail === 'compact'
+}
+
+/** The whole report of a completed scan, drawn over its compact form; the compact one stays on any failure. */
+async function completeScan(scanId: string, mine: number) {
+  try {
+    const result = await app.callServerTool({ name: 'get_scan', arguments: { scanId, detail: 'full' } })
+    const whole = modelOf(result)
+    if (mine !== generation || payloadOf(result).isError || !whole) return
+    renderReport(root, whole)
+  } catch {
+    // The host refused or the server is away: the compact report stays.
+  }
 }
 
 function schedulePoll(m: ViewModel) {
   const running = m.state === 'queued' || m.state === 'running'
   if (!running || !m.id || polls >= MAX_POLLS || !canCallTools()) return
-  const call = m.kind === 'audit' ? { name: 'get_audit', arguments: { auditId: m.id } } : { name: 'get_scan', arguments: { scanId: m.id } }
+  const call =
+    m.kind === 'audit'
+      ? { name: 'get_audit', arguments: { auditId: m.id } }
+      : { name: 'get_scan', arguments: { scanId: m.id, detail: 'full' } }
   timer = setTimeout(async () => {
     polls++
     try {

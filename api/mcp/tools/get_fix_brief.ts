@@ -3,6 +3,7 @@ import { PLATFORMS } from '../../../shared/checks/types.ts'
 import { oneTarget } from './get_findings.ts'
 import { defineTool, readOnly } from './types.ts'
 import { Id, Nullable, OpenObject, strict } from './schemas.ts'
+import { compactFixBrief, Detail } from './compact.ts'
 
 const PLATFORM_ARG = Type.Union(
   PLATFORMS.map((s) => Type.Literal(s)),
@@ -23,12 +24,16 @@ const Output = Type.Object({
   detectedFrom: Type.Array(Type.String()),
   detected: OpenObject('The platform detection: platform, confidence and what it was read from.'),
   note: Type.Optional(Type.String()),
+  detail: Type.Optional(
+    Type.Literal('compact', { description: 'Evidence cut; items past 11 KB listed by checkId with the call for each.' }),
+  ),
   items: Type.Array(
     Type.Object(
       { checkId: Type.String() },
       {
         description:
-          'title, severity, status, impact, problem, evidence, change, where, verify; for an audit also findings, pageCount, examplePages.',
+          'title, severity, status, impact, problem, evidence, change, where, verify; for an audit also findings, pageCount, examplePages. ' +
+          'In a compact brief, items past 11 KB carry only title, severity, status, impact, problem and more (the call for the whole item).',
       },
     ),
   ),
@@ -44,7 +49,8 @@ export const getFixBrief = defineTool({
     'or the one given as platform. Each item: checkId, problem (what this scan found) and evidence, change (the fix, with snippets), ' +
     'where (the file or setting to edit: vercel.json, netlify.toml or _headers, next.config.js, the nginx server block, .htaccess, ' +
     'settings.py, config/application.rb, the Caddyfile, web.config, Cloudflare Transform Rules...) ' +
-    'and verify (how to confirm: curl -I, then scan_app again).',
+    'and verify (how to confirm: curl -I, then scan_app again). Compact by default (evidence cut, items past 11 KB by id); ' +
+    'detail "full" for every item whole.',
   plan: 'free',
   annotations: readOnly('Get a fix brief'),
   input: Type.Object(
@@ -53,15 +59,20 @@ export const getFixBrief = defineTool({
       auditId: Type.Optional(Id('audit', 'aud')),
       checkId: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'Only this check.' })),
       platform: Type.Optional(PLATFORM_ARG),
+      detail: Detail,
     },
     strict,
   ),
   output: Output,
-  run: (input, ctx) => {
+  run: async (input, ctx) => {
     const target = oneTarget(input)
     const rest = { checkId: input.checkId, platform: input.platform }
-    return 'auditId' in target
+    const brief = await ('auditId' in target
       ? ctx.services.findings.auditFixBrief(ctx.principal, { auditId: target.auditId, ...rest })
-      : ctx.services.findings.fixBrief(ctx.principal, { scanId: target.scanId, ...rest })
+      : ctx.services.findings.fixBrief(ctx.principal, { scanId: target.scanId, ...rest }))
+    if (input.detail === 'full') return brief
+    const id = 'auditId' in target ? `"auditId":"${target.auditId}"` : `"scanId":"${target.scanId}"`
+    const platform = input.platform ? `,"platform":"${input.platform}"` : ''
+    return compactFixBrief(brief, (checkId) => `get_fix_brief {${id},"checkId":"${checkId}"${platform},"detail":"full"}`)
   },
 })

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import { reportAppToolMeta } from '../app/index.ts'
-import { ReportSchema } from '../../../shared/report/schema.ts'
+import type { Report } from '../../../shared/report/schema.ts'
 import { creates, defineTool } from './types.ts'
 import { strict, Url } from './schemas.ts'
+import { AnyReport, compactReport, Detail } from './compact.ts'
 
 export const scanApp = defineTool({
   name: 'scan_app',
@@ -15,7 +16,13 @@ export const scanApp = defineTool({
   annotations: creates('Scan a page'),
   // Hosts that support MCP Apps show the result as the interactive report (api/mcp/app).
   meta: reportAppToolMeta(),
-  input: Type.Object({ url: Url }, strict),
-  output: ReportSchema,
-  run: (input, ctx) => ctx.services.scans.scan(ctx.principal, input.url, { progress: ctx.progress, signal: ctx.signal }),
+  input: Type.Object({ url: Url, detail: Detail }, strict),
+  output: AnyReport('The compact report (default) or, with detail "full", the whole one.'),
+  run: async (input, ctx) => {
+    const report = (await ctx.services.scans.scan(ctx.principal, input.url, { progress: ctx.progress, signal: ctx.signal })) as Report
+    return input.detail === 'full' ? report : compactReport(report, fullHint(report.id))
+  },
 })
+
+/** What a compact report says about getting the whole one. */
+export const fullHint = (scanId: string) => `Cut for size; the whole report: get_scan {"scanId":"${scanId}","detail":"full"}`
