@@ -73,7 +73,8 @@ export const ReportSummarySchema = Type.Object({
   error: Type.Integer(),
 })
 
-export const ReportSchema = Type.Object({
+/** The fields that head every report, whole or compact: what was scanned, its score and its counts. */
+export const REPORT_HEAD = {
   id: Type.String(),
   url: Type.String(),
   finalUrl: Type.String(),
@@ -81,6 +82,10 @@ export const ReportSchema = Type.Object({
   grade: GradeSchema,
   checksVersion: Type.String(),
   summary: ReportSummarySchema,
+}
+
+export const ReportSchema = Type.Object({
+  ...REPORT_HEAD,
   checks: Type.Array(ReportCheckSchema),
   advice: Type.Array(AdviceSchema, { description: 'Fail and warn only, highest impact first' }),
   timings: Type.Record(Type.String(), Type.Number(), { description: 'Milliseconds per phase' }),

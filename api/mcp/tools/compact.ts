@@ -6,7 +6,7 @@
 // the whole report.
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import type { Report, ReportCheck } from '../../../shared/report/schema.ts'
-import { GradeSchema, ReportSummarySchema, SeveritySchema } from '../../../shared/report/schema.ts'
+import { REPORT_HEAD, SeveritySchema } from '../../../shared/report/schema.ts'
 
 export const Detail = Type.Optional(
   Type.Union([Type.Literal('compact'), Type.Literal('full')], {
@@ -116,13 +116,7 @@ export const CompactReportSchema = Type.Object(
   {
     detail: Type.Literal('compact'),
     full: Type.String({ description: 'How to get the whole report' }),
-    id: Type.String(),
-    url: Type.String(),
-    finalUrl: Type.String(),
-    score: Type.Integer({ minimum: 0, maximum: 100 }),
-    grade: GradeSchema,
-    checksVersion: Type.String(),
-    summary: ReportSummarySchema,
+    ...REPORT_HEAD,
     checks: Type.Array(Type.Union([CompactFindingSchema, CompactOtherSchema]), {
       description: 'Failing and warning checks first, highest impact first (the advice by impact), then the others',
     }),
@@ -208,13 +202,7 @@ export function compactFixBrief<T extends { items: Array<Record<string, unknown>
  */
 export const FullReportSchema = Type.Object(
   {
-    id: Type.String(),
-    url: Type.String(),
-    finalUrl: Type.String(),
-    score: Type.Integer({ minimum: 0, maximum: 100 }),
-    grade: GradeSchema,
-    checksVersion: Type.String(),
-    summary: ReportSummarySchema,
+    ...REPORT_HEAD,
     checks: Type.Array(Type.Object({}), {
       description: 'Every check: id, title, category, severity, status, summary, evidence, advice (null unless fail or warn)',
     }),
