@@ -19,6 +19,27 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
     process.exit(1)
   }
 
+  // Before the banner: whoever waits for it (a supervisor, a test) may stop the service at once.
+  let stopping = false
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(sig, async () => {
+      if (stopping) return
+      stopping = true
+      log.info('shutting down', { signal: sig })
+      // Audits in flight are handed back and scans finish within seconds; should a step hang, leave anyway
+      // before the orchestrator's SIGKILL (30 s by default), so the exit is at least logged. What was not
+      // handed back is taken over from the pending list.
+      setTimeout(() => {
+        log.error('shutdown took too long; exiting')
+        process.exit(1)
+      }, 25_000).unref()
+      await running.stop()
+      process.exit(0)
+    })
+  }
+  // A turn of the event loop, so the handlers are in place before anyone can read the banner.
+  await new Promise((resolve) => setImmediate(resolve))
+
   if (running.url) {
     // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
     // compare them with the URL they were given.
@@ -50,24 +71,6 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
       )
     }
     console.log(lines.join('\n'))
-  }
-
-  let stopping = false
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(sig, async () => {
-      if (stopping) return
-      stopping = true
-      log.info('shutting down', { signal: sig })
-      // Audits in flight are handed back and scans finish within seconds; should a step hang, leave anyway
-      // before the orchestrator's SIGKILL (30 s by default), so the exit is at least logged. What was not
-      // handed back is taken over from the pending list.
-      setTimeout(() => {
-        log.error('shutdown took too long; exiting')
-        process.exit(1)
-      }, 25_000).unref()
-      await running.stop()
-      process.exit(0)
-    })
   }
 }
 
