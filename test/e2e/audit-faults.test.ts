@@ -9,6 +9,7 @@ import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { exited, killChildren, spawnCrawler } from '../harness/processes.ts'
 import { dropRedisPrefix, startService, type TestService } from '../harness/service.ts'
 import { machineDeadline } from '../harness/machine.ts'
+import type { Sql } from '../../shared/db/index.ts'
 import { until } from '../harness/wait.ts'
 
 const sites: AuditSite[] = []
@@ -89,6 +90,19 @@ type AuditStatusRow = {
   pages_scanned: number
 }
 
+/** The audit's row once it has ended (completed, failed or cancelled). */
+function auditEnded(sql: Sql, auditId: string): Promise<AuditStatusRow> {
+  return until(
+    async () => {
+      const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
+      return r && r.status !== 'queued' && r.status !== 'running' && r
+    },
+    machineDeadline(90_000),
+    'the audit to finish',
+    { everyMs: 100 },
+  )
+}
+
 describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
   test(
     'another worker takes it over, resumes from the stored pages, never crawls beside the dead one, and no Chromium is left',
@@ -130,15 +144,7 @@ describe('an audit whose worker is killed with SIGKILL mid-crawl', () => {
         const killedAt = Date.now()
         site.openGate()
 
-        const done = await until(
-          async () => {
-            const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-            return r && r.status !== 'queued' && r.status !== 'running' && r
-          },
-          machineDeadline(90_000),
-          'the audit to finish',
-          { everyMs: 100 },
-        )
+        const done = await auditEnded(sql, auditId)
         expect(done.status).toBe('completed')
         expect(done.attempts).toBe(2)
         expect(done.worker).toContain(`-${b.pid}-audit-`)
@@ -273,15 +279,7 @@ describe('an audit whose worker gets SIGTERM', () => {
 
         site.openGate()
         const b = crawler(svc, { JOB_MAX_DELIVERIES: '1' })
-        const done = await until(
-          async () => {
-            const [r] = await sql<AuditStatusRow[]>`SELECT * FROM audits WHERE id = ${auditId}`
-            return r && r.status !== 'queued' && r.status !== 'running' && r
-          },
-          machineDeadline(90_000),
-          'the audit to finish',
-          { everyMs: 100 },
-        )
+        const done = await auditEnded(sql, auditId)
         expect(done.status).toBe('completed')
         expect(done.pages_scanned).toBe(12)
         process.kill(-b.pid!, 'SIGTERM')
