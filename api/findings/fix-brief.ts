@@ -89,7 +89,7 @@ export function brief(check: ReportCheck, platform: Platform, report: Report, sc
   return {
     checkId: check.id,
     // What the problem is: reports stored before checks had failing titles get it here too.
-    title: meta ? titleFor(meta, check.status) : check.title,
+    title: meta ? titleFor(meta, check.status, check.evidence) : check.title,
     severity: check.severity,
     status: check.status,
     impact: penaltyOf(check),

@@ -74,7 +74,7 @@ export function modelOfScan(scan: { id: string; url: string; createdAt: Date; pl
     findings.push({
       fingerprint: fingerprintOf(c, page),
       checkId: c.id,
-      title: shownTitle(c.id, c.status, c.title),
+      title: shownTitle(c.id, c.status, c.title, c.evidence),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -97,7 +97,7 @@ export function modelOfScan(scan: { id: string; url: string; createdAt: Date; pl
     summary: { ...report.summary },
     checks: report.checks.map((c) => ({
       id: c.id,
-      title: shownTitle(c.id, c.status, c.title),
+      title: shownTitle(c.id, c.status, c.title, c.evidence),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -130,7 +130,7 @@ export function modelOfAudit(audit: { id: string; url: string; createdAt: Date }
     summary: { ...result.summary },
     checks: result.checks.map((c) => ({
       id: c.id,
-      title: shownTitle(c.id, c.status, c.title),
+      title: shownTitle(c.id, c.status, c.title, evidenceOf.find((e) => e.id === c.id)?.evidence),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -140,7 +140,7 @@ export function modelOfAudit(audit: { id: string; url: string; createdAt: Date }
       .map((f) => ({
         fingerprint: f.fingerprint,
         checkId: f.checkId,
-        title: shownTitle(f.checkId, f.status, f.title),
+        title: shownTitle(f.checkId, f.status, f.title, f.evidence),
         category: f.category,
         severity: f.severity,
         status: f.status,

@@ -4,15 +4,20 @@ import type { CheckResult } from '../report/schema.ts'
 import { CHECKS, getCheck, type AnyCheck } from './registry.ts'
 import type { ArtifactName, Artifacts, CheckInput, CheckMeta, CheckStatus } from './types.ts'
 
-/** The check's title for an outcome: the problem when it fails or warns, else what it checks. */
-export function titleFor(check: Pick<CheckMeta, 'title' | 'failTitle'>, status: CheckStatus): string {
-  return (status === 'fail' || status === 'warn') && check.failTitle ? check.failTitle : check.title
+/**
+ * The check's title for an outcome: the problem when it fails or warns (as its evidence shows it, when the
+ * check says more than its fixed failTitle), else what it checks.
+ */
+export function titleFor(check: Pick<CheckMeta, 'title' | 'failTitle' | 'failTitleOf'>, status: CheckStatus, evidence?: unknown): string {
+  if (status !== 'fail' && status !== 'warn') return check.title
+  const fromEvidence = evidence && typeof evidence === 'object' ? check.failTitleOf?.(evidence as Record<string, unknown>) : null
+  return fromEvidence ?? check.failTitle ?? check.title
 }
 
 /** The title to show for a stored result: its check's title for that status, or the stored one for a check no longer registered. */
-export function shownTitle(id: string, status: CheckStatus, stored: string): string {
+export function shownTitle(id: string, status: CheckStatus, stored: string, evidence?: unknown): string {
   const check = getCheck(id)
-  return check ? titleFor(check, status) : stored
+  return check ? titleFor(check, status, evidence) : stored
 }
 
 /** Runs one check on only the artifacts it declares. Never throws: a crash becomes status 'error'. */
@@ -35,7 +40,7 @@ export function runCheck(check: AnyCheck, artifacts: Artifacts): CheckResult {
     const outcome = check.run(input)
     return {
       ...base,
-      title: titleFor(check, outcome.status),
+      title: titleFor(check, outcome.status, outcome.evidence),
       severity: outcome.severity ?? check.severity,
       status: outcome.status,
       summary: outcome.summary,

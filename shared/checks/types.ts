@@ -280,6 +280,12 @@ export interface CheckMeta {
   title: string
   /** What a failing or warning check shows: the problem, e.g. "Session cookies are not HttpOnly". */
   failTitle?: string
+  /**
+   * The problem as this result's evidence shows it, where failTitle alone would say more than is true (a site
+   * whose cookies all carry Secure but travel over plain http); null for failTitle. Pure, and safe on evidence
+   * of any shape: stored reports are read back with it.
+   */
+  failTitleOf?(evidence: Record<string, unknown>): string | null
   /** What the check looks at. */
   description: string
   /** Why it matters. */

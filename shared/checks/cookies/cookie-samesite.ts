@@ -9,6 +9,10 @@ export const cookieSameSite = defineCheck({
   category: 'cookies',
   title: 'Cookies declare SameSite',
   failTitle: 'Cookies do not declare SameSite',
+  failTitleOf: (evidence) =>
+    Array.isArray(evidence.sameSiteNoneWithoutSecure) && evidence.sameSiteNoneWithoutSecure.length > 0
+      ? 'Cookies are SameSite=None without Secure'
+      : null,
   description: 'Reads the SameSite attribute of first-party cookies.',
   why:
     'SameSite=Lax or Strict stops browsers from sending the cookie on cross-site requests, a strong defence against cross-site request ' +

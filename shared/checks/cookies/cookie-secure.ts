@@ -10,6 +10,8 @@ export const cookieSecure = defineCheck({
   category: 'cookies',
   title: 'Cookies are marked Secure',
   failTitle: 'Cookies are not marked Secure',
+  // Over plain http even a Secure cookie crosses the network in clear: the problem is the transport.
+  failTitleOf: (evidence) => (evidence.plainHttp === true ? 'Cookies are set over plain http' : null),
   description:
     'Reads first-party cookies (Set-Cookie on the main response, and cookies the browser stored for the site or a parent domain) and ' +
     'their Secure attribute.',
@@ -54,7 +56,14 @@ export const cookieSecure = defineCheck({
       return {
         status: 'warn',
         severity: 'medium',
-        evidence: { url, cookies: cookies.length, names, note: 'The site is served over http: its cookies cross the network in clear.' },
+        evidence: {
+          url,
+          cookies: cookies.length,
+          names,
+          plainHttp: true,
+          withoutSecure: cookies.filter((c) => !c.secure).map((c) => c.name),
+          note: 'The site is served over http: its cookies cross the network in clear.',
+        },
         summary: `The site sets ${cookies.length} cookie(s) over plain http, where Secure cookies cannot work.`,
       }
     }

@@ -28,6 +28,13 @@ export const versionDisclosure = defineCheck({
   category: 'security',
   title: 'Server software versions are not announced',
   failTitle: 'Server software versions are announced',
+  // A product named without a version (X-Powered-By: Express) is a warning of its own kind.
+  failTitleOf: (evidence) =>
+    Array.isArray(evidence.disclosures) &&
+    evidence.disclosures.length > 0 &&
+    evidence.disclosures.every((d) => typeof d === 'object' && d !== null && d.version == null)
+      ? 'Server software is named in headers'
+      : null,
   description:
     'Reads Server, X-Powered-By, X-AspNet-Version, X-AspNetMvc-Version and X-Generator on the main response, and <meta ' +
     'name="generator"> in the page.',

@@ -56,4 +56,36 @@ describe('failing titles', () => {
     const old = { ...report.checks.find((c) => c.id === 'csp')!, title: 'Content-Security-Policy restricts scripts' }
     expect(brief(old, 'generic', report, 'https://example.com/').title).toBe('Content-Security-Policy does not restrict scripts')
   })
+
+  test('a failing title never says more than its evidence shows', () => {
+    const byId = (overrides: Parameters<typeof makeArtifacts>[0]) =>
+      new Map(CHECKS.map((c) => runCheck(c, makeArtifacts(overrides) as never)).map((r) => [r.id, r]))
+    // Both cookies carry Secure, but the site is plain http: the problem is the transport, not the flag.
+    const http = 'http://example.com/'
+    const overHttp = byId({
+      target: { url: http, finalUrl: http, origin: 'http://example.com', scheme: 'http' },
+      mainResponse: { url: http, setCookies: ['sid=a; Path=/; Secure; HttpOnly; SameSite=Lax', 'pref=b; Path=/; Secure; SameSite=Lax'] },
+    })
+    expect(overHttp.get('cookie-secure')!.status).toBe('warn')
+    expect(overHttp.get('cookie-secure')!.title).toBe('Cookies are set over plain http')
+    // SameSite=None is declared: the problem is the missing Secure.
+    const none = byId({ mainResponse: { setCookies: ['sid=a; Path=/; HttpOnly; SameSite=None'] } })
+    expect(none.get('cookie-samesite')!.status).toBe('fail')
+    expect(none.get('cookie-samesite')!.title).toBe('Cookies are SameSite=None without Secure')
+    const missing = byId({ mainResponse: { setCookies: ['sid=a; Path=/; HttpOnly; Secure'] } })
+    expect(missing.get('cookie-samesite')!.title).toBe('Cookies do not declare SameSite')
+    // A bare product name announces no version.
+    const bare = byId({ mainResponse: withHeaders({ 'x-powered-by': 'Express' }) })
+    expect(bare.get('version-disclosure')!.status).toBe('warn')
+    expect(bare.get('version-disclosure')!.title).toBe('Server software is named in headers')
+    const versioned = byId({ mainResponse: withHeaders({ server: 'nginx/1.18.0' }) })
+    expect(versioned.get('version-disclosure')!.title).toBe('Server software versions are announced')
+    // A stored result is shown with the title its evidence gives, whatever title was stored with it.
+    const stored = { ...overHttp.get('cookie-secure')!, title: 'Cookies are not marked Secure' }
+    expect(brief(stored, 'generic', { checks: [stored] } as never, http).title).toBe('Cookies are set over plain http')
+    expect(titleFor(CHECKS.find((c) => c.id === 'cookie-secure')!, 'warn', { plainHttp: 'yes' })).toBe('Cookies are not marked Secure')
+    expect(titleFor(CHECKS.find((c) => c.id === 'version-disclosure')!, 'warn', { disclosures: [null, 3] })).toBe(
+      'Server software versions are announced',
+    )
+  })
 })
