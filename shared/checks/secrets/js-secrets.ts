@@ -24,8 +24,12 @@ export const jsSecrets = defineCheck({
     'GitHub ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, Slack xox*- tokens and webhook URLs, OpenAI sk-/sk-proj- and Anthropic sk-ant- ' +
     'keys, Supabase sb_secret_ keys and JWTs whose decoded payload has role "service_role", the formats of secretlint\u2019s recommended ' +
     'preset for npm_, glpat-, SG., hf_, gsk_, shpat_, lin_api_, ntn_, tskey-, figd_ and cfut_ tokens, PEM private key blocks (critical; ' +
-    'high when encrypted), and scheme://user:password@host URLs whose password is not a placeholder (password, changeme, ${VAR}) and ' +
-    'whose host is not an example host. Warns for Stripe test-mode secret keys. Keys printed in providers\u2019 documentation ' +
+    'high when encrypted), and connection strings with a password (critical for databases and brokers: postgres, mysql, ' +
+    'mongodb+srv, redis with or without a user, amqp, mssql; a password in the query as JDBC writes it; ADO.NET and ODBC ' +
+    'Server=...;Password=... strings), or http/ftp URLs with one (high), whose password is not a placeholder (password, changeme, ' +
+    '${VAR}) and whose host is not an example host. Placeholders in any format are never findings: the part after the provider ' +
+    'prefix made of X, x, 0 or one repeated character, <...>, your_..., example or too few distinct characters to be random ' +
+    '(sk_live_XXXXXXXXXXXXXXXXXXXXXXXX). Warns for Stripe test-mode secret keys. Keys printed in providers\u2019 documentation ' +
     '(AKIAIOSFODNN7EXAMPLE, Stripe\u2019s API-reference test key) are info. ' +
     'Public by design, reported as info only: Supabase anon JWTs and sb_publishable_ keys, Firebase/Google AIza web keys, Stripe ' +
     'pk_live_/pk_test_. Matches must stand alone (not inside a longer identifier) and look random, so class names and minified ' +

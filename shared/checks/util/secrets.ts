@@ -32,6 +32,8 @@ interface Classified {
 interface Rule {
   pattern: RegExp
   classify(value: string, body: string, index: number): Classified | null
+  /** false: the rule judges placeholders itself (a PEM block, a JWT, a password in a URL). */
+  placeholders?: false
 }
 
 /** Not preceded by an identifier character: `sk-` inside `task-list` or `disk-` is not a key. */
@@ -103,9 +105,25 @@ function realPassword(user: string, password: string, host: string): boolean {
 
 const URL_SCHEMES = 'postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|https?|ftps?|smtps?'
 const DATABASE_SCHEME = /^(?:postgres|mysql|mariadb|mongodb|redis|amqp|mssql|sqlserver)/i
+const DATABASE_SCHEMES = 'postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|oracle'
+
+/**
+ * A value that only stands in for a secret: runs of X, x, 0 or *, one character repeated, `<...>`, `your_...`,
+ * words like example or placeholder, or too few distinct characters to be random. Read on the part after the
+ * provider's prefix (sk_live_XXXXXXXXXXXXXXXXXXXXXXXX is documentation, not a key).
+ */
+export function isPlaceholderSecret(value: string): boolean {
+  if (/[<>{}]|\$\{|%[A-Z_]+%/.test(value)) return true
+  if (/your[_-]?|example|placeholder|redacted|dummy|sample|replace[_-]?me|insert[_-]?|(?:x{4}|X{4}|\*{3}|\.{3})/i.test(value)) return true
+  const parts = value.split(/[_.-]/).filter((p) => p.length >= 8)
+  const body = parts.length > 0 ? parts.reduce((a, b) => (b.length > a.length ? b : a)) : value
+  if (/(.)\1{5}/.test(body)) return true
+  return new Set(body.toLowerCase()).size < Math.min(8, Math.ceil(body.length / 3))
+}
 
 const RULES: Rule[] = [
   {
+    placeholders: false,
     // A private key in PEM form, as written in a file or in a string literal with \n escapes.
     pattern:
       /-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----(?:\\[rn]|\s){1,4}(?:[A-Za-z-]{1,40}: ?[^\n\\]{0,200}(?:\\[rn]|\s){1,4}){0,4}(?:[A-Za-z0-9+/=]|\\[rn]|\s){64,8000}-----END \1-----/g,
@@ -122,17 +140,44 @@ const RULES: Rule[] = [
     },
   },
   {
+    placeholders: false,
     // scheme://user:password@host: database connection strings and basic-auth URLs.
     pattern: new RegExp(
-      `(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{1,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`,
+      `(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{0,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`,
       'gi',
     ),
     classify: (v) => {
       const m = /^([a-z+]+):\/\/([^:]*):(.*)@([^@]*)$/i.exec(v)
       if (!m || !realPassword(m[2]!, m[3]!, m[4]!)) return null
       return DATABASE_SCHEME.test(m[1]!)
-        ? { kind: 'connection-string-password', exposure: 'secret', severity: 'high' }
+        ? { kind: 'connection-string-password', exposure: 'secret', severity: 'critical' }
         : { kind: 'url-with-password', exposure: 'secret', severity: 'high' }
+    },
+  },
+  {
+    placeholders: false,
+    // A database URL with the password in its query (jdbc:mysql://db/shop?user=shop&password=...).
+    pattern: new RegExp(
+      `(?<![A-Za-z0-9+.-])(?:${DATABASE_SCHEMES}):\\/\\/[^\\s"'\`<>?]{1,300}\\?(?:[^\\s"'\`<>#&]{0,200}&){0,8}(?:password|pwd|pass)=([^&#\\s"'\`<>;]{1,200})`,
+      'gi',
+    ),
+    classify: (v) => {
+      const m = /[?&](?:password|pwd|pass)=([^&#]*)$/i.exec(v)
+      const host = /:\/\/(?:[^@/]*@)?([^/:?]*)/.exec(v)?.[1] ?? ''
+      if (!m || !realPassword('', m[1]!, host)) return null
+      return { kind: 'connection-string-password', exposure: 'secret', severity: 'critical' }
+    },
+  },
+  {
+    placeholders: false,
+    // ADO.NET and ODBC connection strings: Server=...;Database=...;User Id=...;Password=...;
+    pattern:
+      /(?<![A-Za-z0-9_])(?:Server|Data Source|Host|Address)\s{0,3}=\s{0,3}[^;"'`<>\n]{1,200};(?:[^;"'`<>\n]{0,200};){0,8}\s{0,3}(?:Password|Pwd)\s{0,3}=\s{0,3}([^;"'`<>\s]{1,200})/gi,
+    classify: (v) => {
+      const password = /(?:Password|Pwd)\s*=\s*([^;]*)$/i.exec(v)?.[1] ?? ''
+      const host = /(?:Server|Data Source|Host|Address)\s*=\s*([^;,]*)/i.exec(v)?.[1]?.trim() ?? ''
+      if (!realPassword('', password, host.replace(/^tcp:/i, ''))) return null
+      return { kind: 'connection-string-password', exposure: 'secret', severity: 'critical' }
     },
   },
   {
@@ -186,6 +231,7 @@ const RULES: Rule[] = [
     },
   },
   {
+    placeholders: false,
     pattern: /(?<![A-Za-z0-9_$-])eyJ[A-Za-z0-9_-]{5,1500}\.eyJ[A-Za-z0-9_-]{5,3000}\.[A-Za-z0-9_-]{16,1500}(?![A-Za-z0-9_-])/g,
     classify: (v) => {
       const payload = decodeJwtPayload(v)
@@ -303,7 +349,8 @@ export function scanScripts(scripts: readonly ScriptArtifact[]): SecretFinding[]
           continue
         }
         if (rejected.has(value)) continue
-        const classified = rule.classify(value, body, m.index)
+        const judged = DOCUMENTED_EXAMPLES.has(value) || rule.placeholders === false || !isPlaceholderSecret(value)
+        const classified = judged ? rule.classify(value, body, m.index) : null
         if (!classified) {
           rejected.add(value)
           continue

@@ -310,7 +310,7 @@ describe('page-secrets', () => {
     )
     const r = pageSecrets.run(makeArtifacts({ mainResponse: { body: html } }))
     expect(r.status).toBe('fail')
-    expect(r.severity).toBe('high')
+    expect(r.severity).toBe('critical')
     const kinds = (r.evidence.findings as Array<{ kind: string }>).map((f) => f.kind)
     expect(kinds).toEqual(expect.arrayContaining(['connection-string-password', 'credential-in-html-comment']))
     expect(JSON.stringify(r)).not.toContain(PASSWORD.slice(0, 10))
