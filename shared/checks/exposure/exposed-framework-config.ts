@@ -156,8 +156,9 @@ export const exposedFrameworkConfig = defineCheck({
     'docker-compose.yml must have a top-level services: key with indented services using image, build, ports or environment; ' +
     'wp-config.php.bak must define() DB_* constants (PHP source starting with <?php counts as a file, not a page). None may be an ' +
     'HTML page or the same answer as a path that cannot exist. Not findings: a single-page app answering index.html, a 404 page, a ' +
-    'JavaScript bundle without config keys. Medium; high when a compose file sets a secret-looking variable to a literal value or a ' +
-    'JavaScript config contains a provider secret; critical for a wp-config backup with a database password or auth keys. Evidence: ' +
+    'JavaScript bundle without config keys. Medium; high when a compose file sets a secret-looking variable to a literal value; ' +
+    'critical when a JavaScript config contains a provider secret, and for a wp-config backup with a database password or auth keys. ' +
+    'Evidence: ' +
     'path, detected keys or services, constant and variable names only, never values.',
   severity: 'medium',
   fix: {
@@ -207,7 +208,7 @@ export const exposedFrameworkConfig = defineCheck({
         .filter((f) => f.exposure === 'secret')
         .slice(0, 10)
         .map((f) => ({ kind: f.kind, redacted: f.redacted }))
-      if (secrets.length > 0) raise('high')
+      if (secrets.length > 0) raise('critical')
       return { ...base, kind: `${found.tool}-config`, keys: found.keys.map((k) => clip(k, 40)), ...(secrets.length > 0 ? { secrets } : {}) }
     })
     const paths = files.map((f) => f.path)
@@ -218,7 +219,19 @@ export const exposedFrameworkConfig = defineCheck({
       evidence: { url: served[0]!.probe.url, path: served[0]!.path, files },
       summary:
         `${listPaths(paths)} ${paths.length === 1 ? 'is' : 'are'} served` +
-        (wp && (wp.found as WpConfigShape).credentials ? ', including a wp-config.php backup with database credentials.' : '.'),
+        (wp && (wp.found as WpConfigShape).credentials
+          ? ', including a wp-config.php backup with database credentials.'
+          : secretIn(files)
+            ? `, with a credential in ${secretIn(files)!.path}: ${secretIn(files)!.secret.kind} ${secretIn(files)!.secret.redacted}.`
+            : '.'),
     }
   },
 })
+
+/** The first served file with a provider secret in it, and that secret (redacted). */
+function secretIn(
+  files: ReadonlyArray<{ path: string; secrets?: Array<{ kind: string; redacted: string }> }>,
+): { path: string; secret: { kind: string; redacted: string } } | null {
+  for (const f of files) if (f.secrets?.[0]) return { path: f.path, secret: f.secrets[0] }
+  return null
+}

@@ -3,7 +3,8 @@
 import { GIT_PROBES } from '../probe-paths.ts'
 import { defineCheck } from '../types.ts'
 import { confirmByContent, confirmedOnly, listPaths, notServedOutcome, probeEvidence } from '../util/probe.ts'
-import { redactUrlCredentials } from '../util/redact.ts'
+import { redact, redactUrlCredentials } from '../util/redact.ts'
+import { scanScripts } from '../util/secrets.ts'
 
 export const GIT_CONFIG_PATH = '/.git/config'
 export const GIT_HEAD_PATH = '/.git/HEAD'
@@ -32,6 +33,65 @@ export function gitRemotes(body: string): Array<{ name: string; url: string }> {
   return remotes.slice(0, 10)
 }
 
+export interface GitCredential {
+  /** Where in the file: `remote "origin" url`, `http.extraheader`, or `line N`. */
+  where: string
+  kind: string
+  /** Redacted: enough to recognise, never to use. */
+  value: string
+}
+
+const MAX_CREDENTIALS = 5
+
+/**
+ * Credentials a .git/config holds: a password or a token in a remote's URL (https://user:token@host,
+ * https://ghp_...@github.com), an http.extraheader with an Authorization value (what CI checkouts leave),
+ * and any provider token elsewhere in the file.
+ */
+export function gitCredentials(body: string): GitCredential[] {
+  const found: GitCredential[] = []
+  const seen = new Set<string>()
+  const add = (where: string, kind: string, value: string) => {
+    if (seen.has(value) || found.length >= MAX_CREDENTIALS) return
+    seen.add(value)
+    found.push({ where, kind, value })
+  }
+  let section = ''
+  for (const line of body.split(/\r?\n/, 5_000)) {
+    const head = /^\s*\[\s*([^\]]{1,200})\]/.exec(line)
+    if (head) {
+      section = head[1]!.trim()
+      continue
+    }
+    const url = /^\s*(?:url|pushurl)\s*=\s*[a-z][a-z0-9+.-]*:\/\/([^@/\s]{1,300})@/i.exec(line)
+    if (url) {
+      const userinfo = decodeURIComponentSafe(url[1]!)
+      const colon = userinfo.indexOf(':')
+      const password = colon === -1 ? '' : userinfo.slice(colon + 1)
+      const token = scanScripts([{ url: '', inline: false, body: userinfo }]).find((f) => f.exposure === 'secret')
+      if (token) add(`${section} url`, token.kind, token.redacted)
+      else if (password.length > 0) add(`${section} url`, 'password-in-remote-url', redact(password))
+      else if (userinfo.length >= 20 && new Set(userinfo).size >= 10) add(`${section} url`, 'token-in-remote-url', redact(userinfo))
+    }
+    const header = /^\s*extraheader\s*=\s*(?:AUTHORIZATION|Authorization|authorization)\s*:\s*(?:basic|bearer|token)\s+(\S{8,2000})/i.exec(
+      line,
+    )
+    if (header) add(`${section}.extraheader`, 'authorization-header', redact(header[1]!))
+  }
+  for (const f of scanScripts([{ url: '', inline: false, body }])) {
+    if (f.exposure === 'secret' && f.kind !== 'url-with-password') add(`line ${f.line}`, f.kind, f.redacted)
+  }
+  return found
+}
+
+function decodeURIComponentSafe(value: string): string {
+  try {
+    return decodeURIComponent(value)
+  } catch {
+    return value
+  }
+}
+
 export type GitHead = { ref: string } | { detached: string }
 
 /** .git/HEAD: "ref: refs/heads/main", or a detached commit id (40 hex, 64 for SHA-256 repositories). */
@@ -44,14 +104,16 @@ export function readGitHead(body: string): GitHead | null {
   return sha ? { detached: sha[1]!.slice(0, 12) } : null
 }
 
-type GitFile = { kind: 'config'; remotes: Array<{ name: string; url: string }> } | { kind: 'head'; head: GitHead }
+type GitFile =
+  | { kind: 'config'; remotes: Array<{ name: string; url: string }>; credentials: GitCredential[] }
+  | { kind: 'head'; head: GitHead }
 
 function readGitFile(path: string, body: string): GitFile | null {
   if (path === GIT_HEAD_PATH) {
     const head = readGitHead(body)
     return head ? { kind: 'head', head } : null
   }
-  return looksLikeGitConfig(body) ? { kind: 'config', remotes: gitRemotes(body) } : null
+  return looksLikeGitConfig(body) ? { kind: 'config', remotes: gitRemotes(body), credentials: gitCredentials(body) } : null
 }
 
 export const exposedGitConfig = defineCheck({
@@ -59,6 +121,8 @@ export const exposedGitConfig = defineCheck({
   category: 'exposure',
   title: 'No .git directory is served',
   failTitle: 'The .git directory is served',
+  failTitleOf: (evidence) =>
+    Array.isArray(evidence.credentials) && evidence.credentials.length > 0 ? 'The .git directory is served, with a credential in it' : null,
   description: `Reads what the site returns for ${GIT_PROBES.join(' and ')} and judges whether they are Git repository files.`,
   why: 'A served .git directory lets anyone rebuild the source code and its history, including secrets committed at any time.',
   confirmation:
@@ -66,7 +130,9 @@ export const exposedGitConfig = defineCheck({
     'filemode; /.git/HEAD must be exactly "ref: refs/..." or a 40- (or 64-) character hex commit id. Either must not be an HTML page ' +
     'and must differ from what the site returns for a path that cannot exist. Not findings: a single-page app answering index.html ' +
     'everywhere, a 404 page, text that mentions [core] without Git keys. Evidence shows remote URLs with credentials redacted ' +
-    '(https://***@host) and the checked-out branch.',
+    '(https://***@host) and the checked-out branch. Critical when the config holds a credential (a password or token in a remote ' +
+    'URL, an http.extraheader Authorization value as CI checkouts leave it, or a provider token anywhere in it), named by kind and ' +
+    'redacted.',
   severity: 'high',
   fix: {
     generic:
@@ -104,11 +170,22 @@ export const exposedGitConfig = defineCheck({
         : { path, ...probeEvidence(probe), ...found.head },
     )
     const remotes = served.flatMap((s) => (s.found.kind === 'config' ? s.found.remotes : []))
+    const credentials = served.flatMap((s) => (s.found.kind === 'config' ? s.found.credentials : []))
     const paths = files.map((f) => f.path)
+    const served_ = `${listPaths(paths)} ${paths.length === 1 ? 'is' : 'are'} served`
+    if (credentials.length > 0) {
+      const first = credentials[0]!
+      return {
+        status: 'fail',
+        severity: 'critical',
+        evidence: { url: served[0]!.probe.url, path: served[0]!.path, files, remotes, credentials },
+        summary: `${served_} with a credential in it: ${first.kind} ${first.value} in ${first.where}. Revoke it.`,
+      }
+    }
     return {
       status: 'fail',
       evidence: { url: served[0]!.probe.url, path: served[0]!.path, files, remotes },
-      summary: `${listPaths(paths)} ${paths.length === 1 ? 'is' : 'are'} served${remotes.length > 0 ? ` (remote ${remotes[0]!.url})` : ''}.`,
+      summary: `${served_}${remotes.length > 0 ? ` (remote ${remotes[0]!.url})` : ''}.`,
     }
   },
 })

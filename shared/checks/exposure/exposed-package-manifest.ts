@@ -136,7 +136,7 @@ export const exposedPackageManifest = defineCheck({
     'dependencies, scripts or workspaces; composer.json must parse with require or require-dev and a name, type, autoload or config; ' +
     '.npmrc must be key=value lines with npm settings (registry, _authToken, always-auth, ...). None may be an HTML page or the same ' +
     'answer as a path that cannot exist. Not findings: a single-page app answering index.html, a JSON error such as {"error":"not ' +
-    'found"}, a web app manifest. Medium; high when a provider secret appears in a manifest; critical for an .npmrc with a literal ' +
+    'found"}, a web app manifest. Medium; critical when a provider secret appears in a manifest, and for an .npmrc with a literal ' +
     '_authToken/_auth/_password (an ${NPM_TOKEN} placeholder is not a secret). Evidence: path, package name, dependency counts, ' +
     'registries, redacted tokens.',
   severity: 'medium',
@@ -182,7 +182,7 @@ export const exposedPackageManifest = defineCheck({
         .filter((f) => f.exposure === 'secret')
         .slice(0, 10)
         .map((f) => ({ kind: f.kind, redacted: f.redacted }))
-      if (secrets.length > 0) raise('high')
+      if (secrets.length > 0) raise('critical')
       return {
         path,
         ...probeEvidence(probe),
@@ -196,11 +196,15 @@ export const exposedPackageManifest = defineCheck({
     const paths = files.map((f) => f.path)
     const token = served.find((s) => s.found.kind === 'npmrc' && s.found.tokens.length > 0)
     const manifest = served.find((s) => s.found.kind !== 'npmrc')?.found as ManifestShape | undefined
+    const withSecret = files.find((f) => 'secrets' in f && f.secrets !== undefined)
+    const secret = withSecret && 'secrets' in withSecret ? withSecret.secrets?.[0] : undefined
     const detail = token
       ? ` (${token.path} holds a registry token ${(token.found as NpmrcShape).tokens[0]!.redacted})`
-      : manifest
-        ? ` (${manifest.name ?? 'unnamed package'}, ${manifest.dependencies + manifest.devDependencies} dependencies)`
-        : ''
+      : secret && withSecret
+        ? ` (${withSecret.path} holds a credential: ${secret.kind} ${secret.redacted})`
+        : manifest
+          ? ` (${manifest.name ?? 'unnamed package'}, ${manifest.dependencies + manifest.devDependencies} dependencies)`
+          : ''
     return {
       status: 'fail',
       severity,

@@ -80,11 +80,12 @@ describe('exposed-package-manifest', () => {
     expect(r.evidence.files).toMatchObject([{ tokens: [], tokensFromEnvironment: 1 }])
   })
 
-  test('a provider secret inside package.json raises it to high', () => {
+  test('a provider secret inside package.json makes it critical, and the summary says a credential is there', () => {
     const key = `sk_live_${noise(30, 22)}`
     const pkg = JSON.stringify({ name: 'shop', version: '1.0.0', scripts: { seed: `STRIPE_KEY=${key} node seed.js` } })
     const r = run({ '/package.json': probe('/package.json', pkg) })
-    expect(r.severity).toBe('high')
+    expect(r.severity).toBe('critical')
+    expect(r.summary).toContain('/package.json holds a credential: stripe-secret-key')
     expect(JSON.stringify(r)).not.toContain(key)
   })
 

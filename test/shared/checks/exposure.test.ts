@@ -319,11 +319,33 @@ const GIT_CONFIG = `[core]
 const gitRun = (body: string, path = '/.git/config') => exposedGitConfig.run(makeArtifacts({ probes: { [path]: probe(path, body) } }))
 
 describe('exposed-git-config', () => {
-  test('fails a served Git config and redacts credentials in the remote URL', () => {
+  test('fails a served Git config, critical and said so when its remote URL holds a password, redacted', () => {
     const r = gitRun(GIT_CONFIG)
     expect(r.status).toBe('fail')
+    expect(r.severity).toBe('critical')
     expect(r.evidence.remotes).toEqual([{ name: 'origin', url: 'https://***@github.com/acme/shop.git' }])
-    expect(r.summary).toContain('https://***@github.com/acme/shop.git')
+    expect(r.evidence.credentials).toEqual([{ where: 'remote "origin" url', kind: 'password-in-remote-url', value: expect.any(String) }])
+    expect(r.summary).toContain('with a credential in it: password-in-remote-url')
+    expect(JSON.stringify(r)).not.toContain(noise(20, 9))
+  })
+
+  test('a token as the remote URL user, a CI checkout header or a provider token anywhere is critical; a plain remote is high', () => {
+    const token = `ghp_${noise(36, 71)}`
+    const config = (lines: string) => `[core]\n\trepositoryformatversion = 0\n\tbare = false\n${lines}`
+    const asUser = gitRun(config(`[remote "origin"]\n\turl = https://${token}@github.com/acme/shop.git\n`))
+    expect(asUser.severity).toBe('critical')
+    expect(asUser.evidence.credentials).toMatchObject([{ kind: 'github-token', where: 'remote "origin" url' }])
+    const basic = btoa(`x-access-token:${token}`)
+    const header = gitRun(config(`[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${basic}\n`))
+    expect(header.severity).toBe('critical')
+    expect(header.evidence.credentials).toMatchObject([{ kind: 'authorization-header', where: 'http "https://github.com/".extraheader' }])
+    const anywhere = gitRun(config(`[credential]\n\thelper = store\n# ${token}\n`))
+    expect(anywhere.evidence.credentials).toMatchObject([{ kind: 'github-token' }])
+    for (const r of [asUser, header, anywhere]) expect(JSON.stringify(r)).not.toContain(token.slice(8))
+    const plain = gitRun(config('[remote "origin"]\n\turl = https://github.com/acme/shop.git\n'))
+    expect(plain.severity).toBeUndefined()
+    expect(plain.evidence.credentials).toBeUndefined()
+    expect(plain.summary).toContain('(remote https://github.com/acme/shop.git)')
   })
 
   test('fails a served .git/HEAD naming a branch or a commit', () => {
