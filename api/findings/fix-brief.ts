@@ -47,6 +47,13 @@ function verification(check: ReportCheck, target: FixTarget, report: Report, sca
         : 'Each file named in the evidence must answer 404 or 403'
       return `${probe}; rotate any secret the file held. ${rescan}`
     }
+    case 'dependencies': {
+      const scripts = Array.isArray(check.evidence.findings)
+        ? check.evidence.findings.flatMap((f) => (Array.isArray(f?.scripts) ? f.scripts.slice(0, 1) : [])).slice(0, 3)
+        : []
+      const see = scripts.length > 0 ? ` (${scripts.map((s) => `curl -s ${sh(String(s))} | head -c 400`).join('; ')})` : ''
+      return `Each script named in the evidence must now hold the fixed release: its banner or version constant shows the new version${see}. ${rescan}`
+    }
     case 'secrets':
       return `The old key must be revoked at its provider (a call with it must fail), and the new key must not appear in any script the page loads. ${rescan}`
     default:

@@ -117,6 +117,21 @@ export const FIX_PLACES: Readonly<Record<FixKind, Readonly<Record<Platform, stri
     iis: 'the JavaScript that embeds the key; move the call to a server-side endpoint that reads it from configuration',
     generic: 'the client-side code that embeds the key, and a server-side route that holds it instead',
   },
+  dependencies: {
+    vercel: 'package.json and its lockfile (then redeploy); a CDN <script src> in the HTML or layout that loads the library',
+    netlify: 'package.json and its lockfile (then deploy); a CDN <script src> in the HTML that loads the library',
+    nextjs: 'package.json and its lockfile (then next build); a CDN URL in next/script or the layout',
+    nginx: "the front end's package.json (then rebuild), or the library file under the server root and the <script src> naming it",
+    cloudflare: 'package.json of the Pages build or the origin app (then redeploy and purge the old file from the cache)',
+    express:
+      "the front end's package.json and lockfile (then rebuild the bundle the app serves); a CDN <script src> in index.html or the views",
+    django: "the front end's package.json, or the file under STATIC_ROOT's source and the <script src> in the templates",
+    rails: 'package.json (jsbundling / importmap pins in config/importmap.rb), or the file under vendor/javascript',
+    apache: "the front end's package.json (then rebuild), or the library file under the document root and the <script src> naming it",
+    caddy: "the front end's package.json (then rebuild), or the library file the Caddyfile serves and the <script src> naming it",
+    iis: "the front end's package.json (then rebuild), or the library file under the site and the <script src> naming it",
+    generic: "the front end's package.json and lockfile, or the <script src> (CDN URL or vendored file) that loads the library",
+  },
   other: {
     vercel: "vercel.json or the project's code",
     netlify: "netlify.toml, _headers or the project's code",

@@ -249,7 +249,16 @@ export const PLATFORMS = [
 export type Platform = (typeof PLATFORMS)[number]
 
 /** What kind of change a check's fix is: it decides where the change goes and how to verify it. */
-export type FixKind = 'headers' | 'https-redirect' | 'cookies' | 'mixed-content' | 'version' | 'served-file' | 'secrets' | 'other'
+export type FixKind =
+  | 'headers'
+  | 'https-redirect'
+  | 'cookies'
+  | 'mixed-content'
+  | 'version'
+  | 'served-file'
+  | 'secrets'
+  | 'dependencies'
+  | 'other'
 
 /** Where a check's fix applies, for fix briefs and patches. */
 export interface FixTarget {

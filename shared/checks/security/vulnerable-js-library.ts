@@ -6,6 +6,7 @@
 import { ADVISORY_DATA, libraryEntry, type Advisory, type LibraryEntry } from '../data/vulnerable-libraries.ts'
 import { defineCheck, type ScriptArtifact, type Severity } from '../types.ts'
 import { detectLibraries } from '../util/library-detectors.ts'
+import { libraryAdvice } from '../util/library-advice.ts'
 import { compareVersions, parseVersion, satisfies } from '../util/semver.ts'
 import { worseSeverity } from '../../report/ranking.ts'
 import { detectRepositoryLibraries, REPOSITORY_DATA, repositoryEntry } from '../util/retire.ts'
@@ -96,7 +97,7 @@ export const vulnerableJsLibrary = defineCheck({
   severity: 'high',
   fix: {
     generic:
-      'Upgrade the library to the fixed version shown (npm install jquery@^3.7.1, then rebuild), or replace it; for files served from' +
+      'Upgrade the library to the fixed version shown (npm install <library>@<fixed version>, then rebuild), or replace it; for files served from' +
       ' a CDN or a vendor folder, update the URL or file and its integrity hash. Check npm ls <library> for copies pulled in by other' +
       ' packages.',
     vercel:
@@ -117,6 +118,9 @@ export const vulnerableJsLibrary = defineCheck({
       'Configuration > Purge Cache > Custom Purge with the script URL). For cdnjs URLs, change the version in the URL and its ' +
       'integrity hash.',
   },
+  // Each library by its own name and fixed version, changed where its copy comes from (a CDN URL or package.json).
+  advise: (result, platform) => libraryAdvice(result.evidence, platform),
+  fixTarget: { kind: 'dependencies' },
   requires: ['scripts'],
   run: ({ scripts }) => {
     const instances = instancesIn(scripts)

@@ -81,7 +81,7 @@ describe('failing titles', () => {
     const versioned = byId({ mainResponse: withHeaders({ server: 'nginx/1.18.0' }) })
     expect(versioned.get('version-disclosure')!.title).toBe('Server software versions are announced')
     // A stored result is shown with the title its evidence gives, whatever title was stored with it.
-    const stored = { ...overHttp.get('cookie-secure')!, title: 'Cookies are not marked Secure' }
+    const stored = { ...overHttp.get('cookie-secure')!, title: 'Cookies are not marked Secure', advice: null }
     expect(brief(stored, 'generic', { checks: [stored] } as never, http).title).toBe('Cookies are set over plain http')
     expect(titleFor(CHECKS.find((c) => c.id === 'cookie-secure')!, 'warn', { plainHttp: 'yes' })).toBe('Cookies are not marked Secure')
     expect(titleFor(CHECKS.find((c) => c.id === 'version-disclosure')!, 'warn', { disclosures: [null, 3] })).toBe(

@@ -361,3 +361,44 @@ describe('libraries from the RetireJS repository', () => {
     expect(scanned).toBeLessThanOrEqual(200 * body.length)
   })
 })
+
+describe('vulnerable-js-library advice', () => {
+  const scripts = [
+    script('https://cdn.jsdelivr.net/npm/handlebars@4.0.11/dist/handlebars.min.js', 'Handlebars.VERSION = "4.0.11";'),
+    script('https://shop.test/assets/index-3f2a.js', "DOMPurify.version = '2.0.7';//! moment.js\n//! version : 2.29.1\n"),
+  ]
+  const result = vulnerableJsLibrary.run(makeArtifacts({ scripts }))
+
+  test('names the libraries found, never another, each changed where its copy comes from', () => {
+    expect(result.status).toBe('fail')
+    const advice = vulnerableJsLibrary.advise!(result, 'generic')!
+    expect(advice).not.toContain('jquery')
+    expect(advice).toContain('Handlebars 4.0.11 is loaded from https://cdn.jsdelivr.net/npm/handlebars@4.0.11/dist/handlebars.min.js')
+    expect(advice).toMatch(/change the version in that <script src> .* to 4\.\d+\.\d+/)
+    expect(advice).toMatch(/DOMPurify 2\.0\.7 .*npm install dompurify@\^\d/)
+    expect(advice).toMatch(/Moment 2\.29\.1 .*npm install moment@\^2\.29\.\d/)
+  })
+
+  test('the fix brief points at package.json and the HTML, not the app code', async () => {
+    const { brief } = await import('../../../api/findings/fix-brief.ts')
+    const check = {
+      ...result,
+      id: 'vulnerable-js-library',
+      title: 't',
+      category: 'security' as const,
+      severity: 'high' as const,
+      advice: null,
+    }
+    const item = brief(check, 'express', { checks: [check], finalUrl: 'https://shop.test/' } as never, 'https://shop.test/')
+    expect(item.where).toContain('package.json')
+    expect(item.where).toContain('index.html')
+    expect(item.change).toContain('npm install dompurify@')
+    expect(item.verify).toContain('cdn.jsdelivr.net/npm/handlebars@4.0.11')
+  })
+
+  test('hostile evidence gives no advice rather than a crash', () => {
+    for (const evidence of [{}, { findings: 'x' }, { findings: [null, 3, { library: 1 }] }]) {
+      expect(vulnerableJsLibrary.advise!({ status: 'fail', evidence }, 'generic')).toBeNull()
+    }
+  })
+})
