@@ -140,7 +140,8 @@ const DETECTORS: Detector[] = [
   {
     library: 'angularjs',
     signatures: [
-      { source: 'banner', gate: ['AngularJS v'], pattern: re(String.raw`@license AngularJS v(?<v>${VER})`) },
+      // angular.js: "@license AngularJS v1.8.2"; angular.min.js: "/*\n AngularJS v1.8.2\n (c) 2010-2020 Google LLC."
+      { source: 'banner', gate: ['AngularJS v'], pattern: re(String.raw`(?:@license\s{1,8}|\/\*\s{0,8})AngularJS v(?<v>${VER})`) },
       {
         // angular.version = { full: '1.7.9', major: 1, minor: 7, dot: 9, codeName: 'pattern-lug' }
         source: 'content',

@@ -402,3 +402,33 @@ describe('vulnerable-js-library advice', () => {
     }
   })
 })
+
+describe('AngularJS by the banner its vendor ships', () => {
+  // The first lines of angular.min.js as published on npm (1.2.32, 1.5.8, 1.8.2) and of angular.js 1.8.2.
+  const banners: Array<[string, string]> = [
+    [
+      '1.2.32',
+      "/*\n AngularJS v1.2.32\n (c) 2010-2014 Google, Inc. http://angularjs.org\n License: MIT\n*/\n(function(V,W,v){'use strict';",
+    ],
+    ['1.5.8', "/*\n AngularJS v1.5.8\n (c) 2010-2016 Google, Inc. http://angularjs.org\n License: MIT\n*/\n(function(C){'use strict';"],
+    ['1.8.2', "/*\n AngularJS v1.8.2\n (c) 2010-2020 Google LLC. http://angularjs.org\n License: MIT\n*/\n(function(z){'use strict';"],
+    [
+      '1.8.2',
+      "/**\n * @license AngularJS v1.8.2\n * (c) 2010-2020 Google LLC. http://angularjs.org\n * License: MIT\n */\n(function(window) {'use strict';",
+    ],
+  ]
+
+  test('a banner alone names AngularJS and its version, and AngularJS 1.x is never a pass', () => {
+    for (const [version, banner] of banners) {
+      const found = detectLibraries(script('https://shop.test/js/angular.min.js', banner)).map((d) => `${d.library}@${d.version}`)
+      expect(found).toEqual([`angularjs@${version}`])
+      const r = vulnerableJsLibrary.run(makeArtifacts({ scripts: [script('https://shop.test/js/angular.min.js', banner)] }))
+      expect({ version, status: r.status }).toEqual({ version, status: version === '1.8.2' ? 'warn' : 'fail' })
+      expect(r.summary).toContain('AngularJS')
+    }
+  })
+
+  test('prose naming AngularJS is not a banner', () => {
+    expect(detectLibraries(script('https://shop.test/a.js', '// ported from AngularJS v1.8.2 docs\nvar a=1'))).toEqual([])
+  })
+})
