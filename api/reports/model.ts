@@ -147,8 +147,8 @@ export function modelOfAudit(audit: { id: string; url: string; createdAt: Date }
         summary: f.summary,
         evidence: f.evidence ?? {},
         impact: f.impact,
-        pageCount: f.pageCount,
-        // A site-wide finding lists no page: it is about the origin, which the audit's URL names.
+        // A site-wide finding lists no page: it is about the origin, which the audit's URL names, and counts it.
+        pageCount: f.pages.length > 0 ? f.pageCount : 1,
         pages: f.pages.length > 0 ? f.pages : [result.url || audit.url],
       }))
       .sort(findingOrder),

@@ -268,7 +268,8 @@ class Merge {
         status: part.status,
         summary: '',
         evidence: structuredClone(part.evidence),
-        advice: getCheck(r.id)?.fix.generic ?? r.summary,
+        advice:
+          getCheck(r.id)?.advise?.({ status: part.status, evidence: part.evidence }, 'generic') ?? getCheck(r.id)?.fix.generic ?? r.summary,
         impact: 0,
         pageCount: 0,
         pages: [],

@@ -1,13 +1,14 @@
 // What an audit finding is about, for the checks whose one result on a page reports several separate
 // things: each axe rule the accessibility check lists, each cookie the cookie checks name, each third-party
-// host the privacy checks name. Across the pages of an audit those merge by the thing itself (one finding
+// host the privacy checks name, each secret the secret checks find and each library version
+// vulnerable-js-library names. Across the pages of an audit those merge by the thing itself (one finding
 // per rule, per cookie, per host, with the pages it was found on), not by the hash of the page's whole
 // evidence, which differs as soon as two pages differ in anything else. Every other check keeps merging by
 // fingerprint (shared/report/audit-report.ts). Pure: no I/O.
 import type { CheckStatus, Severity } from '../checks/types.ts'
 import type { CheckResult } from './scan-report.ts'
 
-export type SubjectKind = 'axe-rule' | 'cookie' | 'third-party-host'
+export type SubjectKind = 'axe-rule' | 'cookie' | 'third-party-host' | 'secret' | 'library'
 
 /** One thing a check's result on one page reports. */
 export interface SubjectPart {
@@ -156,6 +157,54 @@ function thirdPartyRequestParts(_r: CheckResult, e: Evidence): SubjectPart[] {
     }))
 }
 
+/** One part per secret (kind and redacted value): the same key in the same bundle is one finding on every page
+ * that loads it. Public-by-design keys are not findings. */
+function secretParts(r: CheckResult, e: Evidence): SubjectPart[] {
+  const parts = new Map<string, SubjectPart>()
+  for (const f of records(e.findings)) {
+    if (f.public === true || typeof f.kind !== 'string' || typeof f.value !== 'string') continue
+    const key = `${f.kind} ${f.value}`
+    if (parts.has(key)) continue
+    const severity = isSeverity(f.severity) ? f.severity : r.severity
+    parts.set(key, {
+      kind: 'secret',
+      key,
+      status: severity === 'critical' || severity === 'high' ? 'fail' : 'warn',
+      severity,
+      evidence: pick(f, ['kind', 'severity', 'value', 'script', 'line', 'note']),
+    })
+  }
+  return [...parts.values()]
+}
+
+/** One part per library version with advisories: fail when a release fixes them, warn when none in its line does. */
+function libraryParts(_r: CheckResult, e: Evidence): SubjectPart[] {
+  return records(e.findings).flatMap((f) => {
+    const advisories = records(f.advisories)
+    if (typeof f.library !== 'string' || typeof f.version !== 'string' || advisories.length === 0) return []
+    const fixable = advisories.some((a) => typeof a.fixedIn === 'string')
+    const worst = advisories.map((a) => a.severity).find((s) => s === 'high' || s === 'critical') ? 'high' : 'medium'
+    return [
+      {
+        kind: 'library' as const,
+        key: `${typeof f.id === 'string' ? f.id : f.library}@${f.version}`,
+        status: fixable ? ('fail' as const) : ('warn' as const),
+        severity: worst,
+        evidence: pick(f, ['library', 'id', 'version', 'scripts', 'advisories', 'fixedVersion', 'noFixInThisLine', 'endOfLife', 'upgrade']),
+      },
+    ]
+  })
+}
+
+const SEVERITIES = new Set(['critical', 'high', 'medium', 'low', 'info'])
+const isSeverity = (v: unknown): v is Severity => typeof v === 'string' && SEVERITIES.has(v)
+
+function pick(from: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const k of keys) if (from[k] !== undefined) out[k] = structuredClone(from[k])
+  return out
+}
+
 /** The checks whose results split into subjects, the results that split (fail and warn, or third-party-requests'
  * info: a host contacted is worth a line of its own though it costs no points), and how. */
 const SPLITTERS = new Map<string, { on: 'finding' | 'info'; split: (r: CheckResult, e: Evidence) => SubjectPart[] }>([
@@ -165,6 +214,9 @@ const SPLITTERS = new Map<string, { on: 'finding' | 'info'; split: (r: CheckResu
   ['cookie-samesite', { on: 'finding', split: sameSiteParts }],
   ['third-party-cookies', { on: 'finding', split: thirdPartyCookieParts }],
   ['third-party-requests', { on: 'info', split: thirdPartyRequestParts }],
+  ['js-secrets', { on: 'finding', split: secretParts }],
+  ['page-secrets', { on: 'finding', split: secretParts }],
+  ['vulnerable-js-library', { on: 'finding', split: libraryParts }],
 ])
 
 /** The subjects of one page's check result, or null when the check merges by fingerprint; none when the result
@@ -214,6 +266,14 @@ export function subjectSummary(
     return `Accessibility rule ${key} (${impact})${help}; ${elements} element${elements === 1 ? '' : 's'} on ${on}.`
   }
   if (kind === 'cookie') return `Cookie ${key}: ${String(evidence.problem ?? 'flagged')}; set by ${on}.`
+  if (kind === 'secret') return `Secret ${key} (${String(evidence.severity ?? 'high')}) found on ${on}: revoke and rotate it.`
+  if (kind === 'library') {
+    const fixed = typeof evidence.fixedVersion === 'string' ? `, fixed in ${evidence.fixedVersion}` : ''
+    const ids = records(evidence.advisories)
+      .flatMap((a) => strings(a.ids).slice(0, 1))
+      .slice(0, 3)
+    return `${String(evidence.library ?? key)} ${String(evidence.version ?? '')} has known vulnerabilities (${ids.join(', ')})${fixed}; loaded on ${on}.`
+  }
   if (Array.isArray(evidence.cookies))
     return `Third-party cookie(s) ${(evidence.cookies as string[]).slice(0, 5).join(', ')} on ${key}, set before any interaction on ${on}.`
   const requests = typeof evidence.requests === 'number' ? evidence.requests : 0

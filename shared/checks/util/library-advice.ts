@@ -70,7 +70,9 @@ function rebuild(platform: Platform): string {
 
 /** One line per library found: its own name, the version to move to, and where its copy is changed. */
 export function libraryAdvice(evidence: Record<string, unknown>, platform: Platform): string | null {
-  const findings = Array.isArray(evidence.findings) ? evidence.findings.map(asFound).filter((f): f is Found => f !== null) : []
+  // A scan's result lists its libraries under findings; an audit's finding is about one library.
+  const listed = Array.isArray(evidence.findings) ? evidence.findings : [evidence]
+  const findings = listed.map(asFound).filter((f): f is Found => f !== null)
   if (findings.length === 0) return null
   const lines = findings.slice(0, 10).map((f) => {
     const target = f.fixedVersion ?? f.upgrade

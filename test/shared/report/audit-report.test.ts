@@ -227,3 +227,78 @@ describe('findings merged by what they are about', () => {
     expect(cookieHosts.map((f) => [f.subject?.key, f.pages])).toEqual([['ads.test', ['https://www.example.com/']]])
   })
 })
+
+describe('secrets and libraries across pages', () => {
+  const secret = (value: string, extra: Record<string, unknown> = {}) => ({
+    kind: 'stripe-secret-key',
+    severity: 'critical',
+    public: false,
+    value,
+    line: 1,
+    ...extra,
+  })
+  const library = (id: string, version: string, fixedIn: string | null, scripts: string[]) => ({
+    library: id === 'handlebars' ? 'Handlebars' : 'Moment',
+    id,
+    version,
+    scripts,
+    advisories: [{ ids: [`GHSA-${id}`], severity: 'high', summary: 's', fixedIn }],
+    fixedVersion: fixedIn,
+    upgrade: 'a fixed release',
+  })
+
+  test('the same secret and the same library on two pages are one finding each, listing both pages', () => {
+    const bundle = 'https://www.example.com/assets/index.js'
+    // /pricing loads one more chunk: the evidence differs, the secret and the library do not.
+    const home = [
+      check('js-secrets', 'fail', { scripts: 1, findings: [secret('sk_live_…abcd', { script: bundle })] }, 'critical'),
+      check('vulnerable-js-library', 'fail', { findings: [library('handlebars', '4.0.11', '4.7.7', [bundle])] }, 'high'),
+    ]
+    const pricing = [
+      check(
+        'js-secrets',
+        'fail',
+        { scripts: 2, findings: [secret('sk_live_…abcd', { script: bundle }), secret('sk_live_…wxyz', { script: `${bundle}?chunk=2` })] },
+        'critical',
+      ),
+      check(
+        'vulnerable-js-library',
+        'fail',
+        { findings: [library('handlebars', '4.0.11', '4.7.7', [bundle]), library('moment', '2.29.1', '2.29.4', [`${bundle}?chunk=2`])] },
+        'high',
+      ),
+    ]
+    const r = buildAuditResult(meta, [page('/', home), page('/pricing', pricing)], [])
+    const byKey = (id: string) => r.findings.filter((f) => f.checkId === id).map((f) => [f.subject?.key, f.pageCount, f.pages.length])
+    expect(byKey('js-secrets').sort()).toEqual([
+      ['stripe-secret-key sk_live_…abcd', 2, 2],
+      ['stripe-secret-key sk_live_…wxyz', 1, 1],
+    ])
+    expect(byKey('vulnerable-js-library').sort()).toEqual([
+      ['handlebars@4.0.11', 2, 2],
+      ['moment@2.29.1', 1, 1],
+    ])
+    const handlebars = r.findings.find((f) => f.subject?.key === 'handlebars@4.0.11')!
+    expect(handlebars.summary).toContain('Handlebars 4.0.11 has known vulnerabilities (GHSA-handlebars), fixed in 4.7.7; loaded on 2 pages')
+    expect(handlebars.advice).toContain('npm install handlebars@^4.7.7')
+    expect(handlebars.advice).not.toContain('jquery')
+  })
+
+  test('public-by-design keys and end-of-life-only libraries beside a finding are not findings of their own', () => {
+    const r = buildAuditResult(
+      meta,
+      [
+        page('/', [
+          check('js-secrets', 'fail', {
+            findings: [secret('sk_live_…abcd'), secret('pk_live_…abcd', { kind: 'stripe-publishable-key', public: true })],
+          }),
+          check('vulnerable-js-library', 'fail', {
+            findings: [library('handlebars', '4.0.11', '4.7.7', []), { library: 'Vue', id: 'vue', version: '2.7.16', advisories: [] }],
+          }),
+        ]),
+      ],
+      [],
+    )
+    expect(r.findings.map((f) => f.subject?.key).sort()).toEqual(['handlebars@4.0.11', 'stripe-secret-key sk_live_…abcd'])
+  })
+})
