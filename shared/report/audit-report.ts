@@ -10,6 +10,7 @@ import type { CrawledPage } from './crawled-page.ts'
 import { adviceText, type CheckResult } from './scan-report.ts'
 import { gradeOf, penaltyOf, scoreOf, type Grade } from './scoring.ts'
 import { byImpact, OUTCOME_RANK, SEVERITY_RANK, worseSeverity } from './ranking.ts'
+import { mergePageSources } from '../checks/util/csp-builder.ts'
 import { attributable, mergeSubjectEvidence, subjectsOf, subjectSummary, type SubjectKind, type SubjectPart } from './audit-subjects.ts'
 
 /** A page as the result reads it: its links are the crawl's business, not the result's. */
@@ -226,6 +227,8 @@ class Merge {
     if (!f) return void this.findings.set(fp, findingOf(r, fp, [page.url]))
     f.pageCount++
     if (f.pages.length < MAX_FINDING_PAGES) f.pages.push(page.url)
+    // The policy an audit's CSP finding computes allows what every page it covers loads and calls.
+    if (r.id === 'csp') mergePageSources(f.evidence.pageSources, r.evidence?.pageSources)
     // A finding that fails anywhere is a failure.
     if (r.status === 'fail') f.status = 'fail'
   }
@@ -240,7 +243,11 @@ class Merge {
 
   /** Once every result is in: each finding's cost, and the subject findings' summaries over all their pages. */
   finish(): void {
-    for (const f of this.findings.values()) f.impact = penaltyOf({ id: f.checkId, status: f.status })
+    for (const f of this.findings.values()) {
+      f.impact = penaltyOf({ id: f.checkId, status: f.status })
+      // Advice computed from the evidence speaks for every page merged into it.
+      if (f.checkId === 'csp' && f.pageCount > 1) f.advice = getCheck(f.checkId)?.advise?.(f, 'generic') ?? f.advice
+    }
     for (const f of this.subjects)
       f.summary = subjectSummary(f.subject!.kind, f.subject!.key, f.evidence, f.pageCount, f.status, f.elements ?? 0)
   }
@@ -303,7 +310,8 @@ function findingOf(r: CheckResult & { status: 'fail' | 'warn' }, fingerprint: st
     severity: r.severity,
     status: r.status,
     summary: r.summary,
-    evidence: r.evidence,
+    // The csp finding's sources grow with each page it is found on: its own copy, not the first page's.
+    evidence: r.id === 'csp' ? structuredClone(r.evidence) : r.evidence,
     advice: adviceText(r) ?? r.summary,
     impact: 0,
     pageCount: pages.length,

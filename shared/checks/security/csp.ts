@@ -52,7 +52,8 @@ export const csp = defineCheck({
   advise: (result, platform) => {
     if (result.status !== 'fail' && result.status !== 'warn') return null
     const sources = asPageSources(result.evidence.pageSources)
-    return sources ? cspAdviceText(buildCsp(sources), platform, sources.page) : null
+    const reportOnlySent = typeof result.evidence.reportOnly === 'string' && result.evidence.reportOnly.length > 0
+    return sources ? cspAdviceText(buildCsp(sources, { reportOnlySent }), platform, sources.page) : null
   },
   run: ({ mainResponse, page, target }) => {
     const withSources = (outcome: CheckOutcome): CheckOutcome => {

@@ -181,8 +181,8 @@ function nonceReason(s: PageSources): string | null {
   return null
 }
 
-/** Builds the policy from a page's sources. */
-export function buildCsp(s: PageSources, opts: { allowNonce?: boolean } = {}): CspAdvice {
+/** Builds the policy from a page's sources (or an audit's, merged with mergePageSources). */
+export function buildCsp(s: PageSources, opts: { allowNonce?: boolean; reportOnlySent?: boolean } = {}): CspAdvice {
   const reason = nonceReason(s)
   // A static configuration file (a patch) cannot make nonces: it gets the hashes, and says why they may not last.
   const nonce = opts.allowNonce === false ? null : reason
@@ -197,7 +197,9 @@ export function buildCsp(s: PageSources, opts: { allowNonce?: boolean } = {}): C
     ...script.notes,
     ...style.notes,
     "frame-ancestors 'self' lets only the site frame its pages; use 'none' if it never frames itself.",
-    'Try it first as Content-Security-Policy-Report-Only on every page and watch the browser console, then enforce it.',
+    opts.reportOnlySent
+      ? 'The site already sends Content-Security-Policy-Report-Only: compare its violation reports with this policy, then send it as Content-Security-Policy.'
+      : 'Try it first as Content-Security-Policy-Report-Only on every page and watch the browser console, then enforce it.',
   ]
   return { policy: directivesOf(s, script.sources, style.sources).join('; '), mode: nonce ? 'nonce' : 'hashes', notes }
 }
@@ -346,3 +348,25 @@ export function cspAdviceText(advice: CspAdvice, platform: Platform, page: strin
   lines.push(...advice.notes.map((n) => `- ${n}`))
   return lines.join('\n')
 }
+
+/**
+ * Adds another page's cross-origin sources to `into` (an audit's CSP finding speaks for every page it was
+ * found on, so its policy must allow what each of them loads and calls), bounded per directive.
+ */
+export function mergePageSources(into: unknown, from: unknown): void {
+  const a = into && typeof into === 'object' ? (into as { origins?: unknown }).origins : null
+  const b = from && typeof from === 'object' ? (from as { origins?: unknown }).origins : null
+  if (!a || typeof a !== 'object' || !b || typeof b !== 'object') return
+  const target = a as Record<string, unknown>
+  for (const [directive, list] of Object.entries(b as Record<string, unknown>)) {
+    if (!Array.isArray(list) || !Object.hasOwn(DIRECTIVE_NAMES, directive)) continue
+    const have = Array.isArray(target[directive]) ? (target[directive] as unknown[]) : []
+    for (const origin of list) {
+      if (have.length >= CSP_LIMITS.originsPerDirective) break
+      if (typeof origin === 'string' && safeOrigin(origin) === origin && !have.includes(origin)) have.push(origin)
+    }
+    target[directive] = have
+  }
+}
+
+const DIRECTIVE_NAMES: Record<string, true> = Object.fromEntries(Object.values(DIRECTIVE_OF).map((d) => [d, true]))

@@ -257,3 +257,52 @@ describe('the csp check records the page sources when it fails or warns', () => 
     expect(adviseCsp({ checks: [] }).policy).toContain("form-action 'self'")
   })
 })
+
+describe('advice that fits the site', () => {
+  const pageWith = (path: string, requests: ReturnType<typeof request>[], headers: Record<string, string | null> = {}) =>
+    csp.run(
+      makeArtifacts({
+        mainResponse: { ...withHeaders({ 'content-security-policy': null, ...headers }), url: new URL(path, SITE).href },
+        page: { finalUrl: new URL(path, SITE).href, requests: [request(new URL(path, SITE).href, 'document'), ...requests] },
+      }),
+    )
+
+  test('a site that already sends Report-Only is told to compare its reports, not to try Report-Only', () => {
+    const r = pageWith('/', [], { 'content-security-policy-report-only': "default-src 'self'; report-uri /csp" })
+    const advice = csp.advise!(r, 'generic')!
+    expect(advice).toContain('already sends Content-Security-Policy-Report-Only')
+    expect(advice).not.toContain('Try it first')
+    expect(csp.advise!(pageWith('/', []), 'generic')).toContain('Try it first')
+  })
+
+  test("an audit's computed connect-src holds the API hosts every page calls", async () => {
+    const { buildAuditResult } = await import('../../../../shared/report/audit-report.ts')
+    const home = pageWith('/', [request('https://cdn.example.net/app.js', 'script')])
+    const account = pageWith('/account', [
+      request('https://api.example.org/v1/me', 'fetch'),
+      request('wss://live.example.org/socket', 'websocket'),
+    ])
+    const page = (path: string, r: typeof home) => ({
+      url: new URL(path, SITE).href,
+      finalUrl: new URL(path, SITE).href,
+      depth: 0,
+      httpStatus: 200,
+      ok: true,
+      loadMs: 1,
+      checks: [{ id: 'csp', title: 'csp', category: 'security' as const, severity: 'high' as const, ...r }],
+    })
+    const audit = buildAuditResult(
+      { auditId: 'aud_x', url: SITE, stoppedBy: 'done', pagesDiscovered: 2, finishedAt: '2026-11-29T00:00:00.000Z' },
+      [page('/', home), page('/account', account)],
+      [],
+    )
+    const finding = audit.findings.find((f) => f.checkId === 'csp')!
+    expect(finding.pageCount).toBe(2)
+    const connect = finding.advice.split('\n').find((l) => l.includes('connect-src')) ?? finding.advice
+    expect(connect).toContain('https://api.example.org')
+    expect(connect).toContain('wss://live.example.org')
+    expect(finding.advice).toContain('https://cdn.example.net')
+    // The page's own result is left as it was.
+    expect(JSON.stringify(home.evidence)).not.toContain('api.example.org')
+  })
+})
