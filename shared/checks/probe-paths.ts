@@ -108,6 +108,17 @@ export const INFRA_PROBES = [
   '/.ssh/id_rsa',
 ] as const
 
+/** Logs that package managers, frameworks, PHP and servers write next to the code. */
+export const LOG_PROBES = [
+  '/npm-debug.log',
+  '/yarn-error.log',
+  '/storage/logs/laravel.log',
+  '/error_log',
+  '/debug.log',
+  '/wp-content/debug.log',
+  '/logs/error.log',
+] as const
+
 export const PROBE_PATHS: readonly string[] = [
   BASELINE_PROBE,
   ...ENV_PROBES,
@@ -120,10 +131,11 @@ export const PROBE_PATHS: readonly string[] = [
   ...SERVER_INFO_PROBES,
   ...METADATA_PROBES,
   ...INFRA_PROBES,
+  ...LOG_PROBES,
 ]
 
 /**
  * Requests one scan makes at most for probes: every path above once, plus the source maps the page's scripts
  * name (GATHER_LIMITS.sourceMaps). Stated in the report; a test keeps PROBE_PATHS within it.
  */
-export const PROBE_BUDGET = 80
+export const PROBE_BUDGET = 90

@@ -7,6 +7,7 @@ import { exposedAgentInstructions } from './exposure/exposed-agent-instructions.
 import { exposedBackupFiles } from './exposure/exposed-backup-files.ts'
 import { exposedFrameworkConfig } from './exposure/exposed-framework-config.ts'
 import { exposedInfraFiles } from './exposure/exposed-infra-files.ts'
+import { exposedLogFiles } from './exposure/exposed-log-files.ts'
 import { exposedMetadataFiles } from './exposure/exposed-metadata-files.ts'
 import { serverInfoPage } from './exposure/server-info-page.ts'
 import { pageSecrets } from './secrets/page-secrets.ts'
@@ -50,7 +51,7 @@ import { xContentTypeOptions } from './security/x-content-type-options.ts'
 import type { Check } from './types.ts'
 
 /** Bumped whenever a check's judgement changes; a check whose meaning changes gets a new id instead. */
-export const CHECKS_VERSION = '2026.11.4'
+export const CHECKS_VERSION = '2026.11.5'
 
 export const CHECKS = [
   httpsRedirect,
@@ -79,6 +80,7 @@ export const CHECKS = [
   exposedBackupFiles,
   exposedMetadataFiles,
   exposedInfraFiles,
+  exposedLogFiles,
   serverInfoPage,
   directoryListing,
   debugErrorPage,

@@ -36,6 +36,7 @@ export const SCORING: Readonly<Record<CheckId, Penalty>> = {
   'exposed-package-manifest': { fail: 10, warn: 5 },
   'exposed-framework-config': { fail: 10, warn: 5 },
   'exposed-backup-files': { fail: 40, warn: 10 },
+  'exposed-log-files': { fail: 20, warn: 10 },
   'exposed-metadata-files': { fail: 10, warn: 5 },
   'exposed-infra-files': { fail: 30, warn: 10 },
   'server-info-page': { fail: 15, warn: 5 },

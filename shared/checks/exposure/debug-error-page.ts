@@ -53,6 +53,8 @@ const anchored = (anchor: RegExp, confirm: RegExp) => (body: string) => {
 const JAVA_FRAME =
   /\bat (?:java|javax|jakarta|org|com|io|net|jdk|sun)\.[\w$.]{1,300}\([\w$.-]{0,200}(?:\.(?:java|kt|groovy|scala):\d+|Native Method|Unknown Source)\)/
 const NODE_FRAME = /\bat [^\n<()]{0,200}\((?:\/|[A-Za-z]:\\|node:)[^\n<()]{1,300}:\d+:\d+\)/
+/** A Node frame of an anonymous function: "at /app/server.js:10:9", no parentheses. */
+const NODE_BARE_FRAME = /\bat (?:\/|[A-Za-z]:\\)[^\s<()"]{1,300}\.[cm]?[jt]sx?:\d+:\d+/
 
 const RULES: readonly Rule[] = [
   {
@@ -92,6 +94,13 @@ const RULES: readonly Rule[] = [
   },
   { framework: 'Spring Boot', generic: false, find: all(/Whitelabel Error Page/, JAVA_FRAME) },
   {
+    framework: 'Symfony',
+    generic: false,
+    find: all(
+      /class="exception-message-wrapper"|Symfony\\Component\\(?:ErrorHandler|HttpKernel|Debug)\\|<abbr title="Symfony\\Component\\/,
+    ),
+  },
+  {
     framework: 'Next.js',
     generic: false,
     find: all(/nextjs-portal|data-nextjs-dialog|nextjs__container_errors|__nextjs_original-stack-frame|"err":\{[^{}]{0,3000}"stack":"/),
@@ -100,8 +109,10 @@ const RULES: readonly Rule[] = [
     framework: 'Node.js',
     generic: true,
     find: anchored(
-      /\bat Layer\.handle\b|\bat Object\.(?:<|&lt;)anonymous(?:>|&gt;) \((?:\/|[A-Za-z]:\\)|\bat Module\._compile\b|\bat (?:process\.)?processTicksAndRejections\b|\(node:internal\//g,
-      NODE_FRAME,
+      // Express 4 (Layer.handle), Express 5 and router (Layer.handleRequest), Koa (koa-compose dispatch), any frame in
+      // node_modules, and Node's own internals.
+      /\bat Layer\.handle(?:Request|_request|Error)?\b|\bat Object\.(?:<|&lt;)anonymous(?:>|&gt;) \((?:\/|[A-Za-z]:\\)|\bat Module\._compile\b|\bat (?:process\.)?processTicksAndRejections\b|\(node:internal\/|\bat [^\n<()]{0,200}\((?:\/|[A-Za-z]:\\)[^\n<()]{0,300}[/\\]node_modules[/\\]/g,
+      new RegExp(`${NODE_FRAME.source}|${NODE_BARE_FRAME.source}`),
     ),
   },
   {
@@ -115,7 +126,8 @@ const RULES: readonly Rule[] = [
   {
     framework: 'Python',
     generic: true,
-    find: anchored(/Traceback \(most recent call last\):/g, /File (?:"|&quot;|&#34;)[^"&\n]{1,300}(?:"|&quot;|&#34;), line \d+/),
+    // In a JSON body the quotes are escaped: File \"/app/x.py\", line 3.
+    find: anchored(/Traceback \(most recent call last\):/g, /File (?:\\?"|&quot;|&#34;)[^"&\n]{1,300}?(?:\\?"|&quot;|&#34;), line \d+/),
   },
   {
     framework: 'Java',
@@ -196,9 +208,11 @@ export const debugErrorPage = defineCheck({
     'Confirmed by content: framework debug pages (Django "You\u2019re seeing this error because you have DEBUG = True" with its ' +
     'request table, Werkzeug debugger, Laravel Whoops/Ignition or Illuminate frames, Rails "Action Controller: Exception caught", ' +
     'ASP.NET "Server Error in \'/\' Application" with exception details or stack trace, Spring Whitelabel page with a Java stack ' +
-    'trace, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js "at Layer.handle"/"at ' +
+    'trace, Symfony\u2019s exception page, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js ' +
+    '"at Layer.handle" of Express 4, "at Layer.handleRequest" of Express 5, Koa\u2019s dispatch, any frame in node_modules or "at ' +
     'Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback ' +
-    '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body, or at the ' +
+    '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body (JSON ' +
+    'error answers included, escaped quotes and all), or at the ' +
     'very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' +
     'without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, ' +
     'framework, a redacted excerpt of at most 300 characters.',

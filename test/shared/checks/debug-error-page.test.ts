@@ -167,3 +167,38 @@ describe('debug-error-page: excerpts', () => {
     expect(redactedExcerpt(`'password' => '${password}'`, 0)).not.toContain(password)
   })
 })
+
+describe('error pages and traces as frameworks write them', () => {
+  // finalhandler 2 (Express 5) in development: the stack, HTML-escaped, in a <pre>.
+  const EXPRESS5 =
+    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>Error: boom<br> &nbsp; &nbsp;at /srv/shop/server.js:14:9<br> &nbsp; &nbsp;at Layer.handleRequest (/srv/shop/node_modules/router/lib/layer.js:152:17)<br> &nbsp; &nbsp;at next (/srv/shop/node_modules/router/lib/route.js:157:13)</pre>\n</body>\n</html>\n'
+  const KOA_TEXT =
+    'Error: boom\n    at /srv/api/app.js:8:9\n    at dispatch (/srv/api/node_modules/koa-compose/index.js:42:32)\n    at /srv/api/node_modules/koa-router/lib/router.js:425:16'
+  const JSON_NODE = JSON.stringify({
+    error: 'Internal Server Error',
+    stack:
+      "TypeError: Cannot read properties of undefined (reading 'id')\n    at getUser (/srv/api/routes/users.js:22:31)\n    at Layer.handle [as handle_request] (/srv/api/node_modules/express/lib/router/layer.js:95:5)",
+  })
+  const JSON_PYTHON = JSON.stringify({
+    detail:
+      'Traceback (most recent call last):\n  File "/srv/app/views.py", line 41, in orders\n    total = 1 / 0\nZeroDivisionError: division by zero',
+  })
+  const SYMFONY =
+    '<!DOCTYPE html><html><head><title>Division by zero (500 Internal Server Error)</title></head><body><div class="exception-message-wrapper"><div class="container"><h1 class="break-long-words exception-message">Division by zero</h1></div></div><abbr title="Symfony\\Component\\ErrorHandler\\Error\\FatalError">FatalError</abbr></body></html>'
+
+  test('Express 5, Koa, Symfony and stack traces in JSON answers are found', () => {
+    expect(page(EXPRESS5)?.framework).toBe('Node.js')
+    expect(page(KOA_TEXT)?.framework).toBe('Node.js')
+    expect(findDebugPage({ url: URL, status: 500, body: JSON_NODE })?.framework).toBe('Node.js')
+    expect(findDebugPage({ url: URL, status: 200, body: JSON_NODE })?.framework).toBe('Node.js')
+    expect(findDebugPage({ url: URL, status: 500, body: JSON_PYTHON })?.framework).toBe('Python')
+    expect(page(SYMFONY)?.framework).toBe('Symfony')
+    // The excerpt keeps the server path readable and redacts nothing that is not secret.
+    expect(page(EXPRESS5)!.excerpt).toContain('server.js:14:9 at Layer.handleRequest')
+  })
+
+  test('a page that quotes a frame in its text, and prose about Symfony, are not findings', () => {
+    expect(page(`${filler}<p>Frames look like: at /srv/app/server.js:1:1</p></main></body></html>`, 200)).toBeNull()
+    expect(page(`${filler}<p>Built with Symfony components.</p></main></body></html>`, 200)).toBeNull()
+  })
+})

@@ -5,6 +5,7 @@ import { exposedAgentInstructions } from '../../../shared/checks/exposure/expose
 import { exposedEnvFile } from '../../../shared/checks/exposure/exposed-env-file.ts'
 import { exposedFrameworkConfig } from '../../../shared/checks/exposure/exposed-framework-config.ts'
 import { exposedGitConfig } from '../../../shared/checks/exposure/exposed-git-config.ts'
+import { exposedLogFiles } from '../../../shared/checks/exposure/exposed-log-files.ts'
 import { exposedPackageManifest } from '../../../shared/checks/exposure/exposed-package-manifest.ts'
 import { exposedSourceMaps } from '../../../shared/checks/exposure/exposed-source-maps.ts'
 import { exposedBackupFiles } from '../../../shared/checks/exposure/exposed-backup-files.ts'
@@ -23,6 +24,7 @@ import {
   FRAMEWORK_CONFIG_PROBES,
   GIT_PROBES,
   INFRA_PROBES,
+  LOG_PROBES,
   MANIFEST_PROBES,
   METADATA_PROBES,
   PROBE_BUDGET,
@@ -61,6 +63,7 @@ const envRun = (body: string, status = 200, baseline = SPA_HTML) =>
   )
 
 const EXPOSURE_CHECKS = [
+  exposedLogFiles,
   exposedEnvFile,
   exposedGitConfig,
   exposedAgentInstructions,
@@ -93,6 +96,7 @@ describe('probe paths', () => {
       SERVER_INFO_PROBES,
       METADATA_PROBES,
       INFRA_PROBES,
+      LOG_PROBES,
     ].flat()
     expect([...PROBE_PATHS].sort()).toEqual([BASELINE_PROBE, ...groups].sort())
   })
@@ -183,6 +187,7 @@ describe('traps shared by every exposure check', () => {
     const failed = Object.fromEntries(PROBE_PATHS.map((p) => [p, { ...probe(p, ''), status: 0, error: 'timeout' }]))
     const a = makeArtifacts({ probes: failed })
     for (const check of [
+      exposedLogFiles,
       exposedEnvFile,
       exposedGitConfig,
       exposedAgentInstructions,

@@ -46,6 +46,7 @@ const EXPECTED_IDS = [
   'exposed-backup-files',
   'exposed-metadata-files',
   'exposed-infra-files',
+  'exposed-log-files',
   'server-info-page',
   'page-secrets',
   'end-of-life-software',
