@@ -50,6 +50,7 @@ const HEAVY_S: Record<string, number> = {
   'test/crawler/viewer/screencast.test.ts': 20,
   'test/e2e/dashboard-browser.test.ts': 6,
   'test/e2e/report-pages-browser.test.ts': 6,
+  'test/e2e/dashboard-layout.test.ts': 30,
   'test/e2e/mcp-app.test.ts': 6,
   'test/e2e/csp-advice.test.ts': 6,
   'test/e2e/patches.test.ts': 6,
