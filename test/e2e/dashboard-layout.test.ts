@@ -2,10 +2,13 @@
 // and a laptop's (1280 px), with real data: a scan and an audit of local fixture sites started from the
 // dashboard's forms, both shared. On each page and at each width nothing is wider than the screen (no
 // horizontal scroll); the findings are collapsed and the worst comes first; the dashboard links each scan
-// and audit by what it scanned and when, never by its raw id; the repository form is laid out and styled.
+// and audit by what it scanned and when, never by its raw id (a monitor's run too: the weak site's app has
+// a monitor, made in the database, whose run is the scan); the repository form is laid out and styled.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
+import { startRun } from '../../shared/db/monitor-runs.ts'
+import { saveMonitor } from '../../shared/db/monitors.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { weakSite, type Site } from '../fixtures/sites.ts'
 import { browserSignedIn, startSignInService, type SignInService } from '../harness/signin.ts'
@@ -72,6 +75,10 @@ beforeAll(async () => {
     'the scan and the audit to complete',
     { everyMs: 250 },
   )
+  const [user] = await sql<{ account_id: string }[]>`SELECT account_id FROM users WHERE issuer = ${svc.idp.issuer}`
+  const settings = { url: scanUrl, schedule: 'weekly', hour: 9, weekday: 1, notifyOn: 'regression', enabled: true } as const
+  const { monitor } = await saveMonitor(sql, user!.account_id, new URL(weak.url).origin, () => settings)
+  await startRun(sql, monitor.id, scanId)
 }, 300_000)
 
 afterAll(async () => {
@@ -149,6 +156,8 @@ describe('every page at a phone and a laptop width', () => {
       expect(auditText).toContain(site.url)
       expect(auditText).toContain(minute(a!.created_at))
       expect(auditText).not.toContain(auditId)
+      // The monitor's run links to its scan by the run's time.
+      expect(await page.locator(`.monitor-runs a[href="/dashboard/scans/${scanId}"]`).count()).toBe(1)
       // No raw id is any link's text on the page.
       expect(await page.$$eval('a', (as) => as.map((x) => x.textContent ?? '').filter((t) => /\b(scn|aud)_\w+/.test(t)))).toEqual([])
     }
