@@ -9,6 +9,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TAG="${1:-local}"
 BASE=docker.io/library/debian:bookworm-slim
 
+# One build at a time on a machine (podman's images are the machine's): a second waits for the first, then
+# finds every layer already built (scripts/test starts one in the background; the image test runs another).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${TMPDIR:-/tmp}/appaudit-build-images.lock"
+  flock 9
+fi
+
 if command -v podman >/dev/null 2>&1; then
   # crun cannot set rlimits here; runc with no default ulimits works (../shared/NOTES.md).
   export CONTAINERS_CONF="${CONTAINERS_CONF:-$ROOT/.tools/containers.conf}"

@@ -29,7 +29,10 @@ const HEAVY_S: Record<string, number> = {
   'test/e2e/audit-faults.test.ts': 65,
   'test/e2e/audit-authenticated.test.ts': 51,
   'test/e2e/replicas.test.ts': 44,
-  'test/k8s/images.test.ts': 40,
+  // Its tests take about 160 s (scans, an audit and a pod in the containers), its build of the images
+  // seconds to a minute once podman has the layers: scripts/test starts the build in the background before
+  // the suite, and this file, second in line, waits for that build when it is not done yet.
+  'test/k8s/images.test.ts': 150,
   'test/e2e/audit.test.ts': 41,
   'test/e2e/faults.test.ts': 39,
   'test/e2e/audit-viewer.test.ts': 35,
@@ -47,6 +50,7 @@ const HEAVY_S: Record<string, number> = {
   'test/crawler/viewer/screencast.test.ts': 20,
   'test/e2e/dashboard-browser.test.ts': 6,
   'test/e2e/report-pages-browser.test.ts': 6,
+  'test/e2e/dashboard-layout.test.ts': 30,
   'test/e2e/mcp-app.test.ts': 6,
   'test/e2e/csp-advice.test.ts': 6,
   'test/e2e/patches.test.ts': 6,

@@ -60,7 +60,9 @@ function changeText(c: ChangeItem): string {
 function runRow(r: MonitorRunItem): Html {
   const score = r.score === null ? '' : r.previousScore === null ? `${r.score}` : `${r.previousScore} → ${r.score}`
   const what = r.error ? r.error.message : [...r.regressions, ...r.improvements].map(changeText).join('; ')
-  return html`<tr data-run="${r.id}" data-status="${r.status}"><td>${when(r.createdAt)}</td><td>${r.scanId && html`<code>${r.scanId}</code>`}</td>
+  // The run's time links to its scan's report, when it made one.
+  const at = r.scanId ? html`<a href="/dashboard/scans/${r.scanId}">${when(r.createdAt)}</a>` : when(r.createdAt)
+  return html`<tr data-run="${r.id}" data-status="${r.status}"><td>${at}</td>
 <td class="status">${r.status}${r.alert && ' (alert)'}</td><td class="score">${score}</td><td>${what}</td></tr>`
 }
 
@@ -79,7 +81,7 @@ function monitorSection(m: MonitorPanel | null): Html | null {
 ${open.length > 0 && html`<h4>Open regressions</h4><ul class="regressions">${open.map(({ x, at }) => html`<li>${changeText(x)} <span class="muted">since ${when(at)}</span></li>`)}</ul>`}
 ${
   m.runs.length
-    ? html`<table class="monitor-runs"><thead><tr><th>Run</th><th>Scan</th><th>Status</th><th>Score</th><th>Changes</th></tr></thead><tbody>
+    ? html`<table class="monitor-runs"><thead><tr><th>Run</th><th>Status</th><th>Score</th><th>Changes</th></tr></thead><tbody>
 ${m.runs.map(runRow)}</tbody></table>`
     : html`<p class="muted">No runs yet.</p>`
 }</div>`
@@ -92,13 +94,13 @@ function startSection(csrf: string, form: StartForm): Html {
   const field = html`<input type="hidden" name="csrf" value="${csrf}">`
   return html`<section class="card" id="start"><h2>Scan or audit an app</h2>${error}
 <form method="post" action="/dashboard/scans" id="start-scan">${field}
-<label>Page URL <input name="url" type="url" required maxlength="2048" size="40" placeholder="https://app.example.com/" value="${form.kind === 'scan' ? v('url') : ''}"></label>
-<button type="submit" class="primary">Scan this page</button> <span class="muted">A few seconds; not metered.</span></form>
+<label class="field"><span>Page URL</span><input name="url" type="url" required maxlength="2048" placeholder="https://app.example.com/" value="${form.kind === 'scan' ? v('url') : ''}"></label>
+<p class="actions"><button type="submit" class="primary">Scan this page</button> <span class="muted">A few seconds; not metered.</span></p></form>
 <form method="post" action="/dashboard/audits" id="start-audit">${field}
-<label>Site URL <input name="url" type="url" required maxlength="2048" size="40" placeholder="https://app.example.com/" value="${form.kind === 'audit' ? v('url') : ''}"></label>
-<label>pages <input name="maxPages" type="number" min="1" max="500" value="${form.kind === 'audit' && form.values.maxPages ? v('maxPages') : '50'}"></label>
-<label>depth <input name="maxDepth" type="number" min="0" max="10" value="${form.kind === 'audit' && form.values.maxDepth ? v('maxDepth') : '3'}"></label>
-<button type="submit" class="primary">Audit the whole site</button> <span class="muted">Minutes; uses one of this week's audits, then a credit.</span></form></section>`
+<label class="field"><span>Site URL</span><input name="url" type="url" required maxlength="2048" placeholder="https://app.example.com/" value="${form.kind === 'audit' ? v('url') : ''}"></label>
+<div class="fields"><label class="field"><span>Pages</span><input name="maxPages" type="number" min="1" max="500" value="${form.kind === 'audit' && form.values.maxPages ? v('maxPages') : '50'}"></label>
+<label class="field"><span>Depth</span><input name="maxDepth" type="number" min="0" max="10" value="${form.kind === 'audit' && form.values.maxDepth ? v('maxDepth') : '3'}"></label></div>
+<p class="actions"><button type="submit" class="primary">Audit the whole site</button> <span class="muted">Minutes; uses one of this week's audits, then a credit.</span></p></form></section>`
 }
 
 export interface StartForm {
@@ -111,25 +113,32 @@ const scoreText = (score: number | null, grade: string | null) => (score === nul
 
 type AppCard = AppListItem & { recentScans: ScanListItem[]; recentAudits: AuditListItem[]; monitor?: MonitorPanel | null }
 
+/** A scan's or an audit's link: what it looked at and when (its id is for agents, not people). */
+const reportLink = (href: string, url: string, at: Date) =>
+  html`<a href="${href}" class="report-link"><span class="target">${url}</span> <span class="when">${when(at)}</span></a>`
+
 const scanRow = (s: ScanListItem) =>
-  html`<tr data-scan="${s.id}" data-status="${s.status}"><td><a href="/dashboard/scans/${s.id}"><code>${s.id}</code></a></td><td>${s.url}</td>
-<td class="status">${s.status}</td><td class="score">${scoreText(s.score, s.grade)}</td><td>${when(s.createdAt)}</td></tr>`
+  html`<tr data-scan="${s.id}" data-status="${s.status}"><td>${reportLink(`/dashboard/scans/${s.id}`, s.url, s.createdAt)}</td>
+<td class="status">${s.status}</td><td class="score">${scoreText(s.score, s.grade)}</td></tr>`
 
 const auditRow = (a: AuditListItem) =>
-  html`<tr data-audit="${a.id}" data-status="${a.status}"><td><a href="/dashboard/audits/${a.id}"><code>${a.id}</code></a></td><td>${a.url}</td>
-<td class="status">${a.status}</td><td class="pages">${a.pagesScanned} of ${a.pagesDiscovered}</td><td class="score">${scoreText(a.score, a.grade)}</td><td>${when(a.createdAt)}</td></tr>`
+  html`<tr data-audit="${a.id}" data-status="${a.status}"><td>${reportLink(`/dashboard/audits/${a.id}`, a.url, a.createdAt)}</td>
+<td class="status">${a.status}</td><td class="pages">${a.pagesScanned} of ${a.pagesDiscovered}</td><td class="score">${scoreText(a.score, a.grade)}</td></tr>`
 
 /** One app: its latest score, recent scans and audits, and its monitor. */
 function appCard(app: AppCard): Html {
   const latest = app.latestCompletedScan
   return html`<section class="card app"><h2>${app.origin}</h2>
 <p class="muted">Score ${latest ? `${latest.score} (${latest.grade})` : 'not yet'}</p>
-<table><thead><tr><th>Scan</th><th>URL</th><th>Status</th><th>Score</th><th>Started</th></tr></thead><tbody>
+${
+  app.recentScans.length > 0 &&
+  html`<table><thead><tr><th>Scan</th><th>Status</th><th>Score</th></tr></thead><tbody>
 ${app.recentScans.map(scanRow)}
-</tbody></table>
+</tbody></table>`
+}
 ${
   app.recentAudits.length > 0 &&
-  html`<h3>Audits</h3><table><thead><tr><th>Audit</th><th>URL</th><th>Status</th><th>Pages</th><th>Score</th><th>Started</th></tr></thead><tbody>
+  html`<h3>Audits</h3><table><thead><tr><th>Audit</th><th>Status</th><th>Pages</th><th>Score</th></tr></thead><tbody>
 ${app.recentAudits.map(auditRow)}
 </tbody></table>`
 }${monitorSection(app.monitor ?? null)}</section>`
@@ -145,7 +154,9 @@ export function appsPage(apps: AppCard[], csrf: string, user: string, start: Sta
 }
 
 const DASHBOARD_STYLE = raw(`.banner{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.6rem 1rem}
-.banner.bad{background:#ffebe9;border-color:#cf222e}#start form{margin:.6rem 0}#start input{font:inherit;padding:.3rem}`)
+.banner.bad{background:#ffebe9;border-color:#cf222e}#start form{margin:.8rem 0 1.2rem}
+.report-link{display:block;text-decoration:none}.report-link .target{text-decoration:underline;overflow-wrap:anywhere}
+.report-link .when{display:block;color:#5b6673;font-size:.9em}`)
 
 const PLAN_NAMES: Record<Plan, string> = { free: 'Free', launch: 'Launch', scale: 'Scale' }
 
@@ -200,5 +211,5 @@ scripts and CI use an API key as <code>Authorization: Bearer act_…</code>.</p>
   }</tbody></table>
 <p class="muted">Revoking an agent stops its token at once; it has to ask for your approval again.</p></section>`
   const repository = s.repository && repositorySection(s.repository, csrf)
-  return dashboardPage('Settings', html`${body}${repository}`, csrf, user, { status })
+  return dashboardPage('Settings', html`${body}${repository}`, csrf, user, { status, style: DASHBOARD_STYLE })
 }

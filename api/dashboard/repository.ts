@@ -42,16 +42,16 @@ this repository only (a fine-grained token with Contents and Pull requests write
 <tr><th>Connected</th><td>${when(c.createdAt)}</td></tr><tr><th>Last used</th><td>${when(c.lastUsedAt)}</td></tr>
 </tbody></table>
 <form method="post" action="/dashboard/repository/disconnect" id="repository-disconnect">${field}
-<button type="submit" class="danger">Disconnect</button> <span class="muted">Deletes the stored token; branches and pull requests stay.</span></form>
+<p class="actions"><button type="submit" class="danger">Disconnect</button> <span class="muted">Deletes the stored token; branches and pull requests stay.</span></p></form>
 <p class="muted">To change the repository or its token, disconnect and connect again.</p></section>`
   }
   const v = r.values ?? {}
   return html`<section class="card" id="repository"><h2>Repository</h2>${intro}${error}
 <form method="post" action="/dashboard/repository" id="repository-connect" autocomplete="off">${field}
-<p><label>Git URL <input name="url" type="url" required maxlength="2048" size="48" placeholder="https://github.com/acme/site.git" value="${v.url ?? ''}"></label></p>
-<p><label>Token <input name="token" type="password" required maxlength="4096" size="48" autocomplete="new-password"></label></p>
-<p><label>Base branch <input name="baseBranch" maxlength="100" size="20" placeholder="the default branch" value="${v.baseBranch ?? ''}"></label></p>
-<button type="submit" class="primary">Connect repository</button> <span class="muted">The URL and token are checked against the repository first.</span></form></section>`
+<label class="field"><span>Git URL</span><input name="url" type="url" required maxlength="2048" placeholder="https://github.com/acme/site.git" value="${v.url ?? ''}"></label>
+<label class="field"><span>Token</span><input name="token" type="password" required maxlength="4096" autocomplete="new-password"></label>
+<label class="field"><span>Base branch</span><input name="baseBranch" maxlength="100" placeholder="the default branch" value="${v.baseBranch ?? ''}"></label>
+<p class="actions"><button type="submit" class="primary">Connect repository</button> <span class="muted">The URL and token are checked against the repository first.</span></p></form></section>`
 }
 
 /** What the routes need: the guards, the patch service (absent: connecting is refused), and the page renderer. */

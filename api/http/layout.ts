@@ -24,17 +24,29 @@ export function pageHeaders(nonce: string | null, extra: Record<string, string> 
   }
 }
 
+// Narrow screens (a phone is 360 to 430 px wide) get the same page with less padding: nothing may be wider
+// than the window. Long unbroken text (URLs, ids) wraps anywhere rather than pushing the page sideways.
 const STYLE = raw(`
+*,::before,::after{box-sizing:border-box}
 body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
-header{background:#1b1f24;color:#fff;padding:.8rem 1.5rem;display:flex;gap:1.5rem;align-items:center}
-header a{color:#cfd6df;text-decoration:none}header strong{color:#fff;margin-right:auto}
+header{background:#1b1f24;color:#fff;padding:.8rem 1.5rem;display:flex;flex-wrap:wrap;gap:.4rem 1.5rem;align-items:center}
+header a{color:#cfd6df;text-decoration:none}header strong{color:#fff;margin-right:auto}header form{margin:0}
+header span{overflow-wrap:anywhere;min-width:0}
 main{max-width:60rem;margin:1.5rem auto;padding:0 1.5rem}
+h1,h2,h3,h4,p,li,summary{overflow-wrap:anywhere}
 .card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1.2rem 1.5rem;margin-bottom:1.2rem}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #eceff2}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #eceff2}td{overflow-wrap:anywhere}
 button{font:inherit;padding:.45rem 1rem;border-radius:6px;border:1px solid #8a94a0;background:#fff;cursor:pointer}
 button.primary{background:#1f6feb;border-color:#1f6feb;color:#fff}button.danger{color:#b42318;border-color:#b42318}
+input,select,textarea{font:inherit;color:inherit;padding:.4rem .55rem;border:1px solid #8a94a0;border-radius:6px;background:#fff;max-width:100%}
+input:focus,select:focus,textarea:focus{outline:2px solid #1f6feb;outline-offset:1px}
+.field{display:block;margin:0 0 .8rem}.field>span{display:block;font-weight:600;margin-bottom:.2rem}
+.field input{width:100%;max-width:34rem}.field input[type=number]{width:7rem}
+.fields{display:flex;flex-wrap:wrap;gap:0 1.2rem}.actions{display:flex;flex-wrap:wrap;gap:.4rem .8rem;align-items:center}
 code,.secret{font-family:ui-monospace,monospace;background:#eef1f4;padding:.1rem .35rem;border-radius:4px;word-break:break-all}
-.muted{color:#5b6673}.status{font-weight:600}.host{font-weight:600}
+.muted{color:#5b6673}.status{font-weight:600}.host{font-weight:600}td.status,td.score,td.pages{white-space:nowrap}
+@media (max-width:40rem){header{padding:.6rem 1rem;gap:.3rem 1rem}main{margin:1rem auto;padding:0 .6rem}
+.card{padding:.9rem .8rem}th,td{padding:.35rem .3rem}h1{font-size:1.5rem}}
 `)
 
 /** The whole document: `script` is a bundled client script (client-script.ts), inlined by nonce. */

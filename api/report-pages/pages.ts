@@ -75,9 +75,14 @@ td{vertical-align:top;overflow-wrap:anywhere}.num{text-align:right;white-space:n
 .banner{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.6rem 1rem;margin-bottom:1rem}
 .banner.bad{background:#ffebe9;border-color:#cf222e}
 .replay-slot{border:1px dashed #8a94a0;border-radius:6px;padding:.8rem}
+#checks summary{cursor:pointer}#checks summary h2{display:inline;margin:0}
+@media (max-width:40rem){.score{font-size:2.4rem}
+#checks thead{display:none}#checks tr{display:block;padding:.4rem 0;border-bottom:1px solid #eceff2}
+#checks td{display:inline;border:0;padding:0 .4rem 0 0}#checks td:first-child,#checks td:last-child{display:block}}
 `)
 
-function findingHtml(f: ModelFinding, fix: FixView | undefined, audit: boolean, platform: string, open: boolean): Html {
+/** One finding, collapsed to its summary line: its evidence and fix open on a click. */
+function findingHtml(f: ModelFinding, fix: FixView | undefined, audit: boolean, platform: string): Html {
   const pages =
     audit &&
     html`<p>Found on ${f.pageCount} page${f.pageCount === 1 ? '' : 's'}:</p><ul>${f.pages
@@ -90,7 +95,7 @@ function findingHtml(f: ModelFinding, fix: FixView | undefined, audit: boolean, 
     html`<h4>How to fix${platform === 'generic' ? '' : ` on ${platform}`}${fix.platformSpecific ? '' : ' (general advice)'}</h4>
 <pre class="fix-change">${clip(fix.change, 4_000)}</pre>${fix.where && html`<p><strong>Where:</strong> ${clip(fix.where, 600)}</p>`}
 <h4>How to verify</h4><pre class="fix-verify">${clip(fix.verify, 2_000)}</pre>`
-  return html`<details class="finding" data-check="${f.checkId}"${open && html` open`}><summary><span class="${f.status}">${f.status}</span>
+  return html`<details class="finding" data-check="${f.checkId}" data-status="${f.status}" data-impact="${f.impact}"><summary><span class="${f.status}">${f.status}</span>
 ${f.severity} · <code>${f.checkId}</code> ${f.title} <span class="muted">(−${f.impact} points${audit ? `, ${f.pageCount} page${f.pageCount === 1 ? '' : 's'}` : ''})</span></summary>
 <p>${clip(f.summary, 1_000)}</p>${pages}<h4>Evidence</h4><pre class="evidence">${evidenceText(f.evidence)}</pre>${fixHtml}</details>`
 }
@@ -176,12 +181,14 @@ function scoreCard(d: ReportPageData, m: ReportModel): Html {
 <div>Fixes written for: <strong id="platform">${m.platform}</strong>${d.kind === 'audit' && d.stoppedBy && ` · crawl stopped by ${d.stoppedBy}`} · checks ${m.checksVersion}</div></div></section>`
 }
 
+/** Every check with its outcome, collapsed under its heading (the findings above are what needs doing). */
 function checksTable(m: ReportModel): Html {
-  return html`<section class="card" id="checks"><h2>Every check</h2><table><thead><tr><th>Check</th><th>Category</th><th>Severity</th><th>Status</th><th>Summary</th></tr></thead><tbody>
+  return html`<section class="card" id="checks"><details><summary><h2>Every check (${m.checks.length})</h2></summary>
+<table><thead><tr><th>Check</th><th>Category</th><th>Severity</th><th>Status</th><th>Summary</th></tr></thead><tbody>
 ${m.checks.map(
   (c) =>
     html`<tr><td><code>${c.id}</code> ${c.title}</td><td>${c.category}</td><td>${c.severity}</td><td class="${c.status}">${c.status}</td><td>${clip(c.summary, 400)}</td></tr>`,
-)}</tbody></table></section>`
+)}</tbody></table></details></section>`
 }
 
 /** An ended audit's replay; for the owner, a note when none was recorded. */
@@ -194,7 +201,10 @@ function replaySection(d: ReportPageData, replay: Html | null, owner: boolean): 
   return null
 }
 
-/** The findings, highest impact first, a page of them at a time; the three with the most impact open. */
+/**
+ * The findings, worst first (highest impact, then failures before warnings), a page of them at a time, each
+ * collapsed to one line: opened all at once, an audit's page ran to thousands of pixels.
+ */
 function findingsSection(d: ReportPageData, m: ReportModel, at: ListPages, linkBase: string): Html {
   const head = html`<section class="card" id="findings"><h2>Findings by impact (${m.findings.length})</h2>`
   if (m.findings.length === 0) return html`${head}<p>No failing or warning checks.</p></section>`
@@ -202,7 +212,7 @@ function findingsSection(d: ReportPageData, m: ReportModel, at: ListPages, linkB
   const from = (current - 1) * FINDINGS_PER_PAGE
   const shown = m.findings
     .slice(from, from + FINDINGS_PER_PAGE)
-    .map((f, i) => findingHtml(f, d.fixOf(from + i), d.kind === 'audit', m.platform, from + i < 3))
+    .map((f, i) => findingHtml(f, d.fixOf(from + i), d.kind === 'audit', m.platform))
   const nav = pager(count, current, (n) => listHref(linkBase, { ...at, findings: n }, 'findings'))
   return html`${head}${nav}${joinHtml(shown, '\n')}${nav}</section>`
 }

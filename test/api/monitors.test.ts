@@ -325,7 +325,8 @@ describe('regressions, get_account and the dashboard', () => {
     expect(html).toContain('csp: pass → fail')
     expect(html).toContain(`${first.score} → ${second.score}`)
     expect(html).toContain(`data-run="${first.id}"`)
-    expect(html).toContain(`<code>${second.scan_id}</code>`)
+    // Each run's time links to the report of the scan it made.
+    expect(html).toContain(`<a href="/dashboard/scans/${second.scan_id}">`)
     expect(html).toContain('data-verb="pause"')
   })
 

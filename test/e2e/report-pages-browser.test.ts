@@ -44,7 +44,9 @@ describe('report pages in a browser', () => {
     expect(await page.textContent('#score .score')).toBe(String(row!.score))
     expect(await page.textContent('#score .grade')).toBe(row!.grade)
     expect(await page.locator('details.finding').count()).toBeGreaterThan(3)
-    // The highest-impact findings are open, with their evidence and fix visible.
+    // Every finding is collapsed to its line; the first opens on a click, with its evidence and fix visible.
+    expect(await page.locator('details.finding[open]').count()).toBe(0)
+    await page.locator('details.finding summary').first().click()
     expect(await page.isVisible('details.finding[open] pre.evidence')).toBe(true)
     expect(await page.isVisible('details.finding[open] pre.fix-verify')).toBe(true)
     await page.locator('details.finding').first().screenshot({ path: '/tmp/appaudit-report-finding.png' })
