@@ -70,6 +70,8 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
         `  password:     ${show ? password : passwordFile ? `in ${passwordFile}` : 'as set in LOCAL_IDP_PASSWORD'}`,
       )
     }
+    // One way to stop it, said once: Ctrl-C (SIGINT) and SIGTERM both stop it cleanly, exit code 0.
+    lines.push(``, `Stop it with Ctrl-C (or: kill ${process.pid}).`)
     console.log(lines.join('\n'))
   }
 }

@@ -66,7 +66,7 @@ describe('bun run start (embedded default)', () => {
       cwd: ROOT,
       env: { ...process.env, PORT: '0', DATA_DIR: dir, ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
       stdout: 'pipe',
-      stderr: 'ignore',
+      stderr: 'pipe',
       timeout: 300_000,
     })
     cleanups.push(() => void p.kill('SIGKILL'))
@@ -90,7 +90,7 @@ describe('bun run start (embedded default)', () => {
       body: JSON.stringify(initializeBody()),
     })
 
-  test('prints where the local key and password are (never the secrets themselves when stdout is not a terminal), and stops on SIGTERM', async () => {
+  test('prints where the local key and password are (never the secrets themselves when stdout is not a terminal) and how to stop it; stops on SIGTERM and on Ctrl-C with exit 0', async () => {
     // A copy of a new, migrated database (the harness makes one once), so start-up is quick.
     const dir = await seededDataDir()
     const first = await start(dir)
@@ -104,15 +104,19 @@ describe('bun run start (embedded default)', () => {
     expect(first.text).not.toContain(readFileSync(join(dir, 'local-signin-password'), 'utf8').trim())
     expect(statSync(keyFile).mode & 0o777).toBe(0o600)
     expect((await initialize(first.base!, key)).status).toBe(200)
+    expect(first.text).toContain(`Stop it with Ctrl-C (or: kill `)
     first.p.kill('SIGTERM')
     expect(await within(first.p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
+    // The local identity provider's warnings that nobody can act on (Bun is "unsupported", its store is in memory).
+    expect(await new Response(first.p.stderr).text()).not.toContain('oidc-provider WARNING')
 
     // A restart keeps the key, so MCP clients configured with it keep working.
     const second = await start(dir)
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(key)
     expect((await initialize(second.base!, key)).status).toBe(200)
-    second.p.kill('SIGTERM')
-    expect(await within(second.p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
+    // Ctrl-C at a terminal: SIGINT ends it as cleanly, exit 0 (not 130).
+    second.p.kill('SIGINT')
+    expect(await within(second.p.exited, 30_000, 'exit after SIGINT')).toBe(0)
   }, 300_000)
 
   test('a bad configuration stops start-up with every bad field listed', async () => {
