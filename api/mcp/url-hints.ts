@@ -57,7 +57,9 @@ export function findUnusableUrl(args: unknown): UnusableUrl | null {
     for (const [value, path] of list) {
       if (typeof value !== 'string') continue
       const hint = urlHint(value)
-      if (hint) return { path, value, ...hint }
+      // In a list, the message names the entry, as start_directory_run's own refusals do: urls[1].
+      const where = Array.isArray(v) ? `${key}[${path.split('/').at(-1)}]: ` : ''
+      if (hint) return { path, value, ...hint, message: where + hint.message }
     }
   }
   return null

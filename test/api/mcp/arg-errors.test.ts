@@ -79,6 +79,7 @@ describe('urlHint', () => {
     expect(findUnusableUrl({ urls: ['https://a.example/', 'ftp://b.example/'] })).toMatchObject({
       path: '/urls/1',
       suggestion: 'https://b.example/',
+      message: expect.stringMatching(/^urls\[1\]: "ftp:\/\/b.example\/" uses ftp:\/\//),
     })
     expect(findUnusableUrl({ url: 'https://a.example/' })).toBeNull()
   })
