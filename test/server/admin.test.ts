@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { findPrincipalByApiKey } from '../../shared/db/accounts.ts'
+import { findPrincipalByApiKey, localAccountId } from '../../shared/db/accounts.ts'
 import { openDatabase } from '../../shared/db/index.ts'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
 import { freshDatabase } from '../harness/service.ts'
@@ -47,7 +47,42 @@ describe('bun run admin create-key', () => {
     }
   })
 
+  test("says that a new account's scans are not the local user's, and how to get a key of the local account", async () => {
+    const pg = await freshDatabase()
+    cleanups.push(() => pg.drop())
+    const fresh = await run(['create-key'], { DATABASE_URL: pg.url })
+    expect(fresh.code).toBe(0)
+    expect(fresh.err).toContain("not on the local user's dashboard")
+    expect(fresh.err).toContain('create-key --account local')
+    expect(fresh.err).toContain('Settings → Agents and MCP → Create key')
+    // A database the embedded default never started in has no local account: refused, none is made.
+    const none = await run(['create-key', '--account', 'local'], { DATABASE_URL: pg.url })
+    expect(none.code).toBe(1)
+    expect(none.err).toContain('no local account')
+    expect(none.out).toBe('')
+    const db = await openDatabase({ databaseUrl: pg.url, dataDir: '/tmp' })
+    try {
+      const local = await localAccountId(db.sql)
+      const r = await run(['create-key', '--account', 'local', '--name', 'laptop'], { DATABASE_URL: pg.url })
+      expect(r.code).toBe(0)
+      expect(r.err).toContain('the local account')
+      expect((await findPrincipalByApiKey(db.sql, r.out.trim()))?.account.id).toBe(local)
+    } finally {
+      await db.close()
+    }
+  })
+
+  test.each([['--help'], ['-h'], ['help'], ['create-key', '--help']])('%p prints the usage on stdout and exits 0', async (...args) => {
+    const r = await run(args, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
+    expect(r.code).toBe(0)
+    expect(r.out).toContain('usage: bun run admin create-key')
+    expect(r.out).toContain('create-key --account local')
+    expect(r.err).not.toContain('unknown command')
+  })
+
   test.each([
+    [['create-key', '--account', 'local', '--plan', 'launch'], 'do not go together'],
+    [['create-key', '--account', 'act_x'], 'takes only "local"'],
     [['create-key', '--plan', 'gold'], 'free, launch, scale'],
     [['drop-everything'], 'unknown command'],
     [[], 'usage'],
