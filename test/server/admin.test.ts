@@ -72,7 +72,7 @@ describe('bun run admin create-key', () => {
     }
   })
 
-  test.each([['--help'], ['-h'], ['help'], ['create-key', '--help']])('%p prints the usage on stdout and exits 0', async (...args) => {
+  test.each([[['--help']], [['-h']], [['help']], [['create-key', '--help']]])('%p prints the usage on stdout and exits 0', async (args) => {
     const r = await run(args, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
     expect(r.code).toBe(0)
     expect(r.out).toContain('usage: bun run admin create-key')
