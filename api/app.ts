@@ -86,7 +86,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(dashboardRoutes({ ...common, revocations, checkout: checkoutCatalogFor(config), services, keepLocalKey: opts.keepLocalKey }))
     .use(reportPageRoutes(services))
     .use(billingRoutes({ ...common, config }))
-    .use(viewerRoutes(services.config))
+    .use(viewerRoutes(services.config, { signIn: oidcSettings !== null }))
     .use(statusRoutes(services))
     .use(cronRoutes(services))
     .use(exportRoutes(infra))

@@ -58,6 +58,8 @@ export function chromiumPath(configured: string): string | undefined {
 export class BrowserPool {
   private browser: Promise<Browser> | null = null
   private closed = false
+  /** The process is stopping (shuttingDown()): a browser that goes away now is no news. */
+  private stopping = false
   /** Contexts still open per browser, so a recycled browser closes only once its pages are done. */
   private openContexts = new Map<Promise<Browser>, number>()
   /** Browsers recycled but still serving contexts opened before. */
@@ -102,7 +104,10 @@ export class BrowserPool {
           // A recycled browser disconnects when it is closed on purpose: nothing to report.
           if (this.browser !== p) return
           this.browser = null
-          if (!this.closed) this.log.warn('browser disconnected; next scan relaunches it')
+          // During the process's own shutdown the browser may go before close() is reached (the workers hand
+          // their jobs back first): said as what it is, not as a fault a next scan will mend.
+          if (this.closed || this.stopping) this.log.info('browser closed during shutdown')
+          else this.log.warn('browser disconnected; next scan relaunches it')
         })
         return b
       })
@@ -173,6 +178,11 @@ export class BrowserPool {
   async warm(): Promise<void> {
     this.browser ??= this.launch()
     await this.browser
+  }
+
+  /** The process has begun to stop: from now on a browser that disconnects is not reported as a fault. */
+  shuttingDown(): void {
+    this.stopping = true
   }
 
   async close(): Promise<void> {

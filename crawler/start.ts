@@ -40,6 +40,7 @@ export async function startCrawler(given: { config: Config; db: Database; infra:
     worker,
     browser,
     async stop() {
+      browser.shuttingDown()
       await recovery.stop()
       // Audits first: their crawls are aborted and handed back at once, while scans finish (seconds).
       await Promise.all([audits.stop(), worker.stop()])

@@ -40,38 +40,51 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
   // A turn of the event loop, so the handlers are in place before anyone can read the banner.
   await new Promise((resolve) => setImmediate(resolve))
 
-  if (running.url) {
-    // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
-    // compare them with the URL they were given.
-    const base = config.BASE_URL || config.PORT !== 0 ? config.baseUrl : running.url
-    // Secrets are printed only to a person at a terminal: where stdout is collected (a log, CI, a
-    // supervisor) the banner says where they are instead.
-    const show = process.stdout.isTTY === true
-    const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
-    if (running.localKey) {
-      // Embedded default: the local user's key, the same at every start until it is revoked or regenerated.
-      const key = running.localKey
-      const shown = show ? key.plaintext : `$(cat ${key.path})`
-      lines.push(
-        show ? `  API key:      ${key.plaintext}` : `  API key:      in ${key.path} (readable by its owner only)`,
-        ``,
-        `Try it:`,
-        `  curl -s ${running.url}/api/mcp -H "Authorization: Bearer ${shown}" \\`,
-        `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
-        `    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_account","arguments":{}}}'`,
-      )
-    }
-    if (running.localSignIn) {
-      const { issuer, user, password, passwordFile } = running.localSignIn
-      lines.push(
-        ``,
-        `Dashboard:      ${config.baseUrl}/dashboard`,
-        `  sign in at the local identity provider (${issuer}) as ${user}`,
-        `  password:     ${show ? password : passwordFile ? `in ${passwordFile}` : 'as set in LOCAL_IDP_PASSWORD'}`,
-      )
-    }
-    console.log(lines.join('\n'))
+  if (running.url) console.log(bannerLines(config, running).join('\n'))
+}
+
+/** What the banner says: where the service is, how to use it, and how to stop it. */
+export function bannerLines(config: Config, running: Pick<Running, 'url' | 'localKey' | 'localSignIn'>): string[] {
+  // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
+  // compare them with the URL they were given.
+  const base = config.BASE_URL || config.PORT !== 0 ? config.baseUrl : running.url
+  // Secrets are printed only to a person at a terminal: where stdout is collected (a log, CI, a
+  // supervisor) the banner says where they are instead.
+  const show = process.stdout.isTTY === true
+  const lines = [`App Audit is running.`, `  base URL:     ${base}`, `  MCP endpoint: ${base}/api/mcp`]
+  if (running.localKey) {
+    // Embedded default: the local user's key, the same at every start until it is revoked or regenerated.
+    const key = running.localKey
+    const shown = show ? key.plaintext : `$(cat ${key.path})`
+    lines.push(
+      show ? `  API key:      ${key.plaintext}` : `  API key:      in ${key.path} (readable by its owner only)`,
+      ``,
+      `Try it:`,
+      `  curl -s ${running.url}/api/mcp -H "Authorization: Bearer ${shown}" \\`,
+      `    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\`,
+      `    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_account","arguments":{}}}'`,
+    )
+  } else {
+    // A deployment with its own database prints no key: say where keys come from.
+    lines.push(`  API keys:     bun run admin create-key --plan launch${config.OIDC_ISSUER ? `, or the dashboard's Settings` : ''}`)
   }
+  if (running.localSignIn) {
+    const { issuer, user, password, passwordFile } = running.localSignIn
+    lines.push(
+      ``,
+      `Dashboard:      ${config.baseUrl}/dashboard`,
+      `  sign in at the local identity provider (${issuer}) as ${user}`,
+      `  password:     ${show ? password : passwordFile ? `in ${passwordFile}` : 'as set in LOCAL_IDP_PASSWORD'}`,
+    )
+  } else if (!config.OIDC_ISSUER) {
+    lines.push(`  dashboard:    off: no sign-in without OIDC_ISSUER (README, "Signing in"); MCP clients use a key`)
+  }
+  if (!running.localKey && !config.CRON_SECRET) {
+    lines.push(`  cron jobs:    off: set CRON_SECRET and run a caller (bun server/cron-caller.ts; README, "Cron jobs")`)
+  }
+  // One way to stop it, said once: Ctrl-C (SIGINT) and SIGTERM both stop it cleanly, exit code 0.
+  lines.push(``, `Stop it with Ctrl-C (or: kill ${process.pid}).`)
+  return lines
 }
 
 if (import.meta.main) await runService()

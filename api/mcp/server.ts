@@ -24,6 +24,8 @@ import { planIncludes } from './tools/plans.ts'
 import { unknownToolMessage } from './tools/names.ts'
 import { findTool, TOOLS } from './tools/registry.ts'
 import { findSchemelessUrl } from './tools/schemas.ts'
+import { argumentProblems } from './arg-errors.ts'
+import { findUnusableUrl } from './url-hints.ts'
 import type { Tool } from './tools/types.ts'
 
 const SERVER_INFO = { name: 'appaudit', title: 'App Audit', version: pkg.version }
@@ -95,14 +97,6 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 /** A JSON-RPC error as the spec words it. (McpError prefixes its message with "MCP error <code>:".) */
 const protocolError = (code: ErrorCode, message: string) => Object.assign(new Error(message), { code })
 
-/** The allowed values when `schema` is a union of literals (an enum), else null. */
-function literalValues(schema: unknown): unknown[] | null {
-  const anyOf = (schema as { anyOf?: unknown[] } | undefined)?.anyOf
-  if (!Array.isArray(anyOf) || anyOf.length === 0) return null
-  if (!anyOf.every((s) => typeof s === 'object' && s !== null && 'const' in s)) return null
-  return anyOf.map((s) => (s as { const: unknown }).const)
-}
-
 /** The first `n` errors TypeBox finds, read lazily: its iterator is never run past them. */
 function firstErrors(schema: TSchema, value: unknown, n: number) {
   const found = []
@@ -111,15 +105,6 @@ function firstErrors(schema: TSchema, value: unknown, n: number) {
     if (found.length >= n) break
   }
   return found
-}
-
-export function validationErrors(tool: Tool, args: unknown) {
-  return firstErrors(tool.input, args, 20).map((e) => {
-    // TypeBox says "Expected union value" for an enum; a caller needs the values it may send.
-    const allowed = literalValues(e.schema)
-    const message = allowed ? `must be one of: ${allowed.map(String).join(', ')}` : e.message
-    return { path: e.path || '/', message }
-  })
 }
 
 const TOOL_NAMES = TOOLS.map((t) => t.name)
@@ -165,12 +150,9 @@ async function callTool(
   }
   if (!tool.run) return toolError(new AppError('not_implemented', `${tool.name} is not available on this server yet.`))
   if (!Value.Check(tool.input, args)) {
-    const details = validationErrors(tool, args)
-    return toolError(
-      new AppError('invalid_params', `Invalid arguments for ${tool.name}: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, {
-        details,
-      }),
-    )
+    const details = argumentProblems(tool.input, args)
+    const said = details.slice(0, 5).map((d) => `${d.path} ${d.message}`)
+    return toolError(new AppError('invalid_params', `Invalid arguments for ${tool.name}: ${said.join('; ')}`, { details }))
   }
   // A URL without its scheme is refused with the URL to send: guessing https:// could scan the wrong site.
   const schemeless = findSchemelessUrl(args)
@@ -185,6 +167,14 @@ async function callTool(
         suggestion,
       }),
     )
+  }
+  const unusable = findUnusableUrl(args)
+  if (unusable) {
+    const { path, message, suggestion } = unusable
+    const detail = suggestion
+      ? `must be an http:// or https:// URL; did you mean ${suggestion}?`
+      : 'must be a whole http:// or https:// URL'
+    return toolError(new AppError('invalid_url', message, { details: [{ path, message: detail }], ...(suggestion ? { suggestion } : {}) }))
   }
   const progress = async (value: number, total: number, message: string) => {
     if (progressToken === undefined) return

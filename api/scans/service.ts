@@ -23,7 +23,7 @@ import type { Logger } from '../../shared/lib/log.ts'
 import type { Infra } from '../../shared/infra/types.ts'
 import { parseScanEvent, scanChannel } from '../../shared/protocol/scan-events.ts'
 import { CONCURRENT_SCANS } from '../../shared/rate-limits.ts'
-import { checkTarget } from '../http/target.ts'
+import { Reachability } from '../http/reachable.ts'
 
 export interface ScanWaitOptions {
   progress(progress: number, total: number, message: string): Promise<void>
@@ -62,7 +62,11 @@ function readCursor(listing: 'scan_history' | 'list_apps', cursor: string | unde
 }
 
 export class ScanService {
-  constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {}
+  private readonly reach: Reachability
+
+  constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {
+    this.reach = new Reachability(deps.config)
+  }
 
   /** scan_app: starts a scan and waits for its report. */
   async scan(principal: Principal, rawUrl: string, opts: ScanWaitOptions): Promise<unknown> {
@@ -76,9 +80,13 @@ export class ScanService {
    * queue; its id. Throws the target's refusal, or rate_limited at the cap (nothing is recorded then).
    */
   async start(owner: ScanOwner, rawUrl: string, opts: ScanStartOptions = {}): Promise<string> {
-    const { config, db, infra } = this.deps
-    // Refuse early what the worker's egress guard would refuse anyway: a clear answer, no queued job.
-    const url = await checkTarget(config, rawUrl, { refuseUnreachable: true })
+    const { db, infra } = this.deps
+    // Refuse early what the worker's egress guard would refuse anyway, and a target where nothing listens:
+    // a clear answer, and no scan, app or queued job for a target the scan would never reach.
+    const parsed = parseTargetUrl(rawUrl)
+    if (!parsed.ok) throw new AppError('invalid_url', parsed.message)
+    const url = parsed.url
+    await this.reach.connects(url, 'Nothing was started.')
     const { plan } = owner.account
     const cap = CONCURRENT_SCANS.perPlan[plan]
     const scan = await createScanUnderCap(db.sql, owner.account.id, url.href, {

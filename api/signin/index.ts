@@ -63,6 +63,23 @@ const failed = (status: number, message: string) =>
     html`<div class="card"><h1>Sign-in failed</h1><p>${message}</p><p><a href="/auth/login">Try again</a></p></div>`,
   )
 
+/**
+ * A deployment without an identity provider: trying again cannot help, so the page says what does. The
+ * dashboard, and the viewer's link to a report, lead here.
+ */
+const notConfigured = () =>
+  htmlPage(
+    503,
+    'No sign-in on this server',
+    html`<div class="card"><h1>No sign-in on this server</h1>
+<p>This server has no identity provider configured, so there is no dashboard to sign in to.</p>
+<p>Results are read over MCP with an API key: <code>get_scan</code>, <code>get_audit</code> and
+<code>get_findings</code> (an audit's report: <code>get_audit {auditId}</code>).</p>
+<p>Operators: set <code>OIDC_ISSUER</code>, <code>OIDC_CLIENT_ID</code> and <code>OIDC_CLIENT_SECRET</code>
+and register <code>{BASE_URL}/auth/callback</code> at the provider (README, "Signing in"); keys come from
+<code>bun run admin create-key</code>.</p></div>`,
+  )
+
 const redirect = (location: string, cookies: string[] = []) => {
   const headers = new Headers({ location, 'cache-control': 'no-store' })
   for (const c of cookies) headers.append('set-cookie', c)
@@ -80,7 +97,7 @@ export function signInRoutes(d: SignInDeps) {
       const returnTo = safeReturnTo(url.searchParams.get('return_to'))
       const host = request.headers.get('host') ?? url.host
       if (host !== base.host) return redirect(`${d.baseUrl}/auth/login?return_to=${encodeURIComponent(returnTo)}`)
-      if (!d.oidc) return failed(503, 'Sign-in is not configured on this server (OIDC_ISSUER is empty).')
+      if (!d.oidc) return notConfigured()
       const limit = await d.limiter.hit('signIn', clientIp(request, d.trustedProxyHops))
       if (!limit.ok) return failed(429, `Too many sign-in attempts; retry in ${limit.retryAfterSeconds} s.`)
       const start = await d.oidc.start()
@@ -92,7 +109,7 @@ export function signInRoutes(d: SignInDeps) {
       return redirect(start.url, [setCookie(FLOW_COOKIE, start.state, { maxAgeSeconds: FLOW_TTL_S, path: '/auth' })])
     })
     .get('/auth/callback', async ({ request }) => {
-      if (!d.oidc) return failed(503, 'Sign-in is not configured on this server.')
+      if (!d.oidc) return notConfigured()
       const q = new URL(request.url).searchParams
       const state = q.get('state') ?? ''
       const bound = readCookie(request, FLOW_COOKIE)

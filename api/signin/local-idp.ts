@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair } from 'jose'
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
-import Provider from 'oidc-provider'
+import type Provider from 'oidc-provider'
 import { html } from '../../shared/lib/html.ts'
 import { readCappedText } from '../../shared/lib/http-body.ts'
 import { errorMessage } from '../../shared/errors.ts'
@@ -88,35 +88,64 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   }
 }
 
+/**
+ * oidc-provider's warnings that nobody running the local provider can act on, printed in red at every start:
+ * it names Bun an unsupported runtime (it runs under Bun, and test/api/signin tests it there), and calls its
+ * in-memory store development-only, which this development provider is by design.
+ */
+const MUTED_WARNINGS = [
+  /oidc-provider WARNING: Unsupported runtime/,
+  /oidc-provider WARNING: a quick start development-only in-memory adapter/,
+]
+
+/** Runs `fn` with those two warnings left out of console.warn; every other warning is printed as usual. */
+export async function withoutIdpNoise<T>(fn: () => T | Promise<T>): Promise<T> {
+  const warn = console.warn
+  console.warn = (...args: unknown[]) => {
+    if (!MUTED_WARNINGS.some((r) => r.test(String(args[0])))) warn(...args)
+  }
+  try {
+    return await fn()
+  } finally {
+    console.warn = warn
+  }
+}
+
 /** The provider with its one client, a fresh signing key, and the development user as its only account. */
 async function newProvider(issuer: string, opts: LocalIdpOptions, subject: string): Promise<Provider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') }
-  return new Provider(issuer, {
-    clients: [
-      {
-        client_id: opts.clientId,
-        client_secret: opts.clientSecret,
-        redirect_uris: opts.redirectUris,
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
-    jwks: { keys: [jwk as never] },
-    cookies: { keys: [randomBytes(32).toString('hex')] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    features: { devInteractions: { enabled: false } },
-    // Email and name in the ID token itself, as most hosted providers send them.
-    conformIdTokenClaims: false,
-    pkce: { required: () => true },
-    ttl: { Interaction: 600, Session: 3_600, Grant: 3_600, AuthorizationCode: 60, IdToken: 3_600, AccessToken: 3_600 },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    findAccount: async (_ctx, id) =>
-      id === subject
-        ? { accountId: id, claims: async () => ({ sub: id, email: opts.user, email_verified: true, name: 'Local developer' }) }
-        : undefined,
-  })
+  // Imported here, not at the top: the runtime warning is printed when the module is first evaluated.
+  const { default: Provider } = await withoutIdpNoise(() => import('oidc-provider'))
+  // The store warning is printed when the provider is made.
+  return withoutIdpNoise(
+    () =>
+      new Provider(issuer, {
+        clients: [
+          {
+            client_id: opts.clientId,
+            client_secret: opts.clientSecret,
+            redirect_uris: opts.redirectUris,
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'client_secret_basic',
+          },
+        ],
+        jwks: { keys: [jwk as never] },
+        cookies: { keys: [randomBytes(32).toString('hex')] },
+        claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+        features: { devInteractions: { enabled: false } },
+        // Email and name in the ID token itself, as most hosted providers send them.
+        conformIdTokenClaims: false,
+        pkce: { required: () => true },
+        ttl: { Interaction: 600, Session: 3_600, Grant: 3_600, AuthorizationCode: 60, IdToken: 3_600, AccessToken: 3_600 },
+        interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+        findAccount: async (_ctx, id) =>
+          id === subject
+            ? { accountId: id, claims: async () => ({ sub: id, email: opts.user, email_verified: true, name: 'Local developer' }) }
+            : undefined,
+      }),
+  )
 }
 
 /** The interaction pages: consent is implied, the login form checks the development user's name and password. */

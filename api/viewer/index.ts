@@ -17,12 +17,13 @@ const HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
 }
 
-export function viewerRoutes(config: Config) {
+/** `signIn`: whether this server has a dashboard to sign in to (the report link leads there). */
+export function viewerRoutes(config: Config, opts: { signIn: boolean } = { signIn: true }) {
   return new Elysia({ name: 'viewer' }).get('/viewer/:auditId', ({ params }) => {
     // The page itself holds no secret: the token stays in the fragment and is checked over the socket.
     // A malformed escape (%ZZ) leaves the parameter undecoded: not an audit id either.
     if (typeof params.auditId !== 'string' || !isViewerAuditId(params.auditId))
       return new Response('Not found\n', { status: 404, headers: { 'content-type': 'text/plain' } })
-    return new Response(viewerPage(params.auditId, config.baseUrl), { headers: HEADERS })
+    return new Response(viewerPage(params.auditId, config.baseUrl, opts.signIn), { headers: HEADERS })
   })
 }

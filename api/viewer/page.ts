@@ -39,13 +39,17 @@ export const VIEWER_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
-export function viewerPage(auditId: string, baseUrl: string): string {
+export function viewerPage(auditId: string, baseUrl: string, signIn = true): string {
   // Every ending points a person at the audit's report page in the dashboard: the owner's page, so a
   // signed-out browser is sent to sign in first and another account gets 404.
   // By its path: the page names no other origin (the dashboard sends another host to BASE_URL's itself).
   const report = `${new URL(baseUrl).pathname.replace(/\/+$/, '')}/dashboard/audits/${auditId}`
-  const results = html`<p><a class="report-link" href="${report}">See the audit's report</a>: score, findings by impact with
+  // A server without sign-in has no dashboard: the report is read over MCP instead.
+  const results = signIn
+    ? html`<p><a class="report-link" href="${report}">See the audit's report</a>: score, findings by impact with
 their evidence, the fix for your platform and every page crawled. It is ready once the crawl has ended.</p>`
+    : html`<p>The audit's report (score, findings by impact with their evidence, every page crawled) is read over MCP, once
+the crawl has ended: <code>get_audit {"auditId": "${auditId}"}</code>. This server has no dashboard sign-in.</p>`
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">

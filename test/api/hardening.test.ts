@@ -209,6 +209,9 @@ describe('6. caps on /api/mcp', () => {
     api = await startService('production', { ROLE: 'api', SCAN_TIMEOUT_MS: '4000' })
   })
   afterAll(() => api?.stop())
+  // A target that listens, so scan_app records its scans (it refuses a port where nothing listens at once).
+  const target = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<p>hi</p>') })
+  afterAll(() => target.stop(true))
 
   const rpc = (key: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(api.mcpUrl, {
@@ -220,7 +223,7 @@ describe('6. caps on /api/mcp', () => {
   const callScan = async (key: string, sid: string, i: number) => {
     const res = await rpc(
       key,
-      { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'scan_app', arguments: { url: 'http://127.0.0.1:9/' } } },
+      { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'scan_app', arguments: { url: `http://127.0.0.1:${target.port}/` } } },
       {
         'mcp-session-id': sid,
       },

@@ -279,8 +279,19 @@ describe('errors that say what to do', () => {
     expect(after.audits.usedThisWeek).toBe(before.audits.usedThisWeek)
   })
 
-  test('URLs with a scheme, or not URLs at all, keep their own errors', async () => {
-    for (const url of ['ftp://example.com/', 'javascript:alert(1)', 'not a url', 'example']) {
+  test('another scheme gets the http(s) URL to send; a scheme without a host, what to send', async () => {
+    const ftp = await failed('scan_app', { url: 'ftp://example.com/files' })
+    expect(ftp).toMatchObject({ code: 'invalid_url', suggestion: 'https://example.com/files' })
+    expect(ftp.message).toContain('Send https://example.com/files')
+    expect(ftp.details).toEqual([{ path: '/url', message: expect.stringContaining('https://example.com/files') }])
+    const bare = await failed('start_directory_run', { urls: ['https://a.example/', 'http://'] })
+    expect(bare).toMatchObject({ code: 'invalid_url', details: [{ path: '/urls/1', message: expect.any(String) }] })
+    expect(bare.message).toContain('has no host')
+    expect(bare.suggestion).toBeUndefined()
+  })
+
+  test('URLs with another scheme that names no host, or not URLs at all, keep their own errors', async () => {
+    for (const url of ['javascript:alert(1)', 'not a url', 'example']) {
       const error = await failed('scan_app', { url })
       expect(error.code).toBe('invalid_url')
       expect(error.suggestion).toBeUndefined()
@@ -318,8 +329,8 @@ describe('errors that say what to do', () => {
   ])('%s: a value outside the enum lists the allowed values', async (name, args, path, allowed) => {
     const error = await failed(name, args)
     expect(error.code).toBe('invalid_params')
-    expect(error.details).toContainEqual({ path, message: `must be one of: ${allowed}` })
-    expect(error.message).toContain(`${path} must be one of: ${allowed}`)
+    expect(error.details).toContainEqual({ path, message: expect.stringContaining(`must be one of: ${allowed}; got `) })
+    expect(error.message).toContain(`${path} must be one of: ${allowed}; got `)
     expect(error.message).not.toContain('Expected union value')
   })
 })

@@ -8,6 +8,7 @@ import { Reachability } from '../../api/http/reachable.ts'
 import { AppError } from '../../shared/errors.ts'
 import { testCertificate } from '../fixtures/sites.ts'
 import { machineDeadline } from '../harness/machine.ts'
+import { until } from '../harness/wait.ts'
 
 const open = { ALLOW_PRIVATE_TARGETS: true, trustedTargetHosts: [], PROBE_TIMEOUT_MS: 3_000 }
 const guarded = { ...open, ALLOW_PRIVATE_TARGETS: false }
@@ -126,7 +127,9 @@ describe('Reachability.require', () => {
     const port = await closedPort()
     const e = await refusal(new Reachability(open).require(new URL(`http://127.0.0.1:${port}/`), 'nothing was charged.'))
     expect(e.code).toBe('target_unreachable')
-    expect(e.message).toMatch(/could not be reached \(.+\); nothing was charged\.$/)
+    expect(e.message).toMatch(
+      /could not be reached \(ECONNREFUSED\); is the app running, and listening on port \d+\?; nothing was charged\.$/,
+    )
   })
 
   test('the next address of a name is tried when one does not connect', async () => {
@@ -156,5 +159,58 @@ describe('Reachability.require', () => {
     expect(e.code).toBe('target_unreachable')
     expect(e.message).toContain('no answer within 0.4 s')
     expect(performance.now() - t0).toBeLessThan(machineDeadline(5_000))
+  })
+})
+
+describe('Reachability.connects', () => {
+  /** A port that counts the connections it accepts and the bytes sent on them. */
+  async function counting(): Promise<{ port: number; connections: () => number; bytes: () => number }> {
+    let connections = 0
+    let bytes = 0
+    const server: Server = createServer((s) => {
+      connections++
+      s.on('data', (d) => (bytes += d.length))
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+    stops.push(() => server.close())
+    return { port: (server.address() as { port: number }).port, connections: () => connections, bytes: () => bytes }
+  }
+
+  test('a listening port passes with one connection and no request sent', async () => {
+    const s = await counting()
+    await new Reachability(open).connects(new URL(`http://127.0.0.1:${s.port}/`), 'x')
+    await until(() => s.connections() === 1, machineDeadline(5_000), 'the connection to arrive')
+    expect(s.bytes()).toBe(0)
+  })
+
+  test('a refused port says what was tried and what to check, after one attempt', async () => {
+    const port = await closedPort()
+    const e = await refusal(new Reachability(open).connects(new URL(`http://127.0.0.1:${port}/app`), 'Nothing was started.'))
+    expect(e.code).toBe('target_unreachable')
+    expect(e.message).toBe(
+      `http://127.0.0.1:${port}/app could not be reached: nothing answered on 127.0.0.1:${port} (ECONNREFUSED). ` +
+        `Is the app running, and listening on port ${port}? Nothing was started.`,
+    )
+  })
+
+  test('each address of a name is tried in turn and named', async () => {
+    const port = await closedPort()
+    const resolver = async () => [
+      { address: '127.0.0.2', family: 4 as const },
+      { address: '127.0.0.1', family: 4 as const },
+    ]
+    const e = await refusal(new Reachability(open, resolver).connects(new URL(`http://two.test:${port}/`), 'x'))
+    expect(e.message).toContain(`nothing answered on 127.0.0.2:${port}, 127.0.0.1:${port}`)
+  })
+
+  test('a name that does not resolve says to check the name; a blocked address is target_blocked', async () => {
+    const nx = async () => {
+      throw Object.assign(new Error('nx'), { code: 'ENOTFOUND' })
+    }
+    const e = await refusal(new Reachability(open, nx).connects(new URL('https://typo.test/'), 'x'))
+    expect(e.code).toBe('target_unreachable')
+    expect(e.message).toContain('typo.test did not resolve (dns: ENOTFOUND). Check the host name typo.test.')
+    const blocked = await refusal(new Reachability(guarded).connects(new URL('http://127.0.0.1:3000/'), 'x'))
+    expect(blocked.code).toBe('target_blocked')
   })
 })

@@ -9,7 +9,9 @@ import { scanContextOptions } from '../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../crawler/gather/warm-page.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { createLogger } from '../../shared/lib/log.ts'
-import { descendants, isChromium, renderersBelow } from './audit/procs.ts'
+import { chromiumBelow, descendants, isChromium, renderersBelow } from './audit/procs.ts'
+import { machineDeadline } from '../harness/machine.ts'
+import { until } from '../harness/wait.ts'
 
 let site: ReturnType<typeof Bun.serve>
 let proxy: EgressProxy
@@ -130,6 +132,37 @@ describe('the browser pool launches Chromium', () => {
       await lane.close()
     } finally {
       await warm.close()
+      await pool.close()
+    }
+  }, 60_000)
+})
+
+describe('a browser that goes away', () => {
+  /** Warms a pool with a logger that keeps its lines, and returns it with the pid of its own Chromium. */
+  async function warmPool() {
+    const lines: Array<{ level: string; msg: string }> = []
+    const keep = (level: string) => (msg: string) => void lines.push({ level, msg })
+    const log = { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error'), child: () => log }
+    const before = new Set(chromiumBelow(process.pid).map((p) => p.pid))
+    const pool = new BrowserPool(chromiumPath(''), log)
+    await pool.warm()
+    const own = chromiumBelow(process.pid).filter((p) => p.ppid === process.pid && !before.has(p.pid))
+    expect(own.length).toBe(1)
+    return { pool, lines, pid: own[0]!.pid }
+  }
+
+  test('is a warning while the process runs, and no fault once it has begun to stop', async () => {
+    for (const stopping of [false, true]) {
+      const { pool, lines, pid } = await warmPool()
+      if (stopping) pool.shuttingDown()
+      process.kill(pid, 'SIGKILL')
+      await until(() => lines.some((l) => l.msg.startsWith('browser')), machineDeadline(10_000), 'the disconnect to be logged')
+      const said = lines.filter((l) => l.msg.startsWith('browser'))
+      expect(said).toEqual(
+        stopping
+          ? [{ level: 'info', msg: 'browser closed during shutdown' }]
+          : [{ level: 'warn', msg: 'browser disconnected; next scan relaunches it' }],
+      )
       await pool.close()
     }
   }, 60_000)

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { findPrincipalByApiKey } from '../../shared/db/accounts.ts'
+import { findPrincipalByApiKey, localAccountId } from '../../shared/db/accounts.ts'
 import { openDatabase } from '../../shared/db/index.ts'
 import { initializeBody, MCP_HEADERS } from '../harness/client.ts'
 import { freshDatabase } from '../harness/service.ts'
@@ -47,7 +47,42 @@ describe('bun run admin create-key', () => {
     }
   })
 
+  test("says that a new account's scans are not the local user's, and how to get a key of the local account", async () => {
+    const pg = await freshDatabase()
+    cleanups.push(() => pg.drop())
+    const fresh = await run(['create-key'], { DATABASE_URL: pg.url })
+    expect(fresh.code).toBe(0)
+    expect(fresh.err).toContain("not on the local user's dashboard")
+    expect(fresh.err).toContain('create-key --account local')
+    expect(fresh.err).toContain('Settings → Agents and MCP → Create key')
+    // A database the embedded default never started in has no local account: refused, none is made.
+    const none = await run(['create-key', '--account', 'local'], { DATABASE_URL: pg.url })
+    expect(none.code).toBe(1)
+    expect(none.err).toContain('no local account')
+    expect(none.out).toBe('')
+    const db = await openDatabase({ databaseUrl: pg.url, dataDir: '/tmp' })
+    try {
+      const local = await localAccountId(db.sql)
+      const r = await run(['create-key', '--account', 'local', '--name', 'laptop'], { DATABASE_URL: pg.url })
+      expect(r.code).toBe(0)
+      expect(r.err).toContain('the local account')
+      expect((await findPrincipalByApiKey(db.sql, r.out.trim()))?.account.id).toBe(local)
+    } finally {
+      await db.close()
+    }
+  })
+
+  test.each([[['--help']], [['-h']], [['help']], [['create-key', '--help']]])('%p prints the usage on stdout and exits 0', async (args) => {
+    const r = await run(args, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
+    expect(r.code).toBe(0)
+    expect(r.out).toContain('usage: bun run admin create-key')
+    expect(r.out).toContain('create-key --account local')
+    expect(r.err).not.toContain('unknown command')
+  })
+
   test.each([
+    [['create-key', '--account', 'local', '--plan', 'launch'], 'do not go together'],
+    [['create-key', '--account', 'act_x'], 'takes only "local"'],
     [['create-key', '--plan', 'gold'], 'free, launch, scale'],
     [['drop-everything'], 'unknown command'],
     [[], 'usage'],
@@ -66,7 +101,7 @@ describe('bun run start (embedded default)', () => {
       cwd: ROOT,
       env: { ...process.env, PORT: '0', DATA_DIR: dir, ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' },
       stdout: 'pipe',
-      stderr: 'ignore',
+      stderr: 'pipe',
       timeout: 300_000,
     })
     cleanups.push(() => void p.kill('SIGKILL'))
@@ -90,7 +125,7 @@ describe('bun run start (embedded default)', () => {
       body: JSON.stringify(initializeBody()),
     })
 
-  test('prints where the local key and password are (never the secrets themselves when stdout is not a terminal), and stops on SIGTERM', async () => {
+  test('prints where the local key and password are (never the secrets themselves when stdout is not a terminal) and how to stop it; stops on SIGTERM and on Ctrl-C with exit 0', async () => {
     // A copy of a new, migrated database (the harness makes one once), so start-up is quick.
     const dir = await seededDataDir()
     const first = await start(dir)
@@ -104,15 +139,19 @@ describe('bun run start (embedded default)', () => {
     expect(first.text).not.toContain(readFileSync(join(dir, 'local-signin-password'), 'utf8').trim())
     expect(statSync(keyFile).mode & 0o777).toBe(0o600)
     expect((await initialize(first.base!, key)).status).toBe(200)
+    expect(first.text).toContain(`Stop it with Ctrl-C (or: kill `)
     first.p.kill('SIGTERM')
     expect(await within(first.p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
+    // The local identity provider's warnings that nobody can act on (Bun is "unsupported", its store is in memory).
+    expect(await new Response(first.p.stderr).text()).not.toContain('oidc-provider WARNING')
 
     // A restart keeps the key, so MCP clients configured with it keep working.
     const second = await start(dir)
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(key)
     expect((await initialize(second.base!, key)).status).toBe(200)
-    second.p.kill('SIGTERM')
-    expect(await within(second.p.exited, 30_000, 'exit after SIGTERM')).toBe(0)
+    // Ctrl-C at a terminal: SIGINT ends it as cleanly, exit 0 (not 130).
+    second.p.kill('SIGINT')
+    expect(await within(second.p.exited, 30_000, 'exit after SIGINT')).toBe(0)
   }, 300_000)
 
   test('a bad configuration stops start-up with every bad field listed', async () => {

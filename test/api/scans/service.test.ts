@@ -45,6 +45,21 @@ describe('ScanService.start', () => {
     expect(n!.n).toBe(cap)
   })
 
+  test('refuses a target where nothing listens, saying what to check, before recording a scan, an app or a job', async () => {
+    const p = await principal()
+    const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
+    const port = closed.port
+    closed.stop(true)
+    const e = await svc.running.services.scans.start(p, `http://127.0.0.1:${port}/`).catch((x) => x)
+    expect(codeOf(e)).toBe('target_unreachable')
+    expect(e.message).toContain(`nothing answered on 127.0.0.1:${port} (ECONNREFUSED). Is the app running, and listening on port ${port}?`)
+    const { sql } = svc.running.services.db
+    const [counts] = await sql<{ scans: number; apps: number }[]>`
+      SELECT (SELECT count(*)::int FROM scans WHERE account_id = ${p.account.id}) AS scans,
+             (SELECT count(*)::int FROM apps WHERE account_id = ${p.account.id}) AS apps`
+    expect(counts).toEqual({ scans: 0, apps: 0 })
+  })
+
   test('refuses a URL that is not one a scan could take, before recording anything', async () => {
     const p = await principal()
     expect(codeOf(await svc.running.services.scans.start(p, 'ftp://example.com/').catch((e) => e))).toBe('invalid_url')

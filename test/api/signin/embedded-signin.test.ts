@@ -50,16 +50,28 @@ test("the development user signs in, approves an agent, and the agent's mca_ tok
   expect(res.status).toBe(200)
 })
 
-test('a production deployment without OIDC_ISSUER starts no provider and says sign-in is not configured', async () => {
+test('a production deployment without OIDC_ISSUER starts no provider, and says what to do instead of offering to try again', async () => {
   const prod = await startService('production', { ROLE: 'api' })
   try {
     expect(prod.running.localSignIn).toBeNull()
-    const res = await fetch(`${prod.url}/auth/login`, {
-      redirect: 'manual',
-      headers: { host: new URL(prod.running.services.config.baseUrl).host },
-    })
+    const host = new URL(prod.running.services.config.baseUrl).host
+    const res = await fetch(`${prod.url}/auth/login`, { redirect: 'manual', headers: { host } })
     expect(res.status).toBe(503)
+    const page = await res.text()
+    expect(page).toContain('No sign-in on this server')
+    expect(page).toContain('get_audit')
+    expect(page).toContain('OIDC_ISSUER')
+    expect(page).not.toContain('Try again')
+    // The live viewer's endings name the MCP call that reads the report, not a dashboard link that leads here.
+    const viewer = await (await fetch(`${prod.url}/viewer/aud_abc123`, { headers: { host } })).text()
+    expect(viewer).not.toContain('/dashboard/audits/')
+    expect(viewer).toContain('get_audit {"auditId": "aud_abc123"}')
   } finally {
     await prod.stop()
   }
+})
+
+test('the embedded viewer links the report in the dashboard', async () => {
+  const viewer = await (await fetch(`${baseUrl}/viewer/aud_abc123`)).text()
+  expect(viewer).toContain('/dashboard/audits/aud_abc123')
 })
