@@ -7,7 +7,8 @@ import { toHtml } from '../../../api/reports/html.ts'
 import { toJunit } from '../../../api/reports/junit.ts'
 import { toMarkdown } from '../../../api/reports/markdown.ts'
 import type { ModelFinding, ReportModel } from '../../../api/reports/model.ts'
-import { fixFile, toSarif } from '../../../api/reports/sarif.ts'
+import { fixFile, pageReference, repositoryPathOf, toSarif } from '../../../api/reports/sarif.ts'
+import { githubSarifProblems, uriProblem } from '../../harness/github-sarif.ts'
 import { junitSchemaErrors, sarifSchemaErrors } from '../../harness/report-formats.ts'
 
 const EVIL = '</pre><script>alert(1)</script><img src=x onerror=alert(2)> | @octocat [x](javascript:alert(3)) ]]> \u0000\u0007\uFFFE'
@@ -72,13 +73,59 @@ describe('export writers on hostile input', () => {
     const log = JSON.parse(toSarif(model(), CTX))
     expect(sarifSchemaErrors(log)).toEqual([])
     const [csp] = log.runs[0].results
-    expect(csp.locations.map((l: any) => l.physicalLocation.artifactLocation.uri)).toEqual([model().findings[0]!.pages[0], 'vercel.json'])
+    expect(csp.relatedLocations.map((l: any) => l.physicalLocation.artifactLocation)).toEqual([
+      { uri: 'vercel.json', uriBaseId: '%SRCROOT%' },
+    ])
     expect(log.runs[0].results[1].level).toBe('note')
     expect(fixFile('csp', 'generic')).toBeNull()
     expect(fixFile('csp', 'nextjs')).toBe('next.config.js')
     // A served .env on Netlify is fixed in netlify.toml; on Next.js it is the public/ directory, no one file.
     expect(fixFile('exposed-env-file', 'netlify')).toBe('netlify.toml')
     expect(fixFile('exposed-env-file', 'nextjs')).toBeNull()
+  })
+
+  test('SARIF keeps every rule GitHub code scanning applies (the checker refuses what breaks them)', () => {
+    const log = JSON.parse(toSarif(model(), CTX))
+    expect(githubSarifProblems(log)).toEqual([])
+    // The checker is not a rubber stamp: each broken rule is named.
+    const broken = JSON.parse(toSarif(model(), CTX))
+    const [r0, r1] = broken.runs[0].results
+    r0.locations[0].physicalLocation.artifactLocation.uri = 'http://127.0.0.1:4321/'
+    r1.locations[0].physicalLocation.region = undefined
+    delete r1.partialFingerprints
+    broken.runs[0].tool.driver.rules[0].properties['security-severity'] = 'high'
+    delete broken.runs[0].tool.driver.rules[1].fullDescription
+    expect(githubSarifProblems(broken)).toEqual([
+      'runs[0].rules[0]: security-severity high',
+      'runs[0].rules[1]: no fullDescription.text',
+      'runs[0].results[0].locations[0]: SARIF URI scheme "http" did not match the checkout URI scheme "file"',
+      'runs[0].results[1].locations[0]: no region.startLine of 1 or more',
+      'runs[0].results[1]: no partialFingerprints',
+    ])
+    expect(uriProblem('../outside')).toBe('../outside leaves the checkout')
+    expect(uriProblem('file:///home/runner/work/app/vercel.json')).toBeNull()
+  })
+
+  test('SARIF locates a result at a repository path, never at the page URL, and keeps the URL in the message', () => {
+    const page = 'http://localhost:4321/checkout/pay?step=2#card'
+    const m = model({ url: page, findings: [finding('csp', 1, { pages: [page] })] })
+    const run = JSON.parse(toSarif(m, CTX)).runs[0]
+    const [r] = run.results
+    // localhost:4321 would read as the scheme "localhost": the port goes, and the query and fragment with it.
+    expect(r.locations[0].physicalLocation).toEqual({ artifactLocation: { uri: 'localhost/checkout/pay' }, region: { startLine: 1 } })
+    expect(r.message.text).toContain(`Page: ${page}`)
+    expect(r.properties.page).toBe(page)
+    expect(run.automationDetails.id).toBe('appaudit/localhost/')
+    // A path the user maps the app to wins, relative to the repository root.
+    const mapped = JSON.parse(toSarif(m, { ...CTX, repositoryPath: './app/layout.tsx' })).runs[0].results[0]
+    expect(mapped.locations[0].physicalLocation.artifactLocation).toEqual({ uri: 'app/layout.tsx', uriBaseId: '%SRCROOT%' })
+    // A mapped path that names a scheme or climbs out is not used.
+    for (const bad of ['https://example.com/x', '../x', '']) expect(repositoryPathOf(bad)).toBeNull()
+    // Hosts of every shape stay a relative reference: an IPv6 literal, an IP, a name with a port.
+    for (const url of ['http://[::1]:8080/a', 'http://127.0.0.1:9/', 'https://app.example.com/a%20b/c:d', 'not a url']) {
+      expect(uriProblem(pageReference(url))).toBeNull()
+    }
+    expect(pageReference('https://app.example.com/a%20b/c:d')).toBe('app.example.com/a%20b/c%3Ad')
   })
 
   test('JUnit stays schema-valid, with the evidence and control characters escaped', async () => {
