@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import pkg from '../../package.json' with { type: 'json' }
-import { pageReference, SARIF_LEVEL } from '../../api/reports/sarif.ts'
+import { pageReference, SARIF_LEVEL } from '../../shared/report/export/sarif.ts'
 import { githubSarifProblems } from '../harness/github-sarif.ts'
 import { spaSite, type Site } from '../fixtures/sites.ts'
 import { call, connectClient, errorOf, ok } from '../harness/client.ts'

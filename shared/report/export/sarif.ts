@@ -9,8 +9,8 @@
 // reference made of the page's host and path (`shop.example.com/checkout`). The page's URL itself is in the
 // message and in the result's properties; the platform file where the fix goes, when there is one, is a
 // related location. Only the first location of a result counts on GitHub, and it needs a region.
-import { getCheck } from '../../shared/checks/registry.ts'
-import type { FixKind, Platform, Severity } from '../../shared/checks/types.ts'
+import { getCheck } from '../../checks/registry.ts'
+import type { FixKind, Platform, Severity } from '../../checks/types.ts'
 import type { ModelFinding, ReportModel } from './model.ts'
 import type { ExportContext } from './types.ts'
 

@@ -1,7 +1,7 @@
 // Escaping for the export writers. Summaries, evidence and URLs come from the scanned site, which may be
 // hostile: every writer passes them through one of these (or html`...`, for the HTML page) before they
 // reach markup.
-import { escapeHtml } from '../../shared/lib/html.ts'
+import { escapeHtml } from '../../lib/html.ts'
 
 /** A character XML 1.0 cannot carry at all: C0 controls other than tab, LF and CR; lone surrogates; U+FFFE/F. */
 const unusable = (c: number) =>
