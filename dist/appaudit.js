@@ -32761,8 +32761,56 @@ function usable(s) {
 function escapeMarkup(s) {
   return escapeHtml(usable(s));
 }
+var INLINE_SYNTAX = new Set(["\\", "`", "*", "[", "]", "~", "|"]);
+var ALNUM = /[\p{L}\p{N}]/u;
+var SPACE2 = /\s/;
+var BLOCK_START = /^(#{1,6}( |$)|>|[-+*] |[-=]+ ?$|([-*_])( *\3){2,} *$)/;
+var ORDERED_START = /^(\d{1,9})([.)])(?= |$)/;
+var ENTITY = /^&(#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);/i;
 function escapeMarkdown(s) {
-  return usable(s).replace(/\s+/g, " ").replace(/[&<>"'|\\`*_[\]()#!~@:{}+-]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const text = usable(s).replace(/\s+/g, " ");
+  const chars = [...text];
+  const math = chars.filter((c) => c === "$").length > 1;
+  let out = "";
+  let at = 0;
+  for (let i = 0;i < chars.length; at += chars[i].length, i++) {
+    const c = chars[i];
+    const next = chars[i + 1] ?? "";
+    const prev = chars[i - 1] ?? "";
+    const inert = (c === "*" || c === "_") && SPACE2.test(prev || " ") && SPACE2.test(next || " ");
+    if (inert)
+      out += c;
+    else if (INLINE_SYNTAX.has(c) || c === "$" && math)
+      out += `\\${c}`;
+    else if (c === "_" && !(ALNUM.test(prev) && ALNUM.test(next)))
+      out += "\\_";
+    else if (c === "<")
+      out += "&lt;";
+    else if (c === "&" && ENTITY.test(text.slice(at)))
+      out += "\\&";
+    else if ((c === "@" || c === "#") && ALNUM.test(next))
+      out += `${c}\u200B`;
+    else
+      out += c;
+  }
+  if (BLOCK_START.test(out))
+    return `\\${out}`;
+  return out.replace(ORDERED_START, "$1\\$2");
+}
+function inlineCode(s) {
+  const text = usable(s).replace(/\s+/g, " ");
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+function codeBlock(s, info = "") {
+  const text = usable(s);
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}${info}
+${text}
+${fence}`;
 }
 function clip3(s, max) {
   return s.length <= max ? s : `${s.slice(0, max - 1)}\u2026`;
@@ -32864,7 +32912,7 @@ function toMarkdown(model) {
   const lines = [
     `## App Audit: ${model.score}/100 (${model.grade})`,
     "",
-    `${audit ? "Audit" : "Scan"} \`${model.id}\` of ${escapeMarkdown(model.url)} \xB7 checks ${escapeMarkdown(model.checksVersion)} \xB7 ` + `${summary.fail} failing, ${summary.warn} warning, ${summary.pass} passing`,
+    `${audit ? "Audit" : "Scan"} ${inlineCode(model.id)} of ${escapeMarkdown(model.url)} \xB7 checks ${escapeMarkdown(model.checksVersion)} \xB7 ` + `${summary.fail} failing, ${summary.warn} warning, ${summary.pass} passing`,
     ""
   ];
   if (model.findings.length === 0) {
@@ -32875,17 +32923,24 @@ function toMarkdown(model) {
   lines.push(audit ? "| Impact | Check | Severity | Status | Pages | Fix |" : "| Impact | Check | Severity | Status | Fix |", audit ? "|---:|---|---|---|---:|---|" : "|---:|---|---|---|---|");
   for (const f of model.findings.slice(0, MAX_ROWS)) {
     const fix = escapeMarkdown(clip3(fixText(f.checkId, "generic", f.summary), 200));
-    const cells = [String(f.impact), `\`${f.checkId}\` ${escapeMarkdown(f.title)}`, f.severity, f.status, ...audit ? [String(f.pageCount)] : [], fix];
+    const cells = [
+      String(f.impact),
+      `${inlineCode(f.checkId)} ${escapeMarkdown(f.title)}`,
+      f.severity,
+      f.status,
+      ...audit ? [String(f.pageCount)] : [],
+      fix
+    ];
     lines.push(`| ${cells.join(" | ")} |`);
   }
   if (model.findings.length > MAX_ROWS)
     lines.push("", `\u2026and ${model.findings.length - MAX_ROWS} more findings.`);
   lines.push("", "<details>", `<summary>Evidence for ${Math.min(model.findings.length, MAX_DETAILS)} of ${model.findings.length} findings</summary>`, "");
   for (const f of model.findings.slice(0, MAX_DETAILS)) {
-    lines.push(`#### \`${f.checkId}\` ${escapeMarkdown(f.title)}`, "", escapeMarkdown(f.summary), "");
+    lines.push(`#### ${inlineCode(f.checkId)} ${escapeMarkdown(f.title)}`, "", escapeMarkdown(f.summary), "");
     if (audit)
       lines.push(`Found on ${f.pageCount} page${f.pageCount === 1 ? "" : "s"}, e.g. ${escapeMarkdown(f.pages[0] ?? model.url)}`, "");
-    lines.push(`<pre>${escapeMarkup(evidenceText(f.evidence, 1500)).replace(/@/g, "&#64;")}</pre>`, "");
+    lines.push(codeBlock(evidenceText(f.evidence, 1500), "json"), "");
   }
   lines.push("</details>", "");
   return lines.join(`

@@ -7,6 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import pkg from '../../package.json' with { type: 'json' }
 import { pageReference, SARIF_LEVEL } from '../../shared/report/export/sarif.ts'
 import { githubSarifProblems } from '../harness/github-sarif.ts'
+import { marked } from 'marked'
 import { spaSite, type Site } from '../fixtures/sites.ts'
 import { call, connectClient, errorOf, ok } from '../harness/client.ts'
 import { junitSchemaErrors, sarifSchemaErrors } from '../harness/report-formats.ts'
@@ -267,8 +268,12 @@ describe('export_report', () => {
     expect(md.text).toContain(`## App Audit: ${scanA.score}/100 (${scanA.grade})`)
     expect(md.text).toContain('<details>')
     for (const id of failing) expect(md.text).toContain(`| \`${id}\` `)
-    expect(md.text).not.toContain('<script')
-    expect(md.text).toContain('&lt;script&gt;')
+    // Text, not entities (the script the site planted is in the evidence's fenced JSON), and rendered as
+    // GitHub would, it is text there too.
+    expect(md.text).not.toMatch(/&#\d+;|&quot;/)
+    const rendered = marked.parse(md.text, { gfm: true, async: false }) as string
+    expect(rendered).not.toMatch(/<(script|img|iframe)\b|<[^>]*\son[a-z]+=/i)
+    expect(rendered).toContain('&lt;script&gt;')
 
     const html = await exportText({ scanId: scanA.id, format: 'html' })
     expect(html.answer.mediaType).toBe('text/html')

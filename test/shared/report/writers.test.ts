@@ -5,14 +5,24 @@ import { describe, expect, test } from 'bun:test'
 import { compareReports } from '../../../api/reports/compare.ts'
 import { toHtml } from '../../../api/reports/html.ts'
 import { toJunit } from '../../../shared/report/export/junit.ts'
+import { inlineCode, escapeMarkdown as md } from '../../../shared/report/export/escape.ts'
 import { toMarkdown } from '../../../shared/report/export/markdown.ts'
 import type { ModelFinding, ReportModel } from '../../../shared/report/export/model.ts'
 import { fixFile, pageReference, repositoryPathOf, toSarif } from '../../../shared/report/export/sarif.ts'
 import { githubSarifProblems, uriProblem } from '../../harness/github-sarif.ts'
 import { junitSchemaErrors, sarifSchemaErrors } from '../../harness/report-formats.ts'
+import { marked } from 'marked'
 
 const EVIL = '</pre><script>alert(1)</script><img src=x onerror=alert(2)> | @octocat [x](javascript:alert(3)) ]]> \u0000\u0007\uFFFE'
 const CTX = { baseUrl: 'https://www.appaudit.test', version: '9.9.9' }
+
+/** Markdown as GitHub renders it (GFM: tables, autolinks, strikethrough), to HTML; raw HTML is passed through. */
+const rendered = (markdown: string) => marked.parse(markdown, { gfm: true, async: false }) as string
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" }
+const decode = (s: string) =>
+  s.replace(/&(amp|lt|gt|quot|#39|#(\d+)|#x([0-9a-f]+));/gi, (_, name: string, dec?: string, hex?: string) =>
+    dec ? String.fromCodePoint(Number(dec)) : hex ? String.fromCodePoint(Number.parseInt(hex, 16)) : ENTITIES[name]!,
+  )
 
 function finding(checkId: string, i: number, over: Partial<ModelFinding> = {}): ModelFinding {
   return {
@@ -137,16 +147,69 @@ describe('export writers on hostile input', () => {
     expect(xml).toContain('<skipped/>')
   })
 
-  test('Markdown renders target text as text: no tags, links, cell breaks or mentions', () => {
+  test('Markdown renders target text as text: no tags, forged links, cell breaks or mentions', () => {
     const md = toMarkdown(model())
-    expect(md).not.toMatch(/<script|<img|<\/pre><|@octocat/)
-    // Outside <pre> (whose content GitHub never reads as Markdown) no link can form either.
-    expect(md.replace(/<pre>[\s\S]*?<\/pre>/g, '')).not.toMatch(/\[x\]|javascript:alert/)
-    const rows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Impact'))
-    expect(rows).toHaveLength(2)
-    // Every row keeps its five cells: a pipe from the target never splits one.
-    for (const row of rows) expect(row.split(' | ')).toHaveLength(5)
-    expect(md.indexOf('<pre>')).toBeGreaterThan(md.indexOf('<details>'))
+    const html = rendered(md)
+    // Rendered as GitHub would (GFM), nothing of the target became markup.
+    expect(html).not.toMatch(/<(script|img|iframe)\b|<[^>]*\son[a-z]+=/i)
+    // The only <pre> are the evidence's code blocks: the target's </pre> closed nothing.
+    expect(html.match(/<pre>/g)).toHaveLength(2)
+    expect(html.match(/<pre><code class="language-json">/g)).toHaveLength(2)
+    // Every link GFM made shows its own address: none is forged, none runs script.
+    for (const [, href, text] of html.matchAll(/<a href="([^"]*)"[^>]*>([\s\S]*?)<\/a>/g)) {
+      expect(href).not.toMatch(/^javascript:/i)
+      expect(decode(text!.replace(/<[^>]+>/g, ''))).toBe(decodeURI(decode(href!)))
+    }
+    // No @mention GitHub would act on (it skips code blocks): a zero-width space follows the @.
+    expect(decode(html.replace(/<pre>[\s\S]*?<\/pre>/g, '').replace(/<[^>]+>/g, ''))).not.toMatch(/@octocat/)
+    // Each table row keeps its five cells: a pipe from the target never splits one.
+    const rows = [...html.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<td[^>]*>/g)].length)
+    expect(rows).toEqual([0, 5, 5])
+    // Unrendered it reads as text too: no HTML entity outside the evidence's code blocks but &lt; for a <.
+    expect(md.replace(/```json[\s\S]*?```/g, '').replace(/&lt;/g, '')).not.toMatch(/&#?[a-z0-9]+;/i)
+    // The evidence is indented JSON in a fenced block, as it is (quotes and @ included).
+    expect(md).toContain('```json\n{\n  "header": "</pre><script>alert(1)</script>')
+    expect(md.indexOf('```json')).toBeGreaterThan(md.indexOf('<details>'))
+  })
+
+  test('Markdown keeps ordinary text as it is and round-trips hostile text through a renderer', () => {
+    const plain = [
+      'Access-Control-Allow-Origin is * on http://shop.test/api/users?id=1&sort=asc',
+      'x_content_type, csrf_token and session-id (3 cookies): 50% of 12.5 KB, a - b + c = d',
+      "Content-Security-Policy: default-src 'self'; script-src https://cdn.example.com",
+    ]
+    for (const text of plain) expect(md(text)).toBe(text)
+    const hostile = [
+      // EVIL without its control characters, which become U+FFFD (tested with JUnit above).
+      [...EVIL].filter((c) => c.charCodeAt(0) >= 0x20 && c !== '\uFFFE').join(''),
+      '# heading? - list? > quote? 1. ordered?',
+      '*bold* _em_ __strong__ ~~gone~~ ~one~ `code` $x$ and $y$',
+      '![img](http://evil.test/x.png) <http://evil.test> [a][1] [^note] &lt;b&gt; &amp; &#64;',
+      '[Click here](http://evil.test) <a href="http://evil.test">here</a> \\*still text\\*',
+      '- item',
+      '1) first',
+      '_ _ _',
+      'ends with a backslash \\',
+      'mail me@example.com, see #12, ping @octocat and @org/team',
+    ]
+    for (const text of [...plain, ...hostile]) {
+      const html = rendered(`Before ${md(text)}`)
+      // One paragraph of text and nothing else: no heading, list, quote, emphasis, code, image or tag.
+      expect(html.replace(/<a href="[^"]*">|<\/a>/g, '')).toMatch(/^<p>[^<]*<\/p>\n$/)
+      // marked (unlike GitHub, which links after decoding) takes an entity right after a URL into its autolink
+      // and shows it undecoded there: the link's text is decoded once more, which makes no tag either way.
+      const unlinked = html.replace(/<a href="[^"]*">([\s\S]*?)<\/a>/g, (_, t: string) => decode(t))
+      expect(
+        decode(unlinked.replace(/<[^>]+>/g, ''))
+          .replace(/\u200B/g, '')
+          .trim(),
+      ).toBe(`Before ${text.replace(/\s+/g, ' ').trim()}`)
+    }
+    // Line starts are escaped only where they would open a block.
+    expect(md('# heading')).toBe('\\# heading')
+    expect(md('1) first')).toBe('1\\) first')
+    expect(md('#12 and @octocat')).toBe('#\u200B12 and @\u200Boctocat')
+    expect(inlineCode('a ``b`` c')).toBe('```a ``b`` c```')
   })
 
   test('HTML is one standalone page with no script, handler or remote resource', () => {
