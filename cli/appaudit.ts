@@ -152,7 +152,9 @@ async function run(o: Options, outcome: Outcome, progress: Progress, sleep = def
     }
     if (o.format && writesItself(o.format)) {
       progress.update(`writing the ${o.format} report`)
-      outcome.report = writeReport(await head.model(), o.format, o, { baseUrl: o.serviceUrl.replace(/\/+$/, ''), version: pkg.version })
+      // Links to the check docs point at the service, as export_report's do: its base URL, /api/mcp cut off.
+      const baseUrl = mcpUrl.href.replace(/\/api\/mcp$/, '')
+      outcome.report = writeReport(await head.model(), o.format, o, { baseUrl, version: pkg.version })
     } else if (o.format) outcome.report = await exportReport(service, o, head.id, progress)
   } finally {
     await service.close()

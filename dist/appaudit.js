@@ -33099,7 +33099,8 @@ async function run(o, outcome, progress, sleep = defaultSleep) {
     }
     if (o.format && writesItself(o.format)) {
       progress.update(`writing the ${o.format} report`);
-      outcome.report = writeReport(await head.model(), o.format, o, { baseUrl: o.serviceUrl.replace(/\/+$/, ""), version: package_default.version });
+      const baseUrl = mcpUrl.href.replace(/\/api\/mcp$/, "");
+      outcome.report = writeReport(await head.model(), o.format, o, { baseUrl, version: package_default.version });
     } else if (o.format)
       outcome.report = await exportReport(service, o, head.id, progress);
   } finally {

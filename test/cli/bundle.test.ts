@@ -35,10 +35,10 @@ afterAll(async () => {
 }, 60_000)
 
 /** Runs the bundle from its own empty directory, with only PATH, HOME and the service's variables. */
-async function run(args: string[], key = freeKey) {
+async function run(args: string[], key = freeKey, serviceUrl = svc.url) {
   const p = Bun.spawn(['bun', bundle, ...args, '--json'], {
     cwd: dir,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, CI: 'true', APPAUDIT_URL: svc.url, APPAUDIT_KEY: key },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, CI: 'true', APPAUDIT_URL: serviceUrl, APPAUDIT_KEY: key },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -101,7 +101,8 @@ describe('dist/appaudit.js', () => {
 
   test('writes the same SARIF as the service export_report does for that scan (Launch key)', async () => {
     const key = await svc.key('launch')
-    const r = await run(['scan', weak.url, '--format', 'sarif', '--output', 'mine.sarif'], key)
+    // Given as the endpoint itself, the service URL still yields links to the docs at the service's base.
+    const r = await run(['scan', weak.url, '--format', 'sarif', '--output', 'mine.sarif'], key, `${svc.url}/api/mcp`)
     expect(r.code).toBe(0)
     const client = await connectClient(svc.mcpUrl, key)
     try {
