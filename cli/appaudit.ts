@@ -80,6 +80,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   const color = mode === 'terminal' && Boolean(io.stdout.isTTY) && !env.NO_COLOR
   io.stdout.write(wantsJson ? summaryJson(outcome) : summaryText(outcome, color))
+  // On GitHub Actions the notice is also an annotation, shown on the run's summary page.
+  if (outcome.notice && env.GITHUB_ACTIONS === 'true') io.stderr.write(`::warning title=App Audit::${workflowText(outcome.notice)}\n`)
   return outcome.exitCode
 }
 
@@ -320,6 +322,8 @@ const originOf = (url: string) => {
     return url
   }
 }
+/** A workflow command's message: its own escapes for %, CR and LF, so the text cannot end the command. */
+const workflowText = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 interface Account {

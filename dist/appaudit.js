@@ -33039,6 +33039,9 @@ Run appaudit --help for usage.
   }
   const color = mode === "terminal" && Boolean(io.stdout.isTTY) && !env.NO_COLOR;
   io.stdout.write(wantsJson ? summaryJson(outcome) : summaryText(outcome, color));
+  if (outcome.notice && env.GITHUB_ACTIONS === "true")
+    io.stderr.write(`::warning title=App Audit::${workflowText(outcome.notice)}
+`);
   return outcome.exitCode;
 }
 async function run(o, outcome, progress, sleep = defaultSleep) {
@@ -33217,6 +33220,7 @@ var originOf = (url) => {
     return url;
   }
 };
+var workflowText = (s) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 var defaultSleep = (ms) => new Promise((r) => setTimeout(r, ms));
 if (import.meta.main) {
   const code = await main(process.argv.slice(2), process.env, { stdout: process.stdout, stderr: process.stderr });

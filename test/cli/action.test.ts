@@ -91,6 +91,7 @@ async function runAction(given: Record<string, string>, workspace: string) {
       GITHUB_ACTION_PATH: actionPath,
       GITHUB_OUTPUT: outFile,
       GITHUB_WORKSPACE: workspace,
+      GITHUB_ACTIONS: 'true',
     }
     for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expand(String(v))
     expect(step.shell).toBe('bash')
@@ -179,6 +180,7 @@ describe('action.yml', () => {
     expect(githubSarifProblems(log)).toEqual([])
     // No threshold was given and the site has a critical finding: the log says that nothing gated it.
     expect(r.output).toContain('NOTE no threshold was set, so')
+    expect(r.output).toMatch(/^::warning title=App Audit::no threshold was set, so \d+ critical finding/m)
   }, 200_000)
 
   test('sarif-path locates every result at that repository file, and a failed gate still leaves the report', async () => {
