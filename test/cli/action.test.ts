@@ -141,6 +141,7 @@ describe('action.yml', () => {
     for (const s of action.runs.steps) if (s.run) expect(s.run).not.toMatch(/\b(bun|npm) (install|i|ci)\b|node_modules/)
     expect(action.runs.steps.some((s) => s.run?.includes('"$GITHUB_ACTION_PATH/dist/appaudit.js"'))).toBe(true)
     const upload = uses.find((s) => s.uses!.startsWith('github/codeql-action/upload-sarif@'))!
+    expect(upload.uses).toMatch(/^github\/codeql-action\/upload-sarif@[0-9a-f]{40}$/)
     // After a failed gate too, only for SARIF, only when a report was written.
     expect(upload.if).toBe("always() && inputs.format == 'sarif' && steps.gate.outputs.report != ''")
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a template

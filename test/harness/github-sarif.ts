@@ -7,6 +7,10 @@
 //     properties.tags, precision and security-severity (a number from 0.0 to 10.0, read on `security` rules);
 //   - GitHub's "SARIF results exceed limits": 20 runs a file, 25,000 results and 25,000 rules a run,
 //     1,000 locations a result, 20 tags a rule (hard limits: the upload is rejected beyond them);
+//   - the processing errors on which github/codeql-action's upload-sarif reports an upload as invalid:
+//     "an invalid URI was provided as a SARIF location", "locationFromSarifResult: expected artifact
+//     location", "could not convert rules: invalid security severity value, is not a number", and the
+//     URI scheme mismatch below;
 //   - the code scanning rules of Microsoft's SARIF validator (sarif-sdk GH1001, GH1003, GH1005, GH1007,
 //     GH2012), and "SARIF URI scheme "https" did not match the checkout URI scheme "file"", the error that
 //     rejects a whole upload whose absolute URIs use another scheme (github/codeql-action#754).
