@@ -1,18 +1,28 @@
 #!/usr/bin/env bun
 // appaudit: gates a build on an App Audit scan or whole-site audit, over MCP. It is a client of the
-// service and nothing more: it imports only shared/ types and the capped body reader, never api/ or
-// crawler/. The gate needs only the free tools (scan_app, audit_app, get_audit, get_account); reports
-// (export_report) and baselines by id (compare_scans) need the Launch plan, and a baseline file works on
-// any plan.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { basename, dirname } from 'node:path'
-import { readCappedBytes } from '../shared/lib/http-body.ts'
+// service and nothing more: it imports only shared/, never api/ or crawler/. The gate and the SARIF,
+// JUnit and Markdown reports need only the free tools (scan_app, audit_app, get_audit, get_account): the
+// command writes those reports itself with the service's own writers. The HTML report (export_report) and
+// baselines by id (compare_scans) need the Launch plan; a baseline file works on any plan. It ships to CI
+// as one bundled file, dist/appaudit.js (bun run build:cli), that needs nothing installed but bun.
+import { readFileSync } from 'node:fs'
 import type { Report } from '../shared/report/schema.ts'
 import type { AuditResult } from '../shared/report/audit-report.ts'
+import { modelOfAudit, modelOfScan, type ReportModel } from '../shared/report/export/model.ts'
 import pkg from '../package.json' with { type: 'json' }
 import { HELP, type Options, parseCommandLine } from './args.ts'
 import { connect, Failure, mcpUrlOf, type Service, usage } from './client.ts'
-import { baselineOf, compareWithBaseline, type Finding, findingsOfAudit, findingsOfReport, judge, parseBaseline } from './gates.ts'
+import {
+  baselineOf,
+  compareWithBaseline,
+  type Finding,
+  findingsOfAudit,
+  findingsOfReport,
+  judge,
+  parseBaseline,
+  unguardedNotice,
+} from './gates.ts'
+import { exportReport, writeFile, writeReport, writesItself } from './reports.ts'
 import {
   bar,
   createProgress,
@@ -33,7 +43,6 @@ const POLL_MS = 5_000
 const POLL_FAILURES_TOLERATED = 3
 /** Bounds of the calls that are not the long wait itself. */
 const CALL_TIMEOUT_MS = 30_000
-const EXPORT_TIMEOUT_MS = 120_000
 
 interface Io {
   stdout: Stream
@@ -71,6 +80,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   const color = mode === 'terminal' && Boolean(io.stdout.isTTY) && !env.NO_COLOR
   io.stdout.write(wantsJson ? summaryJson(outcome) : summaryText(outcome, color))
+  // On GitHub Actions the notice is also an annotation, shown on the run's summary page.
+  if (outcome.notice && env.GITHUB_ACTIONS === 'true') io.stderr.write(`::warning title=App Audit::${workflowText(outcome.notice)}\n`)
   return outcome.exitCode
 }
 
@@ -131,6 +142,7 @@ async function run(o: Options, outcome: Outcome, progress: Progress, sleep = def
     }
     outcome.verdict = judge(head.score, head.findings, { minScore: o.minScore, failOn: o.failOn }, newFindings)
     outcome.exitCode = outcome.verdict.passed ? EXIT.passed : EXIT.thresholdFailed
+    outcome.notice = unguardedNotice(head.findings, { minScore: o.minScore, failOn: o.failOn }, Boolean(o.baseline))
 
     // Saved whatever the verdict: on main the baseline must follow every run, failing ones included.
     if (o.saveBaseline) {
@@ -140,7 +152,12 @@ async function run(o: Options, outcome: Outcome, progress: Progress, sleep = def
       )
       outcome.savedBaseline = o.saveBaseline
     }
-    if (o.format) outcome.report = await exportReport(service, o, head.id, progress)
+    if (o.format && writesItself(o.format)) {
+      progress.update(`writing the ${o.format} report`)
+      // Links to the check docs point at the service, as export_report's do: its base URL, /api/mcp cut off.
+      const baseUrl = mcpUrl.href.replace(/\/api\/mcp$/, '')
+      outcome.report = writeReport(await head.model(), o.format, o, { baseUrl, version: pkg.version })
+    } else if (o.format) outcome.report = await exportReport(service, o, head.id, progress)
   } finally {
     await service.close()
   }
@@ -148,7 +165,9 @@ async function run(o: Options, outcome: Outcome, progress: Progress, sleep = def
 
 /** Fails before a scan or an audit is spent when the key's plan lacks a tool the flags need. */
 async function preflight(service: Service, o: Options): Promise<void> {
-  const needed = [o.format && 'export_report', o.baseline?.kind === 'id' && 'compare_scans'].filter((t): t is string => Boolean(t))
+  const needed = [o.format === 'html' && 'export_report', o.baseline?.kind === 'id' && 'compare_scans'].filter((t): t is string =>
+    Boolean(t),
+  )
   if (needed.length === 0) return
   const account = await service.call<Account>('get_account', {}, { timeoutMs: CALL_TIMEOUT_MS })
   for (const name of needed) {
@@ -156,7 +175,7 @@ async function preflight(service: Service, o: Options): Promise<void> {
     if (!missing) continue
     const instead =
       name === 'export_report'
-        ? 'drop --format/--output, or use a key of a Launch account'
+        ? 'use --format sarif, junit or markdown (any plan), or a key of a Launch account'
         : 'use --save-baseline FILE on main and --baseline FILE (any plan), or a key of a Launch account'
     throw new Failure(
       EXIT.usage,
@@ -172,6 +191,8 @@ interface Head {
   score: number
   grade: string
   findings: Finding[]
+  /** The whole report as the export writers read it (an audit reads its checks for it, once asked). */
+  model(): Promise<ReportModel>
 }
 
 async function scan(service: Service, o: Options, progress: Progress): Promise<Head> {
@@ -184,7 +205,9 @@ async function scan(service: Service, o: Options, progress: Progress): Promise<H
       onprogress: (p) => progress.update(`scan ${bar(p.total ? p.progress / p.total : 0)} ${p.message ?? ''}`.trimEnd()),
     },
   )
-  return { id: report.id, url: report.url, score: report.score, grade: report.grade, findings: findingsOfReport(report) }
+  const model = async () =>
+    modelOfScan({ id: report.id, url: report.url, createdAt: new Date(report.createdAt), platformSignals: null }, report)
+  return { id: report.id, url: report.url, score: report.score, grade: report.grade, findings: findingsOfReport(report), model }
 }
 
 async function audit(service: Service, o: Options, outcome: Outcome, progress: Progress, sleep: typeof defaultSleep): Promise<Head | null> {
@@ -224,14 +247,12 @@ async function audit(service: Service, o: Options, outcome: Outcome, progress: P
     outcome.status = a.status
     if (a.status === 'completed' && a.result) {
       const r = a.result
-      const findings = await auditFindings(service, started.auditId, deadline)
-      return {
-        id: started.auditId,
-        url: a.url,
-        score: r.score,
-        grade: r.grade,
-        findings: findingsOfAudit({ url: a.url, findings }),
+      const findings = await readSection<AuditResult['findings'][number]>(service, started.auditId, 'findings', deadline)
+      const model = async () => {
+        const checks = await readSection<AuditCheckItem>(service, started.auditId, 'checks', deadline)
+        return auditModel(started.auditId, a, findings, checks)
       }
+      return { id: started.auditId, url: a.url, score: r.score, grade: r.grade, findings: findingsOfAudit({ url: a.url, findings }), model }
     }
     if (a.status === 'failed' || a.status === 'cancelled') {
       const code = a.error?.code ?? (a.status === 'cancelled' ? 'audit_cancelled' : 'audit_failed')
@@ -247,49 +268,39 @@ async function audit(service: Service, o: Options, outcome: Outcome, progress: P
   }
 }
 
-/** The most pages of findings read from one audit: 100 a page, far beyond any real audit. */
-const MAX_FINDING_PAGES_READ = 500
+/** The most pages of a section read from one audit: 100 items a page, far beyond any real audit. */
+const MAX_SECTION_PAGES_READ = 500
 
-/** get_audit answers with a summary: the gate reads every finding, a section page at a time. */
-async function auditFindings(service: Service, auditId: string, deadline: number): Promise<AuditResult['findings']> {
-  const findings: AuditResult['findings'] = []
+/** get_audit answers with a summary: the findings and the checks are read a section page at a time. */
+async function readSection<T>(service: Service, auditId: string, section: 'findings' | 'checks', deadline: number): Promise<T[]> {
+  const items: T[] = []
   let cursor: string | null = null
-  for (let page = 0; page < MAX_FINDING_PAGES_READ; page++) {
+  for (let page = 0; page < MAX_SECTION_PAGES_READ; page++) {
     const left = deadline - Date.now()
-    if (left <= 0) throw new Failure(EXIT.serviceFailed, 'timeout', `reading the findings of audit ${auditId} did not finish in time`)
-    const answer: { items: AuditResult['findings']; nextCursor: string | null } = await service.call(
+    if (left <= 0) throw new Failure(EXIT.serviceFailed, 'timeout', `reading the ${section} of audit ${auditId} did not finish in time`)
+    const answer: { items: T[]; nextCursor: string | null } = await service.call(
       'get_audit',
-      { auditId, section: 'findings', limit: 100, ...(cursor ? { cursor } : {}) },
+      { auditId, section, limit: 100, ...(cursor ? { cursor } : {}) },
       { timeoutMs: Math.min(CALL_TIMEOUT_MS, left) },
     )
-    findings.push(...answer.items)
+    items.push(...answer.items)
     cursor = answer.nextCursor
-    if (!cursor) return findings
+    if (!cursor) return items
   }
-  throw new Failure(EXIT.serviceFailed, 'bad_answer', `audit ${auditId} has more than ${MAX_FINDING_PAGES_READ} pages of findings`)
+  throw new Failure(EXIT.serviceFailed, 'bad_answer', `audit ${auditId} has more than ${MAX_SECTION_PAGES_READ} pages of ${section}`)
 }
 
-async function exportReport(service: Service, o: Options, id: string, progress: Progress): Promise<NonNullable<Outcome['report']>> {
-  progress.update(`export_report ${o.format}`)
-  const which = id.startsWith('aud_') ? { auditId: id } : { scanId: id }
-  const answer = await service.call<ExportAnswer>('export_report', { ...which, format: o.format }, { timeoutMs: EXPORT_TIMEOUT_MS })
-  // The file name the service suggests is used only as a bare name in the working directory: a service
-  // (or anyone on an http link) must not choose where on the runner a file is written.
-  const path = o.output ?? safeFileName(answer.filename, `appaudit-${id}.${o.format}`)
-  let body: string | Uint8Array
-  if (typeof answer.content === 'string') body = answer.content
-  else if (answer.url) {
-    // Large reports come as a short-lived link: a plain GET, no key sent along.
-    const res = await fetch(answer.url, { signal: AbortSignal.timeout(EXPORT_TIMEOUT_MS) }).catch((e: Error) => {
-      throw new Failure(EXIT.serviceFailed, 'export_download', `could not download the report: ${e.message}`)
-    })
-    if (!res.ok) throw new Failure(EXIT.serviceFailed, 'export_download', `the report link answered ${res.status}`)
-    const { body: bytes, truncated } = await readCappedBytes(res.body, MAX_EXPORT_BYTES)
-    if (truncated) throw new Failure(EXIT.serviceFailed, 'export_download', `the report is larger than ${MAX_EXPORT_BYTES} bytes`)
-    body = bytes
-  } else throw new Failure(EXIT.serviceFailed, 'bad_answer', 'export_report answered with neither content nor url')
-  writeFile(path, body)
-  return { format: answer.format ?? o.format!, path, bytes: typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength }
+/** A check as get_audit's checks section lists it: a site-wide one with its summary and evidence. */
+type AuditCheckItem = AuditResult['checks'][number] & { siteWide?: boolean; summary?: string; evidence?: Record<string, unknown> }
+
+/** The audit's result as the export writers read it, put together from its summary and two sections. */
+function auditModel(auditId: string, a: AuditState, findings: AuditResult['findings'], checks: AuditCheckItem[]): ReportModel {
+  const r = a.result!
+  const siteChecks = checks
+    .filter((c) => c.siteWide)
+    .map((c) => ({ ...c, summary: c.summary ?? '', evidence: c.evidence ?? {} })) as unknown as AuditResult['siteChecks']
+  const result = { ...r, url: a.url, findings, checks, siteChecks, pages: [] } as unknown as AuditResult
+  return modelOfAudit({ id: auditId, url: a.url, createdAt: new Date(a.createdAt ?? Date.now()) }, result)
 }
 
 function readBaseline(path: string) {
@@ -304,24 +315,6 @@ function readBaseline(path: string) {
   return parsed
 }
 
-/** The largest report the command downloads. */
-const MAX_EXPORT_BYTES = 50 * 1024 * 1024
-
-/** A bare file name of safe characters, or the fallback. */
-export function safeFileName(suggested: string | undefined, fallback: string): string {
-  const name = basename(suggested ?? '')
-  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$/.test(name) ? name : fallback
-}
-
-function writeFile(path: string, body: string | Uint8Array) {
-  try {
-    mkdirSync(dirname(path), { recursive: true })
-    writeFileSync(path, body)
-  } catch (e) {
-    throw usage(`cannot write ${path}: ${errorMessage(e)}`)
-  }
-}
-
 const originOf = (url: string) => {
   try {
     return new URL(url).origin
@@ -329,6 +322,8 @@ const originOf = (url: string) => {
     return url
   }
 }
+/** A workflow command's message: its own escapes for %, CR and LF, so the text cannot end the command. */
+const workflowText = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 interface Account {
@@ -341,8 +336,9 @@ interface AuditState {
   url: string
   progress?: { pagesDiscovered: number; pagesScanned: number; pagesFailed: number; currentUrl: string | null }
   error?: { code: string; message: string }
-  /** Once completed: the summary of the result (its findings are read by section). */
-  result?: Pick<AuditResult, 'score' | 'grade'>
+  createdAt?: string
+  /** Once completed: the summary of the result (its findings and checks are read by section). */
+  result?: Pick<AuditResult, 'score' | 'grade' | 'checksVersion' | 'summary'>
 }
 
 /** compare_scans' answer, as far as the gate reads it. */
@@ -350,14 +346,6 @@ interface Comparison {
   scoreDelta?: number
   findings?: { new?: Finding[]; fixed?: unknown[]; unchanged?: unknown[] }
   counts?: { new: number; fixed: number; unchanged: number }
-}
-
-interface ExportAnswer {
-  format?: string
-  filename?: string
-  bytes?: number
-  content?: string
-  url?: string
 }
 
 if (import.meta.main) {

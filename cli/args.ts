@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util'
 import { usage } from './client.ts'
 import { FAIL_ON_LEVELS, type FailOn } from './gates.ts'
 import { errorMessage } from '../shared/errors.ts'
+import { repositoryPathOf } from '../shared/report/export/sarif.ts'
 
 export const FORMATS = ['sarif', 'junit', 'markdown', 'html'] as const
 export type Format = (typeof FORMATS)[number]
@@ -32,10 +33,12 @@ Gates (findings are the checks that failed or warned, each with its check's seve
                        low severity or above fails. The score stays absolute.
   --save-baseline FILE write this run's id, URL and findings to FILE for a later --baseline FILE
 
-Reports:
-  --format FORMAT      sarif, junit, markdown or html, made by the service's export_report (Launch plan)
-  --output FILE        where to write it (default: the file name the service gives); without --format
-                       the format follows from .sarif, .xml, .md or .html
+Reports (any plan: written by the command from the report it already has; html: export_report, Launch):
+  --format FORMAT      sarif, junit, markdown or html
+  --output FILE        where to write it (default appaudit-<id>.<format>); without --format the format
+                       follows from .sarif, .xml, .md or .html
+  --sarif-path PATH    SARIF: the repository file (from its root) to locate every result at, e.g.
+                       vercel.json; default, a path made of the page's host and path (see docs/ci.md)
   --json               print the result as JSON on stdout (progress stays on stderr)
 
 Audits:
@@ -52,8 +55,8 @@ Exit codes:
   1  a threshold failed: the score is below --min-score, or a finding is at or above --fail-on
      (with --baseline, only new findings count)
   2  usage or configuration error: a bad flag, no service URL or key, an unreadable baseline file, a
-     target URL the service rejects, a tool the key's plan lacks (plan_required: export_report and
-     compare_scans need the Launch plan)
+     target URL the service rejects, a tool the key's plan lacks (plan_required: --format html and
+     --baseline SCAN_ID need the Launch plan)
   3  the service or the target failed: service unreachable, key refused (401), target_blocked,
      target_unreachable, scan_failed, scanner_unavailable, audit failed or cancelled, rate_limited
      after 3 retries, no answer within --timeout
@@ -68,6 +71,8 @@ export interface Options {
   failOn?: FailOn
   format?: Format
   output?: string
+  /** SARIF: the repository path every result is located at. */
+  sarifPath?: string
   baseline?: { kind: 'id'; id: string } | { kind: 'file'; path: string }
   saveBaseline?: string
   json: boolean
@@ -86,6 +91,7 @@ const FLAGS = {
   'fail-on': { type: 'string' },
   format: { type: 'string' },
   output: { type: 'string', short: 'o' },
+  'sarif-path': { type: 'string' },
   baseline: { type: 'string' },
   'save-baseline': { type: 'string' },
   json: { type: 'boolean' },
@@ -143,6 +149,7 @@ export function parseCommandLine(argv: string[], env: Record<string, string | un
     failOn,
     format,
     output: v.output,
+    sarifPath: sarifPathOf(v['sarif-path'], format),
     baseline,
     saveBaseline: v['save-baseline'],
     json: v.json ?? false,
@@ -175,6 +182,13 @@ function formatOf(raw: string | undefined, output: string | undefined): Format |
   const format = FORMAT_BY_EXTENSION.find(([re]) => re.test(output))?.[1]
   if (!format) throw usage(`--output ${output}: give --format (${FORMATS.join(', ')}); the extension does not say which`)
   return format
+}
+
+function sarifPathOf(raw: string | undefined, format: Format | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined
+  if (format !== 'sarif') throw usage('--sarif-path is for --format sarif')
+  if (!repositoryPathOf(raw)) throw usage(`--sarif-path ${raw}: give a path inside the repository, relative to its root (e.g. vercel.json)`)
+  return raw
 }
 
 function failOnOf(raw: string | undefined): FailOn | undefined {

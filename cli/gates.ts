@@ -117,6 +117,21 @@ export function judge(score: number, findings: Finding[], thresholds: Thresholds
   return { passed: failures.length === 0, failures, counted }
 }
 
+/**
+ * Said when no threshold could fail the build and critical findings were found: a job that runs without
+ * --min-score, --fail-on or a baseline passes whatever it finds, and its log should say so.
+ */
+export function unguardedNotice(findings: Finding[], thresholds: Thresholds, baseline: boolean): string | undefined {
+  if (thresholds.minScore !== undefined || thresholds.failOn || baseline) return undefined
+  const criticals = findings.filter((f) => f.severity === 'critical')
+  if (criticals.length === 0) return undefined
+  const list = criticals.map((f) => f.checkId).join(', ')
+  return (
+    `no threshold was set, so ${criticals.length} critical finding${criticals.length === 1 ? '' : 's'} (${list}) ` +
+    'did not fail the build: add --fail-on critical (the action: fail-on: critical) or --min-score N to gate on them'
+  )
+}
+
 /** What --save-baseline writes and --baseline FILE reads. */
 export interface BaselineFile {
   appaudit: 'baseline'

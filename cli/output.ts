@@ -89,6 +89,8 @@ export interface Outcome {
   findings?: Finding[]
   thresholds?: { minScore?: number; failOn?: string }
   verdict?: Verdict
+  /** Said beside a pass that no threshold guarded (gates.ts unguardedNotice). */
+  notice?: string
   baseline?: { source: 'scan' | 'file'; ref: string; new: Finding[]; fixed: number; unchanged: number; scoreDelta?: number }
   report?: { format: string; path: string; bytes: number }
   savedBaseline?: string
@@ -124,6 +126,7 @@ export function summaryText(o: Outcome, color: boolean): string {
       lines.push(`${paint('32', 'PASS')} ${describeThresholds(o)}`)
     }
   }
+  if (o.notice) lines.push(`${paint('33', 'NOTE')} ${o.notice}`)
   if (o.report) lines.push(`report: ${o.report.path} (${o.report.format}, ${o.report.bytes} bytes)`)
   if (o.savedBaseline) lines.push(`baseline saved: ${o.savedBaseline}`)
   if (o.error) lines.push(`${paint('31', 'error')} ${o.error.code}: ${o.error.message}`)

@@ -39,6 +39,7 @@ const HEAVY_S: Record<string, number> = {
   'test/api/viewer.test.ts': 33,
   'test/e2e/scan.test.ts': 33,
   'test/cli/appaudit.test.ts': 31,
+  'test/cli/bundle.test.ts': 70,
   'test/e2e/directory-runs.test.ts': 28,
   'test/e2e/fixtures.test.ts': 22,
   'test/e2e/viewer-replay.test.ts': 10,

@@ -6,8 +6,8 @@
 import type { AuditPageSummary } from '../../shared/report/audit-report.ts'
 import { type Html, html, joinHtml, raw } from '../../shared/lib/html.ts'
 import { bundleClientScript } from '../http/client-script.ts'
-import { clip, evidenceText } from '../reports/escape.ts'
-import type { ModelFinding, ReportModel } from '../reports/model.ts'
+import { clip, evidenceText } from '../../shared/report/export/escape.ts'
+import type { ModelFinding, ReportModel } from '../../shared/report/export/model.ts'
 import type { FixView, ReportPageData } from './service.ts'
 
 /** Pages of an audit shown per page of the table. */

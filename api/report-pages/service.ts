@@ -11,7 +11,7 @@ import { findShare, findShareOf, type ShareKind } from '../../shared/db/shares.t
 import { redactUrlCredentials } from '../../shared/checks/util/redact.ts'
 import type { Report, ReportCheck } from '../../shared/report/schema.ts'
 import { brief, findingAsCheck } from '../findings/fix-brief.ts'
-import { modelOfAudit, modelOfScan, type ModelFinding, type ReportModel } from '../reports/model.ts'
+import { modelOfAudit, modelOfScan, type ModelFinding, type ReportModel } from '../../shared/report/export/model.ts'
 
 export interface FixView {
   change: string

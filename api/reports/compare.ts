@@ -4,7 +4,7 @@
 import { byImpact } from '../../shared/report/ranking.ts'
 import type { CheckStatus, Severity } from '../../shared/checks/types.ts'
 import { penaltyOf } from '../../shared/report/scoring.ts'
-import type { ModelFinding, ReportModel } from './model.ts'
+import type { ModelFinding, ReportModel } from '../../shared/report/export/model.ts'
 
 /** Findings listed per list; `counts` has the totals. */
 export const COMPARE_LIST_LIMIT = 50

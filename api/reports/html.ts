@@ -2,10 +2,10 @@
 // anywhere (its own Content-Security-Policy says so, in case a browser opens it from disk). Score, the
 // findings by impact with the fix, their evidence, and every check. Built with html`...`, so everything from
 // the target is escaped.
-import type { ReportModel } from './model.ts'
+import type { ReportModel } from '../../shared/report/export/model.ts'
 import { type Html, html, joinHtml, raw } from '../../shared/lib/html.ts'
-import { evidenceText, usable } from './escape.ts'
-import { fixText } from './sarif.ts'
+import { evidenceText, usable } from '../../shared/report/export/escape.ts'
+import { fixText } from '../../shared/report/export/sarif.ts'
 
 const CSS = raw(`
 body{font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1b1f24;background:#f6f8fa}

@@ -13,19 +13,16 @@ import { ExportStore } from '../exports/service.ts'
 import type { FindingsService } from '../findings/service.ts'
 import { compareReports } from './compare.ts'
 import { toHtml } from './html.ts'
-import { toJunit } from './junit.ts'
-import { toMarkdown } from './markdown.ts'
-import { modelOfAudit, modelOfScan, type ReportModel } from './model.ts'
-import { toSarif } from './sarif.ts'
-import type { ExportContext, ExportFormat } from './types.ts'
+import { modelOfAudit, modelOfScan, type ReportModel } from '../../shared/report/export/model.ts'
+import type { ExportFormat } from '../../shared/report/export/types.ts'
+import { REPORT_WRITERS, type Writer } from '../../shared/report/export/writers.ts'
 
 /** Exports up to this many bytes are answered inline; larger ones get a link (MCP clients handle large text poorly). */
 export const INLINE_EXPORT_BYTES = 12 * 1024
 
-const WRITERS: Readonly<Record<ExportFormat, { mediaType: string; suffix: string; write(m: ReportModel, ctx: ExportContext): string }>> = {
-  sarif: { mediaType: 'application/sarif+json', suffix: 'sarif', write: toSarif },
-  junit: { mediaType: 'application/xml', suffix: 'junit.xml', write: toJunit },
-  markdown: { mediaType: 'text/markdown', suffix: 'md', write: toMarkdown },
+/** The writers the appaudit command shares (shared/report/export/writers.ts), and the HTML page. */
+const WRITERS: Readonly<Record<ExportFormat, Writer>> = {
+  ...REPORT_WRITERS,
   html: { mediaType: 'text/html', suffix: 'html', write: toHtml },
 }
 

@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import pkg from '../../package.json' with { type: 'json' }
-import { SARIF_LEVEL } from '../../api/reports/sarif.ts'
+import { pageReference, SARIF_LEVEL } from '../../shared/report/export/sarif.ts'
+import { githubSarifProblems } from '../harness/github-sarif.ts'
+import { marked } from 'marked'
 import { spaSite, type Site } from '../fixtures/sites.ts'
 import { call, connectClient, errorOf, ok } from '../harness/client.ts'
 import { junitSchemaErrors, sarifSchemaErrors } from '../harness/report-formats.ts'
@@ -199,6 +201,7 @@ describe('export_report', () => {
     expect(answer).toMatchObject({ mediaType: 'application/sarif+json', filename: `appaudit-${scanB.id}.sarif` })
     const log = JSON.parse(text)
     expect(sarifSchemaErrors(log)).toEqual([])
+    expect(githubSarifProblems(log)).toEqual([])
     expect(log.version).toBe('2.1.0')
     expect(log.runs).toHaveLength(1)
     const run = log.runs[0]
@@ -220,7 +223,10 @@ describe('export_report', () => {
       const check = scanB.checks.find((c: any) => c.id === result.ruleId)
       expect(result.level).toBe(SARIF_LEVEL[check.severity as keyof typeof SARIF_LEVEL])
       expect(run.tool.driver.rules[result.ruleIndex].id).toBe(result.ruleId)
-      expect(result.locations[0].physicalLocation.artifactLocation.uri).toBe(scanB.finalUrl)
+      // A relative reference GitHub accepts (no http: scheme), with the page's URL in the message and properties.
+      expect(result.locations[0].physicalLocation.artifactLocation.uri).toBe(pageReference(scanB.finalUrl))
+      expect(result.message.text).toContain(`Page: ${scanB.finalUrl}`)
+      expect(result.properties.page).toBe(scanB.finalUrl)
       expect(result.partialFingerprints['appauditFingerprint/v1']).toMatch(new RegExp(`^${result.ruleId}:[0-9a-f]{16}$`))
     }
     expect(run.results.find((r: any) => r.ruleId === 'csp').level).toBe('error')
@@ -262,8 +268,12 @@ describe('export_report', () => {
     expect(md.text).toContain(`## App Audit: ${scanA.score}/100 (${scanA.grade})`)
     expect(md.text).toContain('<details>')
     for (const id of failing) expect(md.text).toContain(`| \`${id}\` `)
-    expect(md.text).not.toContain('<script')
-    expect(md.text).toContain('&lt;script&gt;')
+    // Text, not entities (the script the site planted is in the evidence's fenced JSON), and rendered as
+    // GitHub would, it is text there too.
+    expect(md.text).not.toMatch(/&#\d+;|&quot;/)
+    const rendered = marked.parse(md.text, { gfm: true, async: false }) as string
+    expect(rendered).not.toMatch(/<(script|img|iframe)\b|<[^>]*\son[a-z]+=/i)
+    expect(rendered).toContain('&lt;script&gt;')
 
     const html = await exportText({ scanId: scanA.id, format: 'html' })
     expect(html.answer.mediaType).toBe('text/html')
@@ -286,7 +296,9 @@ describe('export_report', () => {
     expect(res.headers.get('content-type')).toBe('application/sarif+json; charset=utf-8')
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="appaudit-${scanA.id}.sarif"`)
     expect(res.headers.get('cache-control')).toBe('no-store')
-    expect(sarifSchemaErrors(await res.json())).toEqual([])
+    const downloaded = await res.json()
+    expect(sarifSchemaErrors(downloaded)).toEqual([])
+    expect(githubSarifProblems(downloaded)).toEqual([])
 
     const real = new URL(answer.url).pathname.slice(-43)
     const nearlyReal = `${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`

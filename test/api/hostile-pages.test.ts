@@ -12,7 +12,7 @@ import { docPageBody, docsIndexBody, frontPageBody, NAV } from '../../api/public
 import { badgeSection, reportBody } from '../../api/report-pages/pages.ts'
 import type { ReportPageData } from '../../api/report-pages/service.ts'
 import { toHtml } from '../../api/reports/html.ts'
-import type { ModelFinding, ReportModel } from '../../api/reports/model.ts'
+import type { ModelFinding, ReportModel } from '../../shared/report/export/model.ts'
 import { viewerPage } from '../../api/viewer/page.ts'
 import { html, raw } from '../../shared/lib/html.ts'
 

@@ -2,15 +2,18 @@
 // `run:` step goes to bash as a GitHub runner would (bash -eo pipefail, GITHUB_OUTPUT, GITHUB_ACTION_PATH),
 // with the `${{ ... }}` expressions replaced by this test's inputs and the outputs of earlier steps,
 // against a real service. `uses:` steps (oven-sh/setup-bun, github/codeql-action/upload-sarif) need
-// GitHub's runner and are skipped; their `if:` conditions are checked as text.
+// GitHub's runner and are skipped; their `if:` conditions are checked as text. The action's path holds
+// only action.yml and dist/appaudit.js, so a step that needed anything else (an install) would fail.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import type { TestService } from '../harness/service.ts'
 import { startServiceAtItsUrl } from '../harness/signin.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
+import { githubSarifProblems } from '../harness/github-sarif.ts'
+import { sarifSchemaErrors } from '../harness/report-formats.ts'
 import { machineDeadline } from '../harness/machine.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -38,6 +41,11 @@ let svc: TestService
 let weak: Site
 let spa: Site
 const scratch = mkdtempSync(join(tmpdir(), 'appaudit-action-'))
+/** The action as GitHub checks it out, cut to what its steps may use: action.yml and the bundled command. */
+const actionPath = join(scratch, 'action')
+mkdirSync(join(actionPath, 'dist'), { recursive: true })
+copyFileSync(join(ROOT, 'action.yml'), join(actionPath, 'action.yml'))
+copyFileSync(join(ROOT, 'dist', 'appaudit.js'), join(actionPath, 'dist', 'appaudit.js'))
 
 beforeAll(async () => {
   svc = await startServiceAtItsUrl('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
@@ -80,9 +88,10 @@ async function runAction(given: Record<string, string>, workspace: string) {
     const env: Record<string, string | undefined> = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      GITHUB_ACTION_PATH: ROOT,
+      GITHUB_ACTION_PATH: actionPath,
       GITHUB_OUTPUT: outFile,
       GITHUB_WORKSPACE: workspace,
+      GITHUB_ACTIONS: 'true',
     }
     for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expand(String(v))
     expect(step.shell).toBe('bash')
@@ -125,7 +134,14 @@ describe('action.yml', () => {
     const uses = action.runs.steps.filter((s) => s.uses)
     const setup = uses.find((s) => s.uses!.startsWith('oven-sh/setup-bun@'))!
     expect(setup.if).toBe("steps.bun.outputs.present != 'true'")
+    // Pinned by commit, not by a tag that can move; bun pinned to the version the bundle is tested with.
+    expect(setup.uses).toMatch(/^oven-sh\/setup-bun@[0-9a-f]{40}$/)
+    expect(setup.with!['bun-version']).toMatch(/^\d+\.\d+\.\d+$/)
+    // Nothing is installed: the command is the one bundled file.
+    for (const s of action.runs.steps) if (s.run) expect(s.run).not.toMatch(/\b(bun|npm) (install|i|ci)\b|node_modules/)
+    expect(action.runs.steps.some((s) => s.run?.includes('"$GITHUB_ACTION_PATH/dist/appaudit.js"'))).toBe(true)
     const upload = uses.find((s) => s.uses!.startsWith('github/codeql-action/upload-sarif@'))!
+    expect(upload.uses).toMatch(/^github\/codeql-action\/upload-sarif@[0-9a-f]{40}$/)
     // After a failed gate too, only for SARIF, only when a report was written.
     expect(upload.if).toBe("always() && inputs.format == 'sarif' && steps.gate.outputs.report != ''")
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a template
@@ -155,18 +171,29 @@ describe('action.yml', () => {
     expect(r.runs.at(-1)!.step).toBe('Fail the job as the gate said')
   }, 200_000)
 
-  test('the default sarif format on a free key fails the job with 2 and says the plan lacks export_report', async () => {
-    const r = await runAction({ url: spa.url, key: await svc.key('free'), 'service-url': svc.url }, workspace('free-sarif'))
-    expect(r.jobCode).toBe(2)
-    expect(r.output).toContain('export_report needs the launch plan')
-    expect(r.outputs.gate!.report).toBeUndefined()
+  test('its defaults work on a free key: appaudit.sarif written, valid for code scanning, and named for the upload step', async () => {
+    const ws = workspace('free-sarif')
+    const r = await runAction({ url: weak.url, key: await svc.key('free'), 'service-url': svc.url }, ws)
+    expect(r.jobCode).toBe(0)
+    expect(r.outputs.gate!.report).toBe('appaudit.sarif')
+    const log = JSON.parse(readFileSync(join(ws, 'appaudit.sarif'), 'utf8'))
+    expect(sarifSchemaErrors(log)).toEqual([])
+    expect(githubSarifProblems(log)).toEqual([])
+    // No threshold was given and the site has a critical finding: the log says that nothing gated it.
+    expect(r.output).toContain('NOTE no threshold was set, so')
+    expect(r.output).toMatch(/^::warning title=App Audit::no threshold was set, so \d+ critical finding/m)
   }, 200_000)
 
-  test('with a Launch key it writes appaudit.sarif and names it for the upload step', async () => {
-    const ws = workspace('sarif')
-    const r = await runAction({ url: weak.url, key: await svc.key('launch'), 'service-url': svc.url, 'fail-on': 'critical' }, ws)
+  test('sarif-path locates every result at that repository file, and a failed gate still leaves the report', async () => {
+    const ws = workspace('sarif-path')
+    const r = await runAction(
+      { url: weak.url, key: await svc.key('free'), 'service-url': svc.url, 'fail-on': 'critical', 'sarif-path': 'public/_headers' },
+      ws,
+    )
     expect(r.outputs.gate!.report).toBe('appaudit.sarif')
-    expect(JSON.parse(readFileSync(join(ws, 'appaudit.sarif'), 'utf8')).version).toBe('2.1.0')
     expect(r.jobCode).toBe(1)
+    const log = JSON.parse(readFileSync(join(ws, 'appaudit.sarif'), 'utf8'))
+    const uris = new Set(log.runs[0].results.map((x: any) => x.locations[0].physicalLocation.artifactLocation.uri))
+    expect([...uris]).toEqual(['public/_headers'])
   }, 200_000)
 })

@@ -244,9 +244,9 @@ describe('baselines and reports', () => {
     expect(worse.json.verdict.failures[0]).toContain('new finding')
   }, 240_000)
 
-  test('on a free key, --format and --baseline SCAN_ID exit 2 with plan_required before anything is scanned', async () => {
+  test('on a free key, --format html and --baseline SCAN_ID exit 2 with plan_required before anything is scanned', async () => {
     const key = await svc.key('free')
-    const withFormat = await appaudit(['scan', spa.url, '--format', 'sarif', '--output', join(dir, 'free.sarif'), '--json'], {
+    const withFormat = await appaudit(['scan', spa.url, '--format', 'html', '--output', join(dir, 'free.html'), '--json'], {
       APPAUDIT_KEY: key,
     })
     expect(withFormat.code).toBe(2)
@@ -263,17 +263,15 @@ describe('baselines and reports', () => {
     }
   }, 60_000)
 
-  test('--format sarif --output writes a SARIF 2.1.0 file through export_report (Launch)', async () => {
-    const out = join(dir, 'reports', 'weak.sarif')
-    const r = await appaudit(['scan', weak.url, '--format', 'sarif', '--output', out, '--fail-on', 'critical', '--json'], {
+  test('--format html --output writes the HTML page through export_report (Launch)', async () => {
+    const out = join(dir, 'reports', 'weak.html')
+    const r = await appaudit(['scan', weak.url, '--format', 'html', '--output', out, '--fail-on', 'critical', '--json'], {
       APPAUDIT_KEY: await svc.key('launch'),
     })
     // The gate still decides the exit code; the report is written either way.
     expect(r.code).toBe(1)
-    expect(r.json.report).toMatchObject({ format: 'sarif', path: out })
-    const sarif = JSON.parse(readFileSync(out, 'utf8'))
-    expect(sarif.version).toBe('2.1.0')
-    expect(Array.isArray(sarif.runs)).toBe(true)
+    expect(r.json.report).toMatchObject({ format: 'html', path: out })
+    expect(readFileSync(out, 'utf8')).toStartWith('<!doctype html>')
     expect(r.json.report.bytes).toBe(readFileSync(out).byteLength)
   }, 180_000)
 

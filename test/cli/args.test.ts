@@ -40,6 +40,9 @@ describe('usage errors', () => {
     [['scan', 'https://a.example/', '--fail-on', 'severe'], ENV, '--fail-on must be one of critical, high, medium, low'],
     [['scan', 'https://a.example/', '--format', 'pdf'], ENV, '--format must be one of'],
     [['scan', 'https://a.example/', '--output', 'report.txt'], ENV, 'give --format'],
+    [['scan', 'https://a.example/', '--format', 'junit', '--sarif-path', 'vercel.json'], ENV, '--sarif-path is for --format sarif'],
+    [['scan', 'https://a.example/', '--format', 'sarif', '--sarif-path', '../up.json'], ENV, 'give a path inside the repository'],
+    [['scan', 'https://a.example/', '--format', 'sarif', '--sarif-path', 'https://a.example/'], ENV, 'give a path inside the repository'],
     [['scan', 'https://a.example/', '--max-pages', '3'], ENV, '--max-pages is for audit'],
     [['scan', 'https://a.example/', '--baseline', 'no-such-file.json'], ENV, 'no such file, and not a scan or audit id'],
     [['audit', 'https://a.example/', '--fail-on', 'high'], ENV, "--fail-on needs the audit's result: add --wait"],
@@ -82,6 +85,11 @@ describe('accepted command lines', () => {
     expect(options(['scan', 'https://a.example/', '--output', 'out/r.sarif']).format).toBe('sarif')
     expect(options(['scan', 'https://a.example/', '--output', 'junit.xml']).format).toBe('junit')
     expect(options(['scan', 'https://a.example/', '-o', 'r.md']).format).toBe('markdown')
+  })
+
+  test('--sarif-path goes with a SARIF report, an empty one (the action unset) with any', () => {
+    expect(options(['scan', 'https://a.example/', '-o', 'r.sarif', '--sarif-path', 'app/layout.tsx']).sarifPath).toBe('app/layout.tsx')
+    expect(options(['scan', 'https://a.example/', '--sarif-path', '']).sarifPath).toBeUndefined()
   })
 })
 

@@ -1,6 +1,6 @@
 // Where the command writes a report: only where the user said, or a bare safe name the service suggested.
 import { describe, expect, test } from 'bun:test'
-import { safeFileName } from '../../cli/appaudit.ts'
+import { safeFileName } from '../../cli/reports.ts'
 
 describe('safeFileName', () => {
   test.each([

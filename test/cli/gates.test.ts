@@ -9,6 +9,7 @@ import {
   fingerprintOf,
   judge,
   parseBaseline,
+  unguardedNotice,
 } from '../../cli/gates.ts'
 
 const finding = (checkId: string, severity: Finding['severity'], status: Finding['status'] = 'fail'): Finding => ({
@@ -104,6 +105,19 @@ describe('thresholds', () => {
 
   test('the score stays absolute with a baseline', () => {
     expect(judge(40, findings, { minScore: 50 }, []).passed).toBe(false)
+  })
+})
+
+describe('a run that nothing gates', () => {
+  test('says no threshold was set when it found critical findings, and nothing otherwise', () => {
+    const found = [finding('exposed-env-file', 'critical'), finding('csp', 'high'), finding('leaked-key', 'critical')]
+    expect(unguardedNotice(found, {}, false)).toStartWith(
+      'no threshold was set, so 2 critical findings (exposed-env-file, leaked-key) did not fail the build',
+    )
+    expect(unguardedNotice([finding('csp', 'high')], {}, false)).toBeUndefined()
+    expect(unguardedNotice(found, { minScore: 0 }, false)).toBeUndefined()
+    expect(unguardedNotice(found, { failOn: 'low' }, false)).toBeUndefined()
+    expect(unguardedNotice(found, {}, true)).toBeUndefined()
   })
 })
 

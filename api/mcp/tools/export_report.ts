@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { EXPORT_FORMATS } from '../../reports/types.ts'
+import { EXPORT_FORMATS } from '../../../shared/report/export/types.ts'
 import { defineTool, readOnly } from './types.ts'
 import { Id, strict } from './schemas.ts'
 

@@ -1,8 +1,10 @@
-// Markdown for a pull-request comment: the score and grade, a table of the findings by impact with the fix
-// in one line, and the evidence in a collapsed section. Anything from the target is escaped so it renders
-// as text (escape.ts); evidence goes in <pre> with markup escaped, which GitHub shows verbatim.
+// Markdown for a pull-request comment, a terminal or an agent's context: the score and grade, a table of the
+// findings by impact with the fix in one line, and the evidence in a collapsed section. It reads as text
+// unrendered: anything from the target is escaped only where Markdown would read it as syntax (escape.ts),
+// never turned into entities, and the evidence is indented JSON in a fenced code block, where nothing is
+// read as Markdown, HTML, a link or a mention.
 import type { ReportModel } from './model.ts'
-import { clip, escapeMarkdown as md, escapeMarkup, evidenceText } from './escape.ts'
+import { clip, codeBlock, evidenceText, inlineCode as code, escapeMarkdown as md } from './escape.ts'
 import { fixText } from './sarif.ts'
 
 /** Rows in the table and findings in the details: a comment stays readable (and under GitHub's 65,536 characters). */
@@ -15,7 +17,7 @@ export function toMarkdown(model: ReportModel): string {
   const lines = [
     `## App Audit: ${model.score}/100 (${model.grade})`,
     '',
-    `${audit ? 'Audit' : 'Scan'} \`${model.id}\` of ${md(model.url)} · checks ${md(model.checksVersion)} · ` +
+    `${audit ? 'Audit' : 'Scan'} ${code(model.id)} of ${md(model.url)} · checks ${md(model.checksVersion)} · ` +
       `${summary.fail} failing, ${summary.warn} warning, ${summary.pass} passing`,
     '',
   ]
@@ -29,7 +31,14 @@ export function toMarkdown(model: ReportModel): string {
   )
   for (const f of model.findings.slice(0, MAX_ROWS)) {
     const fix = md(clip(fixText(f.checkId, 'generic', f.summary), 200))
-    const cells = [String(f.impact), `\`${f.checkId}\` ${md(f.title)}`, f.severity, f.status, ...(audit ? [String(f.pageCount)] : []), fix]
+    const cells = [
+      String(f.impact),
+      `${code(f.checkId)} ${md(f.title)}`,
+      f.severity,
+      f.status,
+      ...(audit ? [String(f.pageCount)] : []),
+      fix,
+    ]
     lines.push(`| ${cells.join(' | ')} |`)
   }
   if (model.findings.length > MAX_ROWS) lines.push('', `…and ${model.findings.length - MAX_ROWS} more findings.`)
@@ -40,10 +49,9 @@ export function toMarkdown(model: ReportModel): string {
     '',
   )
   for (const f of model.findings.slice(0, MAX_DETAILS)) {
-    lines.push(`#### \`${f.checkId}\` ${md(f.title)}`, '', md(f.summary), '')
+    lines.push(`#### ${code(f.checkId)} ${md(f.title)}`, '', md(f.summary), '')
     if (audit) lines.push(`Found on ${f.pageCount} page${f.pageCount === 1 ? '' : 's'}, e.g. ${md(f.pages[0] ?? model.url)}`, '')
-    // @ as an entity too: a mention inside the block would still notify someone on some renderers.
-    lines.push(`<pre>${escapeMarkup(evidenceText(f.evidence, 1_500)).replace(/@/g, '&#64;')}</pre>`, '')
+    lines.push(codeBlock(evidenceText(f.evidence, 1_500), 'json'), '')
   }
   lines.push('</details>', '')
   return lines.join('\n')

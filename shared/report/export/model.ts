@@ -1,14 +1,14 @@
 // One shape for a finished scan or audit, so that the comparison and every export writer read the same
 // thing whichever they were given: each check once with its outcome, and the findings (fail and warn) keyed
 // by fingerprint, highest impact first. Pure: the service loads the rows, this only reshapes them.
-import type { AuditResult } from '../../shared/report/audit-report.ts'
-import { fingerprintOf } from '../../shared/report/audit-report.ts'
-import { byImpact } from '../../shared/report/ranking.ts'
-import { shownTitle } from '../../shared/checks/runner.ts'
-import type { Category, CheckStatus, Severity } from '../../shared/checks/types.ts'
-import { asPlatformSignals, detectFromSignals, signalsFromReport, type Platform } from '../../shared/report/platform.ts'
-import type { Report } from '../../shared/report/schema.ts'
-import { penaltyOf, type Grade } from '../../shared/report/scoring.ts'
+import type { AuditResult } from '../audit-report.ts'
+import { fingerprintOf } from '../audit-report.ts'
+import { byImpact } from '../ranking.ts'
+import { shownTitle } from '../../checks/runner.ts'
+import type { Category, CheckStatus, Severity } from '../../checks/types.ts'
+import { asPlatformSignals, detectFromSignals, signalsFromReport, type Platform } from '../platform.ts'
+import type { Report } from '../schema.ts'
+import { penaltyOf, type Grade } from '../scoring.ts'
 
 export type ReportKind = 'scan' | 'audit'
 
