@@ -7329,6 +7329,15 @@ var INFRA_PROBES = [
   "/id_rsa",
   "/.ssh/id_rsa"
 ];
+var LOG_PROBES = [
+  "/npm-debug.log",
+  "/yarn-error.log",
+  "/storage/logs/laravel.log",
+  "/error_log",
+  "/debug.log",
+  "/wp-content/debug.log",
+  "/logs/error.log"
+];
 var PROBE_PATHS = [
   BASELINE_PROBE,
   ...ENV_PROBES,
@@ -7340,7 +7349,8 @@ var PROBE_PATHS = [
   ...BACKUP_PROBES,
   ...SERVER_INFO_PROBES,
   ...METADATA_PROBES,
-  ...INFRA_PROBES
+  ...INFRA_PROBES,
+  ...LOG_PROBES
 ];
 
 // shared/checks/util/probe.ts
@@ -7509,8 +7519,21 @@ function realPassword(user, password, host) {
 }
 var URL_SCHEMES = "postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|https?|ftps?|smtps?";
 var DATABASE_SCHEME = /^(?:postgres|mysql|mariadb|mongodb|redis|amqp|mssql|sqlserver)/i;
+var DATABASE_SCHEMES = "postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|oracle";
+function isPlaceholderSecret(value) {
+  if (/[<>{}]|\$\{|%[A-Z_]+%/.test(value))
+    return true;
+  if (/your[_-]?|example|placeholder|redacted|dummy|sample|replace[_-]?me|insert[_-]?|(?:x{4}|X{4}|\*{3}|\.{3})/i.test(value))
+    return true;
+  const parts = value.split(/[_.-]/).filter((p) => p.length >= 8);
+  const body = parts.length > 0 ? parts.reduce((a, b) => b.length > a.length ? b : a) : value;
+  if (/(.)\1{5}/.test(body))
+    return true;
+  return new Set(body.toLowerCase()).size < Math.min(8, Math.ceil(body.length / 3));
+}
 var RULES = [
   {
+    placeholders: false,
     pattern: /-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----(?:\\[rn]|\s){1,4}(?:[A-Za-z-]{1,40}: ?[^\n\\]{0,200}(?:\\[rn]|\s){1,4}){0,4}(?:[A-Za-z0-9+/=]|\\[rn]|\s){64,8000}-----END \1-----/g,
     classify: (v) => {
       const base64 = v.replace(/-----[A-Z ]+-----/g, "").replace(/\\[rn]|\s|[A-Za-z-]+: ?[^\n\\]*/g, "");
@@ -7526,12 +7549,35 @@ var RULES = [
     }
   },
   {
-    pattern: new RegExp(`(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{1,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`, "gi"),
+    placeholders: false,
+    pattern: new RegExp(`(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{0,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`, "gi"),
     classify: (v) => {
       const m = /^([a-z+]+):\/\/([^:]*):(.*)@([^@]*)$/i.exec(v);
       if (!m || !realPassword(m[2], m[3], m[4]))
         return null;
-      return DATABASE_SCHEME.test(m[1]) ? { kind: "connection-string-password", exposure: "secret", severity: "high" } : { kind: "url-with-password", exposure: "secret", severity: "high" };
+      return DATABASE_SCHEME.test(m[1]) ? { kind: "connection-string-password", exposure: "secret", severity: "critical" } : { kind: "url-with-password", exposure: "secret", severity: "high" };
+    }
+  },
+  {
+    placeholders: false,
+    pattern: new RegExp(`(?<![A-Za-z0-9+.-])(?:${DATABASE_SCHEMES}):\\/\\/[^\\s"'\`<>?]{1,300}\\?(?:[^\\s"'\`<>#&]{0,200}&){0,8}(?:password|pwd|pass)=([^&#\\s"'\`<>;]{1,200})`, "gi"),
+    classify: (v) => {
+      const m = /[?&](?:password|pwd|pass)=([^&#]*)$/i.exec(v);
+      const host = /:\/\/(?:[^@/]*@)?([^/:?]*)/.exec(v)?.[1] ?? "";
+      if (!m || !realPassword("", m[1], host))
+        return null;
+      return { kind: "connection-string-password", exposure: "secret", severity: "critical" };
+    }
+  },
+  {
+    placeholders: false,
+    pattern: /(?<![A-Za-z0-9_])(?:Server|Data Source|Host|Address)\s{0,3}=\s{0,3}[^;"'`<>\n]{1,200};(?:[^;"'`<>\n]{0,200};){0,8}\s{0,3}(?:Password|Pwd)\s{0,3}=\s{0,3}([^;"'`<>\s]{1,200})/gi,
+    classify: (v) => {
+      const password = /(?:Password|Pwd)\s*=\s*([^;]*)$/i.exec(v)?.[1] ?? "";
+      const host = /(?:Server|Data Source|Host|Address)\s*=\s*([^;,]*)/i.exec(v)?.[1]?.trim() ?? "";
+      if (!realPassword("", password, host.replace(/^tcp:/i, "")))
+        return null;
+      return { kind: "connection-string-password", exposure: "secret", severity: "critical" };
     }
   },
   {
@@ -7584,6 +7630,7 @@ var RULES = [
     }
   },
   {
+    placeholders: false,
     pattern: /(?<![A-Za-z0-9_$-])eyJ[A-Za-z0-9_-]{5,1500}\.eyJ[A-Za-z0-9_-]{5,3000}\.[A-Za-z0-9_-]{16,1500}(?![A-Za-z0-9_-])/g,
     classify: (v) => {
       const payload = decodeJwtPayload(v);
@@ -7694,7 +7741,8 @@ function scanScripts(scripts) {
         }
         if (rejected.has(value))
           continue;
-        const classified = rule.classify(value, body, m.index);
+        const judged = DOCUMENTED_EXAMPLES.has(value) || rule.placeholders === false || !isPlaceholderSecret(value);
+        const classified = judged ? rule.classify(value, body, m.index) : null;
         if (!classified) {
           rejected.add(value);
           continue;
@@ -7768,6 +7816,7 @@ var anchored = (anchor, confirm) => (body) => {
 };
 var JAVA_FRAME = /\bat (?:java|javax|jakarta|org|com|io|net|jdk|sun)\.[\w$.]{1,300}\([\w$.-]{0,200}(?:\.(?:java|kt|groovy|scala):\d+|Native Method|Unknown Source)\)/;
 var NODE_FRAME = /\bat [^\n<()]{0,200}\((?:\/|[A-Za-z]:\\|node:)[^\n<()]{1,300}:\d+:\d+\)/;
+var NODE_BARE_FRAME = /\bat (?:\/|[A-Za-z]:\\)[^\s<()"]{1,300}\.[cm]?[jt]sx?:\d+:\d+/;
 var RULES2 = [
   {
     framework: "Django",
@@ -7799,6 +7848,11 @@ var RULES2 = [
   },
   { framework: "Spring Boot", generic: false, find: all(/Whitelabel Error Page/, JAVA_FRAME) },
   {
+    framework: "Symfony",
+    generic: false,
+    find: all(/class="exception-message-wrapper"|Symfony\\Component\\(?:ErrorHandler|HttpKernel|Debug)\\|<abbr title="Symfony\\Component\\/)
+  },
+  {
     framework: "Next.js",
     generic: false,
     find: all(/nextjs-portal|data-nextjs-dialog|nextjs__container_errors|__nextjs_original-stack-frame|"err":\{[^{}]{0,3000}"stack":"/)
@@ -7806,7 +7860,7 @@ var RULES2 = [
   {
     framework: "Node.js",
     generic: true,
-    find: anchored(/\bat Layer\.handle\b|\bat Object\.(?:<|&lt;)anonymous(?:>|&gt;) \((?:\/|[A-Za-z]:\\)|\bat Module\._compile\b|\bat (?:process\.)?processTicksAndRejections\b|\(node:internal\//g, NODE_FRAME)
+    find: anchored(/\bat Layer\.handle(?:Request|_request|Error)?\b|\bat Object\.(?:<|&lt;)anonymous(?:>|&gt;) \((?:\/|[A-Za-z]:\\)|\bat Module\._compile\b|\bat (?:process\.)?processTicksAndRejections\b|\(node:internal\/|\bat [^\n<()]{0,200}\((?:\/|[A-Za-z]:\\)[^\n<()]{0,300}[/\\]node_modules[/\\]/g, new RegExp(`${NODE_FRAME.source}|${NODE_BARE_FRAME.source}`))
   },
   {
     framework: "PHP",
@@ -7816,7 +7870,7 @@ var RULES2 = [
   {
     framework: "Python",
     generic: true,
-    find: anchored(/Traceback \(most recent call last\):/g, /File (?:"|&quot;|&#34;)[^"&\n]{1,300}(?:"|&quot;|&#34;), line \d+/)
+    find: anchored(/Traceback \(most recent call last\):/g, /File (?:\\?"|&quot;|&#34;)[^"&\n]{1,300}?(?:\\?"|&quot;|&#34;), line \d+/)
   },
   {
     framework: "Java",
@@ -7861,7 +7915,7 @@ var debugErrorPage = defineCheck({
   failTitle: "A debug page or stack trace is shown",
   description: "Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, and in every probed path.",
   why: "Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show " + "that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).",
-  confirmation: 'Confirmed by content: framework debug pages (Django "You\u2019re seeing this error because you have DEBUG = True" with its ' + 'request table, Werkzeug debugger, Laravel Whoops/Ignition or Illuminate frames, Rails "Action Controller: Exception caught", ' + `ASP.NET "Server Error in '/' Application" with exception details or stack trace, Spring Whitelabel page with a Java stack ` + 'trace, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js "at Layer.handle"/"at ' + 'Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback ' + '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body, or at the ' + 'very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' + 'without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, ' + "framework, a redacted excerpt of at most 300 characters.",
+  confirmation: 'Confirmed by content: framework debug pages (Django "You\u2019re seeing this error because you have DEBUG = True" with its ' + 'request table, Werkzeug debugger, Laravel Whoops/Ignition or Illuminate frames, Rails "Action Controller: Exception caught", ' + `ASP.NET "Server Error in '/' Application" with exception details or stack trace, Spring Whitelabel page with a Java stack ` + "trace, Symfony\u2019s exception page, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js " + '"at Layer.handle" of Express 4, "at Layer.handleRequest" of Express 5, Koa\u2019s dispatch, any frame in node_modules or "at ' + 'Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback ' + '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body (JSON ' + "error answers included, escaped quotes and all), or at the " + 'very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' + 'without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, ' + "framework, a redacted excerpt of at most 300 characters.",
   severity: "high",
   fix: {
     generic: "Run production with debug off and a generic error page: Django DEBUG = False, Laravel APP_DEBUG=false, Rails " + 'config.consider_all_requests_local = false, ASP.NET <customErrors mode="RemoteOnly"/>, PHP display_errors = Off (log_errors = ' + "On), Express NODE_ENV=production with an error handler that does not send err.stack, Spring " + "server.error.include-stacktrace=never, Flask debug=False.",
@@ -8615,7 +8669,7 @@ var exposedFrameworkConfig = defineCheck({
   failTitle: "Build, deployment or WordPress config files are served",
   description: `Reads what the site returns for ${FRAMEWORK_CONFIG_PROBES.join(", ")} and judges whether each is that config file.`,
   why: "Build configs reveal internal hosts, rewrites to private services and environment values baked into the build; a docker-compose " + "file lists the services, ports and often their passwords; a wp-config.php backup is served as plain text (not run as PHP) and " + "hands out the database password and the auth salts.",
-  confirmation: "Confirmed by content, never by status code: next/vite/webpack configs must be a JavaScript module (module.exports or export " + "default) with config keys of that tool (e.g. reactStrictMode, images, rewrites; plugins, server, build; entry, output, module); " + "docker-compose.yml must have a top-level services: key with indented services using image, build, ports or environment; " + "wp-config.php.bak must define() DB_* constants (PHP source starting with <?php counts as a file, not a page). None may be an " + "HTML page or the same answer as a path that cannot exist. Not findings: a single-page app answering index.html, a 404 page, a " + "JavaScript bundle without config keys. Medium; high when a compose file sets a secret-looking variable to a literal value or a " + "JavaScript config contains a provider secret; critical for a wp-config backup with a database password or auth keys. Evidence: " + "path, detected keys or services, constant and variable names only, never values.",
+  confirmation: "Confirmed by content, never by status code: next/vite/webpack configs must be a JavaScript module (module.exports or export " + "default) with config keys of that tool (e.g. reactStrictMode, images, rewrites; plugins, server, build; entry, output, module); " + "docker-compose.yml must have a top-level services: key with indented services using image, build, ports or environment; " + "wp-config.php.bak must define() DB_* constants (PHP source starting with <?php counts as a file, not a page). None may be an " + "HTML page or the same answer as a path that cannot exist. Not findings: a single-page app answering index.html, a 404 page, a " + "JavaScript bundle without config keys. Medium; high when a compose file sets a secret-looking variable to a literal value; " + "critical when a JavaScript config contains a provider secret, and for a wp-config backup with a database password or auth keys. " + "Evidence: " + "path, detected keys or services, constant and variable names only, never values.",
   severity: "medium",
   fix: {
     generic: "Deploy the build output only, never the project root: remove these files from the served directory. For a wp-config.php backup, " + "delete it, then change the database password and regenerate the auth keys and salts " + "(https://api.wordpress.org/secret-key/1.1/salt/).",
@@ -8665,7 +8719,7 @@ location ~* \\.(?:bak|old|orig|save|swp)$ {
       }
       const secrets = scanScripts([{ url: probe.url, inline: false, body: probe.body }]).filter((f) => f.exposure === "secret").slice(0, 10).map((f) => ({ kind: f.kind, redacted: f.redacted }));
       if (secrets.length > 0)
-        raise("high");
+        raise("critical");
       return { ...base, kind: `${found.tool}-config`, keys: found.keys.map((k) => clip(k, 40)), ...secrets.length > 0 ? { secrets } : {} };
     });
     const paths = files.map((f) => f.path);
@@ -8674,10 +8728,16 @@ location ~* \\.(?:bak|old|orig|save|swp)$ {
       status: "fail",
       severity,
       evidence: { url: served[0].probe.url, path: served[0].path, files },
-      summary: `${listPaths(paths)} ${paths.length === 1 ? "is" : "are"} served` + (wp && wp.found.credentials ? ", including a wp-config.php backup with database credentials." : ".")
+      summary: `${listPaths(paths)} ${paths.length === 1 ? "is" : "are"} served` + (wp && wp.found.credentials ? ", including a wp-config.php backup with database credentials." : secretIn(files) ? `, with a credential in ${secretIn(files).path}: ${secretIn(files).secret.kind} ${secretIn(files).secret.redacted}.` : ".")
     };
   }
 });
+function secretIn(files) {
+  for (const f of files)
+    if (f.secrets?.[0])
+      return { path: f.path, secret: f.secrets[0] };
+  return null;
+}
 
 // shared/checks/exposure/exposed-infra-files.ts
 var SCAN3 = 65536;
@@ -8926,6 +8986,107 @@ RedirectMatch 404 "/\\.(?!well-known)"
       severity,
       evidence: { url: served[0].probe.url, path: served[0].path, files },
       summary: `${listPaths(paths)} ${paths.length === 1 ? "is" : "are"} served (${[...new Set(served.map((s) => s.found.kind))].join(", ")}).`
+    };
+  }
+});
+
+// shared/checks/exposure/exposed-log-files.ts
+var MAX_LINES4 = 5000;
+var MIN_LINES = 3;
+var LOG_FORMATS = [
+  {
+    kind: "npm-debug",
+    header: /^0 (?:verbose|info) (?:cli|it worked if it ends with ok)/m,
+    line: /^\d+ (?:verbose|info|silly|error|warn|timing) /m
+  },
+  { kind: "yarn-error", header: /^Arguments:\s*\n\s+\S*node\S* \S*yarn/m, line: /^(?:Yarn version|Node version|Platform|Trace|PATH):/m },
+  {
+    kind: "laravel",
+    line: /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:?\d{2})?\] \w{1,40}\.(?:DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY):/m
+  },
+  {
+    kind: "php-error",
+    line: /^\[\d{2}-[A-Z][a-z]{2}-\d{4} \d{2}:\d{2}:\d{2}(?: [A-Za-z/_+-]{1,40})?\] PHP (?:Fatal error|Parse error|Warning|Notice|Deprecated|Stack trace)/m
+  },
+  { kind: "apache-error", line: /^\[[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \d{4}\] \[[\w:]{1,40}\] /m },
+  { kind: "nginx-error", line: /^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2} \[(?:debug|info|notice|warn|error|crit|alert|emerg)\] \d+#\d+: /m },
+  {
+    kind: "access-log",
+    line: /^[\d.:a-f]{3,45} \S{1,100} \S{1,100} \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "[A-Z]{3,10} /m
+  },
+  {
+    kind: "application-log",
+    line: /^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?\s{1,4}\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\]?\b/im
+  }
+];
+function readLog(body) {
+  const lines = body.split(`
+`, MAX_LINES4);
+  for (const format of LOG_FORMATS) {
+    const lineOnly = new RegExp(format.line.source, format.line.flags.replace("m", ""));
+    const matching = lines.filter((l) => lineOnly.test(l)).length;
+    if (matching < MIN_LINES && !(format.header?.test(body) && matching >= 1))
+      continue;
+    const trace = findDebugPage({ url: "", status: 500, body });
+    return {
+      kind: format.kind,
+      lines: lines.length,
+      errorLines: lines.filter((l) => /\b(?:ERROR|error|Fatal error|CRITICAL|crit|emerg|ERR!)\b/.test(l)).length,
+      stackTrace: trace?.framework ?? null,
+      secrets: scanScripts([{ url: "", inline: false, body }]).filter((f) => f.exposure === "secret").slice(0, 5).map((f) => ({ kind: f.kind, redacted: f.redacted }))
+    };
+  }
+  return null;
+}
+var exposedLogFiles = defineCheck({
+  id: "exposed-log-files",
+  category: "exposure",
+  title: "No log files are served",
+  failTitle: "Log files are served",
+  description: `Reads what the site returns for ${LOG_PROBES.join(", ")} and judges by the lines whether each is a log.`,
+  why: "Logs record what the app did and what went wrong: server paths, stack traces, user emails and IP addresses, request URLs with " + "tokens, and at times passwords or connection strings printed by a failing command.",
+  confirmation: 'Confirmed by content, never by name or status: npm-debug.log by its "0 verbose cli" header, yarn-error.log by "Arguments:" and ' + 'its Yarn/Node version lines, otherwise at least three lines in one log format (Laravel "[date] env.LEVEL:", PHP "[date] PHP ' + 'Warning:", Apache and nginx error logs, access logs, "date LEVEL" application logs). None may be an HTML page or the answer for a ' + "path that cannot exist. Medium; high when it holds a stack trace; critical when it holds a credential (a provider key or a " + "connection string with a password). Evidence: path, log format, line counts, the trace\u2019s framework, credentials by kind and " + "redacted, never log lines.",
+  severity: "medium",
+  fix: {
+    generic: "Write logs outside the served directory and delete the ones there; if a log held a credential, rotate it. Block *.log at the " + "web server.",
+    vercel: "Remove the log files from the repository and the output directory (add *.log to .gitignore and .vercelignore).",
+    netlify: "Remove the log files from the publish directory and add *.log to .gitignore so builds never publish them.",
+    nextjs: "Next.js serves public/ as is: delete the logs from public/ and keep npm and app logs out of it (*.log in .gitignore).",
+    nginx: `Remove the files and deny logs in the server block:
+location ~* \\.log$ {
+  return 404;
+}`,
+    cloudflare: 'Remove the files at the origin; meanwhile Security > WAF > Custom rules: (ends_with(http.request.uri.path, ".log")) -> Block.',
+    apache: `Remove the files; in .htaccess or <Directory>:
+<FilesMatch "\\.log$">
+  Require all denied
+</FilesMatch>`,
+    express: "Serve only the build output (express.static('dist')), never the project root where npm and yarn write their logs."
+  },
+  fixTarget: { kind: "served-file" },
+  requires: ["probes"],
+  run: ({ probes }) => {
+    const judgements = LOG_PROBES.map((path) => confirmByContent(path, probes, "a log file", (body) => readLog(body)));
+    const served = confirmedOnly(judgements);
+    if (served.length === 0)
+      return notServedOutcome(judgements, "log files");
+    let severity = "medium";
+    const files = served.map(({ path, probe, found }) => {
+      if (found.stackTrace)
+        severity = worseSeverity(severity, "high");
+      if (found.secrets.length > 0)
+        severity = worseSeverity(severity, "critical");
+      return { path, ...probeEvidence(probe), ...found };
+    });
+    const paths = files.map((f) => f.path);
+    const secret = files.find((f) => f.secrets.length > 0);
+    const trace = files.find((f) => f.stackTrace);
+    const detail = secret ? `, with a credential in ${secret.path}: ${secret.secrets[0].kind} ${secret.secrets[0].redacted}` : trace ? ` (${trace.path} holds a ${trace.stackTrace} stack trace)` : "";
+    return {
+      status: "fail",
+      severity,
+      evidence: { url: served[0].probe.url, path: served[0].path, files },
+      summary: `${listPaths(paths)} ${paths.length === 1 ? "is" : "are"} served${detail}.`
     };
   }
 });
@@ -9724,7 +9885,7 @@ var exposedPackageManifest = defineCheck({
   failTitle: "Package manifests or npm config are served",
   description: `Reads what the site returns for ${MANIFEST_PROBES.join(", ")} and judges whether each is a package manifest or npm config.`,
   why: "A package manifest lists every dependency and version, so known vulnerabilities can be matched without probing; it also reveals " + "internal package names and scripts. An .npmrc may hold a registry token that lets anyone read or publish your private packages.",
-  confirmation: "Confirmed by content, never by status code: package.json must parse as a JSON object with a name, version or private flag and " + "dependencies, scripts or workspaces; composer.json must parse with require or require-dev and a name, type, autoload or config; " + ".npmrc must be key=value lines with npm settings (registry, _authToken, always-auth, ...). None may be an HTML page or the same " + 'answer as a path that cannot exist. Not findings: a single-page app answering index.html, a JSON error such as {"error":"not ' + 'found"}, a web app manifest. Medium; high when a provider secret appears in a manifest; critical for an .npmrc with a literal ' + "_authToken/_auth/_password (an ${NPM_TOKEN} placeholder is not a secret). Evidence: path, package name, dependency counts, " + "registries, redacted tokens.",
+  confirmation: "Confirmed by content, never by status code: package.json must parse as a JSON object with a name, version or private flag and " + "dependencies, scripts or workspaces; composer.json must parse with require or require-dev and a name, type, autoload or config; " + ".npmrc must be key=value lines with npm settings (registry, _authToken, always-auth, ...). None may be an HTML page or the same " + 'answer as a path that cannot exist. Not findings: a single-page app answering index.html, a JSON error such as {"error":"not ' + 'found"}, a web app manifest. Medium; critical when a provider secret appears in a manifest, and for an .npmrc with a literal ' + "_authToken/_auth/_password (an ${NPM_TOKEN} placeholder is not a secret). Evidence: path, package name, dependency counts, " + "registries, redacted tokens.",
   severity: "medium",
   fix: {
     generic: "Deploy the build output, not the project root: remove package.json, composer.json and .npmrc from the served directory. Revoke " + "any token found in .npmrc (npm token revoke, or in the registry\u2019s UI) and read it from ${NPM_TOKEN} in CI instead.",
@@ -9763,7 +9924,7 @@ location ~ ^/(?:package(?:-lock)?\\.json|composer\\` + `.(?:json|lock)|\\.npmrc)
       }
       const secrets = scanScripts([{ url: probe.url, inline: false, body: probe.body }]).filter((f) => f.exposure === "secret").slice(0, 10).map((f) => ({ kind: f.kind, redacted: f.redacted }));
       if (secrets.length > 0)
-        raise("high");
+        raise("critical");
       return {
         path,
         ...probeEvidence(probe),
@@ -9777,7 +9938,9 @@ location ~ ^/(?:package(?:-lock)?\\.json|composer\\` + `.(?:json|lock)|\\.npmrc)
     const paths = files.map((f) => f.path);
     const token = served.find((s) => s.found.kind === "npmrc" && s.found.tokens.length > 0);
     const manifest = served.find((s) => s.found.kind !== "npmrc")?.found;
-    const detail = token ? ` (${token.path} holds a registry token ${token.found.tokens[0].redacted})` : manifest ? ` (${manifest.name ?? "unnamed package"}, ${manifest.dependencies + manifest.devDependencies} dependencies)` : "";
+    const withSecret = files.find((f) => ("secrets" in f) && f.secrets !== undefined);
+    const secret = withSecret && "secrets" in withSecret ? withSecret.secrets?.[0] : undefined;
+    const detail = token ? ` (${token.path} holds a registry token ${token.found.tokens[0].redacted})` : secret && withSecret ? ` (${withSecret.path} holds a credential: ${secret.kind} ${secret.redacted})` : manifest ? ` (${manifest.name ?? "unnamed package"}, ${manifest.dependencies + manifest.devDependencies} dependencies)` : "";
     return {
       status: "fail",
       severity,
@@ -13201,7 +13364,7 @@ var DETECTORS = [
   {
     library: "angularjs",
     signatures: [
-      { source: "banner", gate: ["AngularJS v"], pattern: re(String.raw`@license AngularJS v(?<v>${VER})`) },
+      { source: "banner", gate: ["AngularJS v"], pattern: re(String.raw`(?:@license\s{1,8}|\/\*\s{0,8})AngularJS v(?<v>${VER})`) },
       {
         source: "content",
         gate: ["codeName"],
@@ -13325,6 +13488,79 @@ function detectLibraries(script) {
     }
   }
   return found;
+}
+
+// shared/checks/util/library-advice.ts
+var NPM_NAMES = {
+  angularjs: "angular",
+  "backbone.js": "backbone",
+  "jquery.datatables": "datatables.net",
+  "mustache.js": "mustache",
+  tinyMCE: "tinymce",
+  highlightjs: "highlight.js",
+  "pdf.js": "pdfjs-dist",
+  nextjs: "next",
+  ckeditor: "ckeditor4",
+  AlaSQL: "alasql",
+  jPlayer: "jplayer",
+  froala: "froala-editor"
+};
+var CDN_HOST = /(?:^|\.)(?:cdnjs\.cloudflare\.com|cdn\.jsdelivr\.net|unpkg\.com|code\.jquery\.com|ajax\.googleapis\.com|ajax\.aspnetcdn\.com|(?:stackpath|maxcdn|netdna)\.bootstrapcdn\.com|cdn\.bootcdn\.net|cdn\.staticfile\.org|esm\.sh|cdn\.skypack\.dev|code\.angularjs\.org)$/i;
+function asFound(value) {
+  if (!value || typeof value !== "object")
+    return null;
+  const v = value;
+  if (typeof v.library !== "string" || typeof v.version !== "string")
+    return null;
+  return {
+    library: v.library,
+    id: typeof v.id === "string" ? v.id : v.library.toLowerCase(),
+    version: v.version,
+    scripts: Array.isArray(v.scripts) ? v.scripts.filter((s) => typeof s === "string") : [],
+    fixedVersion: typeof v.fixedVersion === "string" ? v.fixedVersion : null,
+    upgrade: typeof v.upgrade === "string" ? v.upgrade : "a supported release"
+  };
+}
+function cdnScript(scripts) {
+  for (const s of scripts) {
+    try {
+      if (CDN_HOST.test(new URL(s).hostname))
+        return s;
+    } catch {}
+  }
+  return null;
+}
+function rebuild(platform) {
+  switch (platform) {
+    case "vercel":
+    case "netlify":
+      return "commit the lockfile and redeploy";
+    case "nextjs":
+      return "then next build";
+    default:
+      return "then rebuild and deploy the front end";
+  }
+}
+function libraryAdvice(evidence, platform) {
+  const listed = Array.isArray(evidence.findings) ? evidence.findings : [evidence];
+  const findings = listed.map(asFound).filter((f) => f !== null);
+  if (findings.length === 0)
+    return null;
+  const lines = findings.slice(0, 10).map((f) => {
+    const target = f.fixedVersion ?? f.upgrade;
+    const pkg = NPM_NAMES[f.id] ?? f.id;
+    const cdn = cdnScript(f.scripts);
+    if (cdn) {
+      return `- ${f.library} ${f.version} is loaded from ${cdn}: change the version in that <script src> (in the page's HTML, ` + `e.g. index.html or the layout template) to ${target}, and update or add its integrity hash.`;
+    }
+    const version = f.fixedVersion ? `${pkg}@^${f.fixedVersion}` : `${pkg}@latest`;
+    return `- ${f.library} ${f.version} (${f.scripts[0] ?? "a script of the page"}): in package.json, npm install ${version} ` + `(or "overrides": { "${pkg}": "${f.fixedVersion ?? "latest"}" } when another package pulls it in; npm ls ${pkg} shows ` + `which), ${rebuild(platform)}. A copy committed as a file (a vendor/ or public/ folder) is replaced by the ${target} release.`;
+  });
+  const more = findings.length > 10 ? `
+- and ${findings.length - 10} more in the evidence.` : "";
+  return `Upgrade each library found:
+${lines.join(`
+`)}${more}`;
 }
 // shared/checks/data/retire-repository.json
 var retire_repository_default = {
@@ -19401,13 +19637,15 @@ var vulnerableJsLibrary = defineCheck({
   confirmation: `Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries' own version constants in their minified form (jQuery's "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash's VERSION next to its internal markers, AngularJS's {full:"1.7.9",major:1,...,codeName}, Bootstrap's VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). File names are never used: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2, jQuery 1.x and 2.x, discontinued libraries such as YUI, MooTools and Prototype). For the RetireJS libraries, only their content extractors are used (never file names or URLs) and each runs only when its literal text is in the script. Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ` + ADVISORY_DATA + ".",
   severity: "high",
   fix: {
-    generic: "Upgrade the library to the fixed version shown (npm install jquery@^3.7.1, then rebuild), or replace it; for files served from" + " a CDN or a vendor folder, update the URL or file and its integrity hash. Check npm ls <library> for copies pulled in by other" + " packages.",
+    generic: "Upgrade the library to the fixed version shown (npm install <library>@<fixed version>, then rebuild), or replace it; for files served from" + " a CDN or a vendor folder, update the URL or file and its integrity hash. Check npm ls <library> for copies pulled in by other" + " packages.",
     vercel: 'Update the dependency (npm install <library>@<fixed version>, or an "overrides" entry in package.json for a transitive copy), ' + "commit the lockfile and redeploy; Vercel rebuilds the bundle from the lockfile. Replace any copy committed under public/.",
     netlify: 'Update the dependency (npm install <library>@<fixed version>, or "overrides" in package.json for a transitive copy), commit ' + 'the lockfile and trigger a deploy; if the old file persists, use "Clear cache and deploy site". Replace any copy committed in ' + "the publish directory.",
     nextjs: 'Run npm ls <library> to find who pulls it in, upgrade it (or add "overrides": { "<library>": "<fixed version>" } in ' + "package.json), then next build. Libraries loaded with next/script from a CDN need their src URL and integrity updated.",
     nginx: "Replace the old file under the server root with the fixed release (prefer a versioned file name such as jquery-3.7.1.min.js so" + " caches pick it up), update the <script src> in your templates, and reload: nginx -s reload.",
     cloudflare: "Update the library in your build (Pages) or in the origin, redeploy, then purge the old file from the cache (Caching > " + "Configuration > Purge Cache > Custom Purge with the script URL). For cdnjs URLs, change the version in the URL and its " + "integrity hash."
   },
+  advise: (result, platform) => libraryAdvice(result.evidence, platform),
+  fixTarget: { kind: "dependencies" },
   requires: ["scripts"],
   run: ({ scripts }) => {
     const instances = instancesIn(scripts);
@@ -19941,6 +20179,7 @@ var cookieSameSite = defineCheck({
   category: "cookies",
   title: "Cookies declare SameSite",
   failTitle: "Cookies do not declare SameSite",
+  failTitleOf: (evidence) => Array.isArray(evidence.sameSiteNoneWithoutSecure) && evidence.sameSiteNoneWithoutSecure.length > 0 ? "Cookies are SameSite=None without Secure" : null,
   description: "Reads the SameSite attribute of first-party cookies.",
   why: "SameSite=Lax or Strict stops browsers from sending the cookie on cross-site requests, a strong defence against cross-site request " + "forgery.",
   confirmation: "Fails when a cookie is SameSite=None without Secure (browsers reject it; older ones send it everywhere). Warns when a cookie has" + " no SameSite attribute or an invalid one: browsers then apply their own default, which differs between browsers. Evidence lists " + "cookie names only, never values. No first-party cookies passes.",
@@ -19991,6 +20230,7 @@ var cookieSecure = defineCheck({
   category: "cookies",
   title: "Cookies are marked Secure",
   failTitle: "Cookies are not marked Secure",
+  failTitleOf: (evidence) => evidence.plainHttp === true ? "Cookies are set over plain http" : null,
   description: "Reads first-party cookies (Set-Cookie on the main response, and cookies the browser stored for the site or a parent domain) and " + "their Secure attribute.",
   why: "A cookie without Secure is also sent over plain http, where anyone on the network can read it; for a session cookie that is an " + "account takeover.",
   confirmation: "On an https site: fails when a session-like cookie (session, sid, auth, token, jwt, PHPSESSID, ...) lacks Secure; warns when " + "only other cookies lack it. On a site whose final URL is http, Secure cookies cannot work at all, so any first-party cookie is a" + " warning (the missing https itself is judged by https-redirect and hsts). Not findings: third-party cookies, cookies set by " + "analytics scripts (_ga, _hj*, ajs_*; listed in evidence), deletion cookies (Max-Age=0 or an expiry in the past). No first-party " + "cookies passes.",
@@ -20020,7 +20260,14 @@ proxy_cookie_flags ~ secure httponly samesite=lax;`,
       return {
         status: "warn",
         severity: "medium",
-        evidence: { url, cookies: cookies.length, names, note: "The site is served over http: its cookies cross the network in clear." },
+        evidence: {
+          url,
+          cookies: cookies.length,
+          names,
+          plainHttp: true,
+          withoutSecure: cookies.filter((c) => !c.secure).map((c) => c.name),
+          note: "The site is served over http: its cookies cross the network in clear."
+        },
         summary: `The site sets ${cookies.length} cookie(s) over plain http, where Secure cookies cannot work.`
       };
     }
@@ -20072,6 +20319,53 @@ function gitRemotes(body) {
   }
   return remotes.slice(0, 10);
 }
+var MAX_CREDENTIALS = 5;
+function gitCredentials(body) {
+  const found = [];
+  const seen = new Set;
+  const add = (where, kind, value) => {
+    if (seen.has(value) || found.length >= MAX_CREDENTIALS)
+      return;
+    seen.add(value);
+    found.push({ where, kind, value });
+  };
+  let section = "";
+  for (const line of body.split(/\r?\n/, 5000)) {
+    const head = /^\s*\[\s*([^\]]{1,200})\]/.exec(line);
+    if (head) {
+      section = head[1].trim();
+      continue;
+    }
+    const url = /^\s*(?:url|pushurl)\s*=\s*[a-z][a-z0-9+.-]*:\/\/([^@/\s]{1,300})@/i.exec(line);
+    if (url) {
+      const userinfo = decodeURIComponentSafe(url[1]);
+      const colon = userinfo.indexOf(":");
+      const password = colon === -1 ? "" : userinfo.slice(colon + 1);
+      const token = scanScripts([{ url: "", inline: false, body: userinfo }]).find((f) => f.exposure === "secret");
+      if (token)
+        add(`${section} url`, token.kind, token.redacted);
+      else if (password.length > 0)
+        add(`${section} url`, "password-in-remote-url", redact(password));
+      else if (userinfo.length >= 20 && new Set(userinfo).size >= 10)
+        add(`${section} url`, "token-in-remote-url", redact(userinfo));
+    }
+    const header = /^\s*extraheader\s*=\s*(?:AUTHORIZATION|Authorization|authorization)\s*:\s*(?:basic|bearer|token)\s+(\S{8,2000})/i.exec(line);
+    if (header)
+      add(`${section}.extraheader`, "authorization-header", redact(header[1]));
+  }
+  for (const f of scanScripts([{ url: "", inline: false, body }])) {
+    if (f.exposure === "secret" && f.kind !== "url-with-password")
+      add(`line ${f.line}`, f.kind, f.redacted);
+  }
+  return found;
+}
+function decodeURIComponentSafe(value) {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
 function readGitHead(body) {
   const text = body.trim();
   if (text.length > 300)
@@ -20087,16 +20381,17 @@ function readGitFile(path, body) {
     const head = readGitHead(body);
     return head ? { kind: "head", head } : null;
   }
-  return looksLikeGitConfig(body) ? { kind: "config", remotes: gitRemotes(body) } : null;
+  return looksLikeGitConfig(body) ? { kind: "config", remotes: gitRemotes(body), credentials: gitCredentials(body) } : null;
 }
 var exposedGitConfig = defineCheck({
   id: "exposed-git-config",
   category: "exposure",
   title: "No .git directory is served",
   failTitle: "The .git directory is served",
+  failTitleOf: (evidence) => Array.isArray(evidence.credentials) && evidence.credentials.length > 0 ? "The .git directory is served, with a credential in it" : null,
   description: `Reads what the site returns for ${GIT_PROBES.join(" and ")} and judges whether they are Git repository files.`,
   why: "A served .git directory lets anyone rebuild the source code and its history, including secrets committed at any time.",
-  confirmation: "Confirmed by content, never by status code: /.git/config must contain a [core] section with repositoryformatversion, bare or " + 'filemode; /.git/HEAD must be exactly "ref: refs/..." or a 40- (or 64-) character hex commit id. Either must not be an HTML page ' + "and must differ from what the site returns for a path that cannot exist. Not findings: a single-page app answering index.html " + "everywhere, a 404 page, text that mentions [core] without Git keys. Evidence shows remote URLs with credentials redacted " + "(https://***@host) and the checked-out branch.",
+  confirmation: "Confirmed by content, never by status code: /.git/config must contain a [core] section with repositoryformatversion, bare or " + 'filemode; /.git/HEAD must be exactly "ref: refs/..." or a 40- (or 64-) character hex commit id. Either must not be an HTML page ' + "and must differ from what the site returns for a path that cannot exist. Not findings: a single-page app answering index.html " + "everywhere, a 404 page, text that mentions [core] without Git keys. Evidence shows remote URLs with credentials redacted " + "(https://***@host) and the checked-out branch. Critical when the config holds a credential (a password or token in a remote " + "URL, an http.extraheader Authorization value as CI checkouts leave it, or a provider token anywhere in it), named by kind and " + "redacted.",
   severity: "high",
   fix: {
     generic: "Deploy build output, not the working copy: remove .git from the served directory, block dot-paths at the web server, and rotate " + "any secret ever committed to the repository.",
@@ -20140,11 +20435,22 @@ respond @git 404`,
       return notServedOutcome(judgements, ".git files");
     const files = served.map(({ path, probe, found }) => found.kind === "config" ? { path, ...probeEvidence(probe), remotes: found.remotes } : { path, ...probeEvidence(probe), ...found.head });
     const remotes = served.flatMap((s) => s.found.kind === "config" ? s.found.remotes : []);
+    const credentials = served.flatMap((s) => s.found.kind === "config" ? s.found.credentials : []);
     const paths = files.map((f) => f.path);
+    const served_ = `${listPaths(paths)} ${paths.length === 1 ? "is" : "are"} served`;
+    if (credentials.length > 0) {
+      const first = credentials[0];
+      return {
+        status: "fail",
+        severity: "critical",
+        evidence: { url: served[0].probe.url, path: served[0].path, files, remotes, credentials },
+        summary: `${served_} with a credential in it: ${first.kind} ${first.value} in ${first.where}. Revoke it.`
+      };
+    }
     return {
       status: "fail",
       evidence: { url: served[0].probe.url, path: served[0].path, files, remotes },
-      summary: `${listPaths(paths)} ${paths.length === 1 ? "is" : "are"} served${remotes.length > 0 ? ` (remote ${remotes[0].url})` : ""}.`
+      summary: `${served_}${remotes.length > 0 ? ` (remote ${remotes[0].url})` : ""}.`
     };
   }
 });
@@ -20472,7 +20778,7 @@ var jsSecrets = defineCheck({
   failTitle: "Secret keys in JavaScript",
   description: "Scans the external and inline scripts the page loaded for provider-specific secret formats (Stripe, AWS, GitHub, GitLab, npm, " + "Slack, OpenAI, Anthropic, Groq, Hugging Face, SendGrid, Shopify, Linear, Notion, Tailscale, Figma, Cloudflare and Supabase keys), " + "private keys in PEM form, and connection strings or URLs with a password.",
   why: "Everything shipped to the browser is public. A secret key in a bundle lets anyone charge cards, read databases past their access " + "rules, or use paid APIs on your account.",
-  confirmation: "Fails for secret formats: Stripe sk_live_/rk_live_, AWS access key ids (critical when a secret access key appears nearby), " + "GitHub ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, Slack xox*- tokens and webhook URLs, OpenAI sk-/sk-proj- and Anthropic sk-ant- " + 'keys, Supabase sb_secret_ keys and JWTs whose decoded payload has role "service_role", the formats of secretlint\u2019s recommended ' + "preset for npm_, glpat-, SG., hf_, gsk_, shpat_, lin_api_, ntn_, tskey-, figd_ and cfut_ tokens, PEM private key blocks (critical; " + "high when encrypted), and scheme://user:password@host URLs whose password is not a placeholder (password, changeme, ${VAR}) and " + "whose host is not an example host. Warns for Stripe test-mode secret keys. Keys printed in providers\u2019 documentation " + "(AKIAIOSFODNN7EXAMPLE, Stripe\u2019s API-reference test key) are info. " + "Public by design, reported as info only: Supabase anon JWTs and sb_publishable_ keys, Firebase/Google AIza web keys, Stripe " + "pk_live_/pk_test_. Matches must stand alone (not inside a longer identifier) and look random, so class names and minified " + 'identifiers containing "sk-" are not findings. Evidence shows the kind, script URL, ' + "position and a redacted value (first 8 and last 4 characters).",
+  confirmation: "Fails for secret formats: Stripe sk_live_/rk_live_, AWS access key ids (critical when a secret access key appears nearby), " + "GitHub ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, Slack xox*- tokens and webhook URLs, OpenAI sk-/sk-proj- and Anthropic sk-ant- " + 'keys, Supabase sb_secret_ keys and JWTs whose decoded payload has role "service_role", the formats of secretlint\u2019s recommended ' + "preset for npm_, glpat-, SG., hf_, gsk_, shpat_, lin_api_, ntn_, tskey-, figd_ and cfut_ tokens, PEM private key blocks (critical; " + "high when encrypted), and connection strings with a password (critical for databases and brokers: postgres, mysql, " + "mongodb+srv, redis with or without a user, amqp, mssql; a password in the query as JDBC writes it; ADO.NET and ODBC " + "Server=...;Password=... strings), or http/ftp URLs with one (high), whose password is not a placeholder (password, changeme, " + "${VAR}) and whose host is not an example host. Placeholders in any format are never findings: the part after the provider " + "prefix made of X, x, 0 or one repeated character, <...>, your_..., example or too few distinct characters to be random " + "(sk_live_XXXXXXXXXXXXXXXXXXXXXXXX). Warns for Stripe test-mode secret keys. Keys printed in providers\u2019 documentation " + "(AKIAIOSFODNN7EXAMPLE, Stripe\u2019s API-reference test key) are info. " + "Public by design, reported as info only: Supabase anon JWTs and sb_publishable_ keys, Firebase/Google AIza web keys, Stripe " + "pk_live_/pk_test_. Matches must stand alone (not inside a longer identifier) and look random, so class names and minified " + 'identifiers containing "sk-" are not findings. Evidence shows the kind, script URL, ' + "position and a redacted value (first 8 and last 4 characters).",
   severity: "critical",
   fix: {
     generic: "Revoke and rotate the exposed key now, then move the call that needs it to a server route or function so the key stays in " + "server-side environment variables.",
@@ -20724,7 +21030,7 @@ function buildCsp(s, opts = {}) {
     ...script.notes,
     ...style.notes,
     "frame-ancestors 'self' lets only the site frame its pages; use 'none' if it never frames itself.",
-    "Try it first as Content-Security-Policy-Report-Only on every page and watch the browser console, then enforce it."
+    opts.reportOnlySent ? "The site already sends Content-Security-Policy-Report-Only: compare its violation reports with this policy, then send it as Content-Security-Policy." : "Try it first as Content-Security-Policy-Report-Only on every page and watch the browser console, then enforce it."
   ];
   return { policy: directivesOf(s, script.sources, style.sources).join("; "), mode: nonce ? "nonce" : "hashes", notes };
 }
@@ -20842,6 +21148,7 @@ function cspAdviceText(advice, platform, page) {
   return lines.join(`
 `);
 }
+var DIRECTIVE_NAMES = Object.fromEntries(Object.values(DIRECTIVE_OF).map((d) => [d, true]));
 
 // shared/checks/security/csp.ts
 var RECOMMENDED3 = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'";
@@ -20865,7 +21172,8 @@ var csp = defineCheck({
     if (result.status !== "fail" && result.status !== "warn")
       return null;
     const sources = asPageSources(result.evidence.pageSources);
-    return sources ? cspAdviceText(buildCsp(sources), platform, sources.page) : null;
+    const reportOnlySent = typeof result.evidence.reportOnly === "string" && result.evidence.reportOnly.length > 0;
+    return sources ? cspAdviceText(buildCsp(sources, { reportOnlySent }), platform, sources.page) : null;
   },
   run: ({ mainResponse, page, target }) => {
     const withSources = (outcome) => {
@@ -21094,6 +21402,7 @@ var versionDisclosure = defineCheck({
   category: "security",
   title: "Server software versions are not announced",
   failTitle: "Server software versions are announced",
+  failTitleOf: (evidence) => Array.isArray(evidence.disclosures) && evidence.disclosures.length > 0 && evidence.disclosures.every((d) => typeof d === "object" && d !== null && d.version == null) ? "Server software is named in headers" : null,
   description: "Reads Server, X-Powered-By, X-AspNet-Version, X-AspNetMvc-Version and X-Generator on the main response, and <meta " + 'name="generator"> in the page.',
   why: "An exact version number tells attackers which published vulnerabilities to try, without any probing.",
   confirmation: "Fails when a header or the generator meta tag carries a version number (nginx/1.18.0, PHP/8.1.2, WordPress 6.4.2, " + "X-AspNet-Version). Warns when X-Powered-By or X-Generator names the product without a version (Express, Next.js). Not findings: " + "a Server header without a version (nginx, cloudflare, Vercel), a generator tag without a version, and version numbers in asset " + "file names.",
@@ -21251,6 +21560,7 @@ var CHECKS = [
   exposedBackupFiles,
   exposedMetadataFiles,
   exposedInfraFiles,
+  exposedLogFiles,
   serverInfoPage,
   directoryListing,
   debugErrorPage,
@@ -21305,6 +21615,7 @@ var SCORING = {
   "exposed-package-manifest": { fail: 10, warn: 5 },
   "exposed-framework-config": { fail: 10, warn: 5 },
   "exposed-backup-files": { fail: 40, warn: 10 },
+  "exposed-log-files": { fail: 20, warn: 10 },
   "exposed-metadata-files": { fail: 10, warn: 5 },
   "exposed-infra-files": { fail: 30, warn: 10 },
   "server-info-page": { fail: 15, warn: 5 },
@@ -21449,13 +21760,62 @@ function thirdPartyRequestParts(_r, e) {
     }
   }));
 }
+function secretParts(r, e) {
+  const parts = new Map;
+  for (const f of records(e.findings)) {
+    if (f.public === true || typeof f.kind !== "string" || typeof f.value !== "string")
+      continue;
+    const key = `${f.kind} ${f.value}`;
+    if (parts.has(key))
+      continue;
+    const severity = isSeverity(f.severity) ? f.severity : r.severity;
+    parts.set(key, {
+      kind: "secret",
+      key,
+      status: severity === "critical" || severity === "high" ? "fail" : "warn",
+      severity,
+      evidence: pick(f, ["kind", "severity", "value", "script", "line", "note"])
+    });
+  }
+  return [...parts.values()];
+}
+function libraryParts(_r, e) {
+  return records(e.findings).flatMap((f) => {
+    const advisories = records(f.advisories);
+    if (typeof f.library !== "string" || typeof f.version !== "string" || advisories.length === 0)
+      return [];
+    const fixable = advisories.some((a) => typeof a.fixedIn === "string");
+    const worst = advisories.map((a) => a.severity).find((s) => s === "high" || s === "critical") ? "high" : "medium";
+    return [
+      {
+        kind: "library",
+        key: `${typeof f.id === "string" ? f.id : f.library}@${f.version}`,
+        status: fixable ? "fail" : "warn",
+        severity: worst,
+        evidence: pick(f, ["library", "id", "version", "scripts", "advisories", "fixedVersion", "noFixInThisLine", "endOfLife", "upgrade"])
+      }
+    ];
+  });
+}
+var SEVERITIES = new Set(["critical", "high", "medium", "low", "info"]);
+var isSeverity = (v) => typeof v === "string" && SEVERITIES.has(v);
+function pick(from, keys) {
+  const out = {};
+  for (const k of keys)
+    if (from[k] !== undefined)
+      out[k] = structuredClone(from[k]);
+  return out;
+}
 var SPLITTERS = new Map([
   ["accessibility", { on: "finding", split: axeRuleParts }],
   ["cookie-httponly", { on: "finding", split: httpOnlyParts }],
   ["cookie-secure", { on: "finding", split: secureParts }],
   ["cookie-samesite", { on: "finding", split: sameSiteParts }],
   ["third-party-cookies", { on: "finding", split: thirdPartyCookieParts }],
-  ["third-party-requests", { on: "info", split: thirdPartyRequestParts }]
+  ["third-party-requests", { on: "info", split: thirdPartyRequestParts }],
+  ["js-secrets", { on: "finding", split: secretParts }],
+  ["page-secrets", { on: "finding", split: secretParts }],
+  ["vulnerable-js-library", { on: "finding", split: libraryParts }]
 ]);
 
 // shared/report/audit-report.ts
@@ -21490,12 +21850,15 @@ function fingerprintOf(r, page) {
 }
 
 // shared/checks/runner.ts
-function titleFor(check, status) {
-  return (status === "fail" || status === "warn") && check.failTitle ? check.failTitle : check.title;
+function titleFor(check, status, evidence) {
+  if (status !== "fail" && status !== "warn")
+    return check.title;
+  const fromEvidence = evidence && typeof evidence === "object" ? check.failTitleOf?.(evidence) : null;
+  return fromEvidence ?? check.failTitle ?? check.title;
 }
-function shownTitle(id, status, stored) {
+function shownTitle(id, status, stored, evidence) {
   const check = getCheck(id);
-  return check ? titleFor(check, status) : stored;
+  return check ? titleFor(check, status, evidence) : stored;
 }
 
 // shared/report/platform.ts
@@ -21746,7 +22109,7 @@ function modelOfScan(scan, report) {
     findings.push({
       fingerprint: fingerprintOf(c, page),
       checkId: c.id,
-      title: shownTitle(c.id, c.status, c.title),
+      title: shownTitle(c.id, c.status, c.title, c.evidence),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -21769,7 +22132,7 @@ function modelOfScan(scan, report) {
     summary: { ...report.summary },
     checks: report.checks.map((c) => ({
       id: c.id,
-      title: shownTitle(c.id, c.status, c.title),
+      title: shownTitle(c.id, c.status, c.title, c.evidence),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -21807,7 +22170,7 @@ function modelOfAudit(audit, result) {
     summary: { ...result.summary },
     checks: result.checks.map((c) => ({
       id: c.id,
-      title: shownTitle(c.id, c.status, c.title),
+      title: shownTitle(c.id, c.status, c.title, evidenceOf.find((e) => e.id === c.id)?.evidence),
       category: c.category,
       severity: c.severity,
       status: c.status,
@@ -21816,14 +22179,14 @@ function modelOfAudit(audit, result) {
     findings: result.findings.map((f) => ({
       fingerprint: f.fingerprint,
       checkId: f.checkId,
-      title: shownTitle(f.checkId, f.status, f.title),
+      title: shownTitle(f.checkId, f.status, f.title, f.evidence),
       category: f.category,
       severity: f.severity,
       status: f.status,
       summary: f.summary,
       evidence: f.evidence ?? {},
       impact: f.impact,
-      pageCount: f.pageCount,
+      pageCount: f.pages.length > 0 ? f.pageCount : 1,
       pages: f.pages.length > 0 ? f.pages : [result.url || audit.url]
     })).sort(findingOrder),
     platform: detectFromSignals(signalsFromReport({ checks: evidenceOf })).platform
@@ -22142,7 +22505,7 @@ var BIGINT_FORMAT_RANGES = {
   int64: [/* @__PURE__ */ BigInt("-9223372036854775808"), /* @__PURE__ */ BigInt("9223372036854775807")],
   uint64: [/* @__PURE__ */ BigInt(0), /* @__PURE__ */ BigInt("18446744073709551615")]
 };
-function pick(schema, mask) {
+function pick2(schema, mask) {
   const currDef = schema._zod.def;
   const checks = currDef.checks;
   const hasChecks = checks && checks.length > 0;
@@ -27637,7 +28000,7 @@ var ZodObject = /* @__PURE__ */ $constructor("ZodObject", (inst, def) => {
     return merge(this, other);
   },
   pick(mask) {
-    return pick(this, mask);
+    return pick2(this, mask);
   },
   omit(mask) {
     return omit(this, mask);

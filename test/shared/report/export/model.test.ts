@@ -1,8 +1,8 @@
 // The report model every format reads: a finding's page count matches the pages it lists.
 import { describe, expect, test } from 'bun:test'
-import { modelOfAudit } from '../../../api/reports/model.ts'
-import { buildAuditResult } from '../../../shared/report/audit-report.ts'
-import type { CheckResult } from '../../../shared/report/scan-report.ts'
+import { modelOfAudit } from '../../../../shared/report/export/model.ts'
+import { buildAuditResult } from '../../../../shared/report/audit-report.ts'
+import type { CheckResult } from '../../../../shared/report/scan-report.ts'
 
 const result = (id: string, status: CheckResult['status']): CheckResult => ({
   id,
