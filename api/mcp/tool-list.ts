@@ -3,7 +3,7 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { CORS_EXPOSE } from '../http/cors.ts'
 import type { Envelope } from './envelope.ts'
-import { TOOL_LIST_JSON } from './server.ts'
+import { TOOL_LIST_JSON } from './tools/listing.ts'
 
 /** A single tools/list request, no progress token: its answer never changes. */
 function isPlainToolsList(m: unknown): boolean {
