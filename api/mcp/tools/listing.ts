@@ -1,8 +1,9 @@
 // tools/list as clients receive it. Every connected client carries this list in its context on every turn,
-// and the SDK client compiles each outputSchema (Ajv) when it first lists the tools, so the list is written
-// small: TypeBox's JSON Schema in its shortest equivalent form (a union of literals as an enum, a record of
-// anything as a plain object), input schemas and descriptions short, output schemas exact for the small
-// answers and open (top-level fields only) for the large ones.
+// and the SDK client compiles each outputSchema (Ajv) whenever it lists the tools, so the list is written
+// small (issue 25: at most 24 KB, names, descriptions and input schemas at most 12 KB): TypeBox's JSON Schema
+// in its shortest equivalent form, input schemas without string length bounds, output schemas without
+// descriptions. The tools themselves keep descriptions and argument help short, and output schemas that
+// type every top-level field of a small answer and only name the required ones of a large answer.
 import type { TSchema } from '@sinclair/typebox'
 import { TOOLS } from './registry.ts'
 import type { Tool, ToolAnnotations } from './types.ts'
@@ -37,8 +38,7 @@ const isAnything = (v: unknown) => isObject(v) && Object.keys(v).length === 0
 /**
  * The shortest JSON Schema that accepts and rejects the same values: `anyOf` of literals of one type as
  * `{type, enum}`, a nullable as a type list, `patternProperties: {"^(.*)$": X}` as `additionalProperties: X`
- * (dropped when X accepts anything), properties that accept anything dropped from an open object (`required`
- * still names them),
+ * (dropped when X accepts anything), optional properties that accept anything dropped from an open object,
  * an empty `properties` dropped; TypeBox's symbols dropped too (JSON only).
  */
 export function compactSchema(schema: unknown): unknown {
@@ -59,8 +59,11 @@ export function compactSchema(schema: unknown): unknown {
       continue
     }
     if (key === 'properties' && isObject(value)) {
-      // Under additionalProperties: false a property left out would be refused: there every one stays.
-      const kept = Object.entries(value).filter(([, v]) => schema.additionalProperties === false || !isAnything(v))
+      // An optional property that accepts anything says nothing; a required one stays named (strict validators ask
+      // that every required property be defined), and under additionalProperties: false every one stays.
+      const required = new Set(Array.isArray(schema.required) ? schema.required : [])
+      const said = ([k, v]: [string, unknown]) => schema.additionalProperties === false || required.has(k) || !isAnything(v)
+      const kept = Object.entries(value).filter(said)
       if (kept.length > 0) out.properties = Object.fromEntries(kept.map(([k, v]) => [k, compactSchema(v)]))
       continue
     }
@@ -95,13 +98,10 @@ const INPUT_LEFT_OUT = new Set(['minLength', 'maxLength'])
  */
 const OUTPUT_LEFT_OUT = new Set(['description'])
 
-/**
- * A tool's hints as tools/list shows them: the title is the tool's own, and destructive and idempotent say
- * nothing of a read-only tool (MCP: meaningful only when readOnlyHint is false).
- */
+/** A tool's hints as tools/list shows them: its title is the tool's own `title` (MCP 2025-06-18), not said twice. */
 function hints(a: ToolAnnotations) {
-  const { title: _, destructiveHint, idempotentHint, ...rest } = a
-  return a.readOnlyHint ? rest : { ...rest, destructiveHint, idempotentHint }
+  const { title: _, ...rest } = a
+  return rest
 }
 
 const json = (schema: TSchema) => JSON.parse(JSON.stringify(schema)) as unknown
