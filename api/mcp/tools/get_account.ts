@@ -30,8 +30,8 @@ export const getAccount = defineTool({
     },
     {
       description:
-        'needsUpgrade: name, requiredPlan. monitors (newest ' +
-        '50): monitorId, url, schedule, hour, weekday, notifyOn, enabled, lastRunAt, nextRunAt, lastScore, openRegressions.',
+        'needsUpgrade: name, requiredPlan. monitors (the newest 50): monitorId, url, schedule, hour, weekday, notifyOn, ' +
+        'enabled, lastRunAt, nextRunAt, lastScore, openRegressions.',
     },
   ),
   run: async (_input, ctx) => {
