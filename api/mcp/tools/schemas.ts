@@ -50,9 +50,6 @@ export const StartedAuditFields = {
   options: AuditOptions,
 }
 
-/** An object whose fields are open: only the ones named are described, and more may appear. */
-export const OpenObject = (description?: string) => Type.Object({}, description ? { description } : {})
-
 /** Passed back as cursor for the next page; null on the last (Cursor says so to the caller). */
 export const NextCursor = Nullable(Type.String())
 
