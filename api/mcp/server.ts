@@ -23,6 +23,7 @@ import { registerReportApp } from './app/index.ts'
 import { planIncludes } from './tools/plans.ts'
 import { unknownToolMessage } from './tools/names.ts'
 import { findTool, TOOLS } from './tools/registry.ts'
+import { TOOL_LIST } from './tools/listing.ts'
 import { findSchemelessUrl } from './tools/schemas.ts'
 import { argumentProblems } from './arg-errors.ts'
 import { findUnusableUrl } from './url-hints.ts'
@@ -35,22 +36,6 @@ const INSTRUCTIONS =
   'Every tool returns its JSON payload as structuredContent (matching its outputSchema) and in content[0].text ' +
   '(after a one-line summary from protocol 2025-06-18 on). Errors are results with isError: true ' +
   'and a payload {error: {code, message}}.'
-
-/** tools/list is the same for every caller: computed once, as plain JSON (TypeBox's symbols dropped). */
-const TOOL_LIST = {
-  tools: TOOLS.map((t) => ({
-    name: t.name,
-    title: t.annotations.title,
-    description: t.plan === 'free' ? t.description : `${t.description} (${t.plan === 'launch' ? 'Launch and Scale' : 'Scale'} plans.)`,
-    inputSchema: JSON.parse(JSON.stringify(t.input)),
-    outputSchema: JSON.parse(JSON.stringify(t.output)),
-    annotations: t.annotations,
-    ...(t.meta ? { _meta: t.meta } : {}),
-  })),
-}
-
-/** The same, serialised once. */
-export const TOOL_LIST_JSON = JSON.stringify(TOOL_LIST)
 
 export const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] })
 /** An error carries no structuredContent: clients validate it against the outputSchema, which describes success. */

@@ -3,7 +3,7 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { CORS_EXPOSE } from '../http/cors.ts'
 import type { Envelope } from './envelope.ts'
-import { TOOL_LIST_JSON } from './server.ts'
+import { TOOL_LIST_JSON } from './tools/listing.ts'
 
 /** A single tools/list request, no progress token: its answer never changes. */
 function isPlainToolsList(m: unknown): boolean {
@@ -39,7 +39,7 @@ const TOOL_LIST_HEAD = utf8.encode(`{"result":${TOOL_LIST_JSON},"jsonrpc":"2.0",
 /**
  * One buffer for every answer: the head, then the id written in place. `new Response` copies a buffer body
  * as it is made (the Fetch standard's "extract a body" takes a copy of a BufferSource; a test holds Bun to
- * it), so the buffer is free again as soon as the Response exists. Building the 63 KB answer anew per
+ * it), so the buffer is free again as soon as the Response exists. Building the answer (63 KB then) anew per
  * request, as a string or a Blob, cost the server more CPU (docs/decisions.md, MCP transport).
  */
 const toolListBuffer = new Uint8Array(TOOL_LIST_HEAD.length + 256)

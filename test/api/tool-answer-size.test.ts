@@ -3,6 +3,8 @@
 // every failing and warning check keeps its evidence. Sizes are bounded bytes, never durations.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { Value } from '@sinclair/typebox/value'
+import { CompactReportSchema } from '../../api/mcp/tools/compact.ts'
 import { carelessPage } from '../fixtures/careless-page.ts'
 import type { Site } from '../fixtures/sites.ts'
 import { connectClient, MCP_HEADERS, textJson } from '../harness/client.ts'
@@ -40,6 +42,8 @@ test('scan_app, get_scan and get_fix_brief answer agent-sized on a careless page
   const scan = await sized('scan_app', { url: site.url })
   const report = scan.body
   expect(report.detail).toBe('compact')
+  // tools/list names only a report's head; the compact report is still exactly its TypeBox schema.
+  expect([...Value.Errors(CompactReportSchema, report)].map((e) => `${e.path} ${e.message}`)).toEqual([])
   expect(report.summary.fail).toBeGreaterThanOrEqual(8)
   expect(scan.bytes.structured).toBeLessThanOrEqual(12 * KB)
   expect(scan.bytes.both).toBeLessThanOrEqual(24 * KB)

@@ -5,9 +5,8 @@ import { AuditOptionsInput, StartedAuditFields, strict, Url } from './schemas.ts
 export const auditApp = defineTool({
   name: 'audit_app',
   description:
-    'Start a whole-site audit: a real-browser crawl of the app that lasts minutes. Returns {auditId, browserViewer} at once; poll ' +
-    'get_audit. browserViewer is a live view of the crawl and stops working when the crawl ends: relay it to a human immediately. ' +
-    'Uses the weekly audit allowance, then credits.',
+    'Start a whole-site audit (a browser crawl of minutes). Answers at once with auditId and browserViewer, a live view: give it ' +
+    'to a human now, it ends with the crawl. Poll get_audit. Uses the weekly allowance, then credits.',
   plan: 'free',
   annotations: creates('Audit a whole site'),
   input: Type.Object(

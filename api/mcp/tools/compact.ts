@@ -4,14 +4,13 @@
 // acts on: every failing and warning check, highest impact first, with its impact, its advice and its evidence
 // cut to what proves it; every other check with its status and a one-line evidence. `detail: "full"` returns
 // the whole report.
-import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import type { Report, ReportCheck } from '../../../shared/report/schema.ts'
 import { REPORT_HEAD, SeveritySchema } from '../../../shared/report/schema.ts'
 
 export const Detail = Type.Optional(
   Type.Union([Type.Literal('compact'), Type.Literal('full')], {
-    description:
-      'compact (default): findings with their evidence cut to what proves them, one line per other check; full: the whole report.',
+    description: 'Default compact.',
   }),
 )
 
@@ -196,23 +195,19 @@ export function compactFixBrief<T extends { items: Array<Record<string, unknown>
 }
 
 /**
- * The whole report as tools/list describes it: its top-level fields, with checks and advice as open objects
- * (shared/report/schema.ts has them exact). Every connected client carries tools/list in its context, so the
- * large answer gets the short schema and the default, compact one the exact schema.
+ * A report as tools/list describes it: the fields an agent reads first, the rest open. The answer is the
+ * compact report (CompactReportSchema, exact, tested against real answers) or with detail "full" the whole
+ * one (ReportSchema); every connected client carries tools/list in its context, so it names only the head.
  */
-export const FullReportSchema = Type.Object(
-  {
-    ...REPORT_HEAD,
-    checks: Type.Array(Type.Object({}), {
-      description: 'Every check: id, title, category, severity, status, summary, evidence, advice (null unless fail or warn)',
-    }),
-    advice: Type.Array(Type.Object({}), { description: 'Fail and warn: checkId, title, severity, status, impact, advice; by impact' }),
-    timings: Type.Record(Type.String(), Type.Number(), { description: 'Milliseconds per phase' }),
-    createdAt: Type.String(),
-  },
-  { description: 'The whole report (detail "full")' },
-)
-
-/** A report tool's answer: the compact report (the default) or, with detail "full", the whole one. */
-export const AnyReport = (description: string): TSchema =>
-  Type.Union([CompactReportSchema, FullReportSchema], { type: 'object', description })
+export const ListedReport = (description: string) =>
+  Type.Object(
+    {
+      id: Type.String(),
+      url: Type.String(),
+      score: Type.Integer(),
+      grade: Type.String(),
+      summary: Type.Unknown(),
+      checks: Type.Array(Type.Unknown()),
+    },
+    { description },
+  )

@@ -6,20 +6,15 @@ import { Id, strict } from './schemas.ts'
 export const exportReport = defineTool({
   name: 'export_report',
   description:
-    'Export a completed scan or audit (exactly one of scanId and auditId) as SARIF 2.1.0 (GitHub code scanning), JUnit XML (CI test ' +
-    'reports), Markdown (a pull-request comment) or HTML (a standalone page). Returns {format, mediaType, filename, bytes} with the ' +
-    'export in content when it is at most 12 KB; a larger one is at url for an hour (until expiresAt), a plain GET that needs no ' +
-    'credential, so keep the link private.',
+    'Export a completed scan or audit as SARIF 2.1.0, JUnit XML, Markdown or HTML. The export is in content up to 12 KB; a larger ' +
+    'one is at url (no credential needed, keep it private) until expiresAt.',
   plan: 'launch',
   annotations: readOnly('Export a report'),
   input: Type.Object(
     {
-      scanId: Type.Optional(Id('scan', 'scn')),
-      auditId: Type.Optional(Id('audit', 'aud')),
-      format: Type.Union(
-        EXPORT_FORMATS.map((f) => Type.Literal(f)),
-        { description: 'sarif, junit, markdown or html.' },
-      ),
+      scanId: Type.Optional(Id('scn')),
+      auditId: Type.Optional(Id('aud')),
+      format: Type.Union(EXPORT_FORMATS.map((f) => Type.Literal(f))),
     },
     strict,
   ),
@@ -27,10 +22,10 @@ export const exportReport = defineTool({
     format: Type.Union(EXPORT_FORMATS.map((f) => Type.Literal(f))),
     mediaType: Type.String(),
     filename: Type.String(),
-    bytes: Type.Integer({ description: 'Size of the export in UTF-8 bytes.' }),
-    content: Type.Optional(Type.String({ description: 'The export itself, when it is at most 12 KB.' })),
-    url: Type.Optional(Type.String({ description: 'A larger export: a plain GET that needs no credential, until expiresAt.' })),
-    expiresAt: Type.Optional(Type.String({ description: 'When url stops working (ISO 8601, UTC).' })),
+    bytes: Type.Integer(),
+    content: Type.Optional(Type.String()),
+    url: Type.Optional(Type.String()),
+    expiresAt: Type.Optional(Type.String()),
   }),
   run: (input, ctx) => ctx.services.reports.export(ctx.principal, input),
 })

@@ -2,52 +2,38 @@ import { Type } from '@sinclair/typebox'
 import { PLANS } from '../../../shared/db/accounts.ts'
 import { planIncludes } from './plans.ts'
 import { defineTool, readOnly } from './types.ts'
-import { Nullable, strict, When } from './schemas.ts'
+import { strict } from './schemas.ts'
 
 const Plan = Type.Union(PLANS.map((p) => Type.Literal(p)))
 
-const Monitor = Type.Object({
-  monitorId: Type.String(),
-  url: Type.String(),
-  origin: Type.String(),
-  schedule: Type.Union([Type.Literal('daily'), Type.Literal('weekly')]),
-  hour: Type.Integer(),
-  weekday: Nullable(Type.Integer()),
-  notifyOn: Type.Union([Type.Literal('regression'), Type.Literal('any')]),
-  enabled: Type.Boolean(),
-  lastRunAt: Nullable(When('The last run')),
-  nextRunAt: Nullable(When('The next run; null while paused')),
-  lastScore: Nullable(Type.Integer()),
-  lastGrade: Nullable(Type.String()),
-  openRegressions: Type.Integer(),
-})
-
 export const getAccount = defineTool({
   name: 'get_account',
-  description:
-    'This account: its plan, what it has used, which tools the plan includes, and its monitors (monitor_app) with their last score and ' +
-    'open regressions.',
+  description: 'This account: plan, usage, audit allowance and credits, the tools its plan includes, its monitors with open regressions.',
   plan: 'free',
   annotations: readOnly('Get account'),
   input: Type.Object({}, strict),
-  output: Type.Object({
-    id: Type.String(),
-    plan: Plan,
-    createdAt: When('When the account was created'),
-    authenticatedWith: Type.Union([Type.Literal('api_key'), Type.Literal('oauth'), Type.Literal('session')]),
-    usage: Type.Object({ scans: Type.Integer(), apps: Type.Integer(), activeApiKeys: Type.Integer(), monitors: Type.Integer() }),
-    audits: Type.Object({
-      weeklyAllowance: Type.Integer(),
-      usedThisWeek: Type.Integer(),
-      credits: Type.Integer(),
-      resetsAt: When('When the weekly allowance starts again'),
-    }),
-    tools: Type.Object({
-      included: Type.Array(Type.String()),
-      needsUpgrade: Type.Array(Type.Object({ name: Type.String(), requiredPlan: Plan })),
-    }),
-    monitors: Type.Array(Monitor, { description: 'The newest 50; usage.monitors counts them all.' }),
-  }),
+  output: Type.Object(
+    {
+      id: Type.String(),
+      plan: Plan,
+      createdAt: Type.String(),
+      authenticatedWith: Type.Union([Type.Literal('api_key'), Type.Literal('oauth'), Type.Literal('session')]),
+      usage: Type.Object({ scans: Type.Integer(), apps: Type.Integer(), activeApiKeys: Type.Integer(), monitors: Type.Integer() }),
+      audits: Type.Object({
+        weeklyAllowance: Type.Integer(),
+        usedThisWeek: Type.Integer(),
+        credits: Type.Integer(),
+        resetsAt: Type.String(),
+      }),
+      tools: Type.Object({ included: Type.Array(Type.String()), needsUpgrade: Type.Array(Type.Unknown()) }),
+      monitors: Type.Array(Type.Unknown()),
+    },
+    {
+      description:
+        'needsUpgrade: name, requiredPlan. monitors (the newest 50): monitorId, url, schedule, hour, weekday, notifyOn, ' +
+        'enabled, lastRunAt, nextRunAt, lastScore, openRegressions.',
+    },
+  ),
   run: async (_input, ctx) => {
     const { account, kind } = ctx.principal
     const { usage, balance } = await ctx.services.accounts.summary(ctx.principal)

@@ -4,7 +4,7 @@ import { AppError } from '../../../shared/errors.ts'
 import { CategorySchema, CheckStatusSchema, SeveritySchema } from '../../../shared/report/schema.ts'
 import { penaltyOf } from '../../../shared/report/scoring.ts'
 import { defineTool, readOnly } from './types.ts'
-import { Cursor, Id, Limit, NextCursor, Nullable, OpenObject, strict } from './schemas.ts'
+import { Cursor, Id, Limit, NextCursor, strict } from './schemas.ts'
 
 const DEFAULT_STATUS = ['fail', 'warn'] as const
 const DEFAULT_LIMIT = 20
@@ -23,36 +23,25 @@ export function oneTarget(input: { scanId?: string; auditId?: string }): { scanI
 const nonEmpty = <T>(list: readonly T[] | undefined): readonly T[] | null => (list && list.length > 0 ? list : null)
 
 /** A scan's answer names scanId, an audit's auditId; items are a scan's checks or an audit's merged findings. */
-const Output = Type.Object({
-  scanId: Type.Optional(Type.String()),
-  auditId: Type.Optional(Type.String()),
-  url: Type.String(),
-  score: Type.Optional(Nullable(Type.Number())),
-  grade: Type.Optional(Nullable(Type.String())),
-  filter: OpenObject('The filters applied: status, severity and category (null: not filtered).'),
-  total: Type.Integer({ description: 'Items matching the filters, on every page.' }),
-  items: Type.Array(OpenObject(), { description: 'This page, highest impact first.' }),
-  nextCursor: NextCursor,
-})
+const Output = Type.Object(
+  { url: Type.String(), total: Type.Integer(), items: Type.Array(Type.Unknown()), nextCursor: NextCursor },
+  { description: 'Also scanId or auditId, score, grade, filter. total: items on every page.' },
+)
 
 export const getFindings = defineTool({
   name: 'get_findings',
   description:
-    'The checks of a completed scan (scanId), or the findings of a completed audit merged across its pages (auditId; each with ' +
-    'pageCount and the pages it was found on), of this account: exactly one of the two. Highest impact first, filtered and one page ' +
-    'at a time. Filters take lists (a check matches any value in a list). Without a status filter only findings are returned: status ' +
-    'fail and warn; for a scan, pass status ["pass","fail","warn","info","skipped","error"] for every check. Returns ' +
-    '{scanId or auditId, url, total, items, nextCursor}; pass nextCursor back as cursor, with the same arguments, for the next page ' +
-    '(null on the last). A page of audit findings holds fewer than limit items when they would pass 12 KB.',
+    'Findings of a completed scan (scanId) or audit (auditId, merged across pages), highest impact first, a page at a time. ' +
+    'Filters are lists (any value matches); status defaults to fail and warn.',
   plan: 'free',
   annotations: readOnly('Get findings'),
   input: Type.Object(
     {
-      scanId: Type.Optional(Id('scan', 'scn')),
-      auditId: Type.Optional(Id('audit', 'aud')),
-      severity: Type.Optional(Type.Array(SeveritySchema, { maxItems: 5, description: 'Only these severities.' })),
-      category: Type.Optional(Type.Array(CategorySchema, { maxItems: 20, description: 'Only these categories.' })),
-      status: Type.Optional(Type.Array(CheckStatusSchema, { maxItems: 6, description: 'Only these statuses (default: fail and warn).' })),
+      scanId: Type.Optional(Id('scn')),
+      auditId: Type.Optional(Id('aud')),
+      severity: Type.Optional(Type.Array(SeveritySchema, { maxItems: 5 })),
+      category: Type.Optional(Type.Array(CategorySchema, { maxItems: 20 })),
+      status: Type.Optional(Type.Array(CheckStatusSchema, { maxItems: 6, description: 'Default [fail, warn].' })),
       limit: Limit,
       cursor: Cursor,
     },

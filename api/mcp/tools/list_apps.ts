@@ -1,45 +1,24 @@
 import { Type } from '@sinclair/typebox'
 import { defineTool, readOnly } from './types.ts'
-import { Cursor, Limit, NextCursor, Nullable, ScanStatus, strict, When } from './schemas.ts'
+import { Cursor, Limit, NextCursor, strict } from './schemas.ts'
 
-const App = Type.Object({
-  id: Type.String(),
-  origin: Type.String(),
-  scans: Type.Integer(),
-  createdAt: When('When the app was added'),
-  lastActivityAt: When('Its latest scan, or when it was added'),
-  latestScan: Nullable(
-    Type.Object({
-      id: Type.String(),
-      status: ScanStatus,
-      score: Nullable(Type.Integer()),
-      grade: Nullable(Type.String()),
-      createdAt: When('When the scan was requested'),
-    }),
-  ),
-  latestCompletedScan: Nullable(
-    Type.Object({
-      id: Type.String(),
-      score: Nullable(Type.Integer()),
-      grade: Nullable(Type.String()),
-      createdAt: When('When the scan was requested'),
-    }),
-  ),
-})
+/** An app of the list; its latest scans as the description says. */
+const App = Type.Object({ id: Type.String(), origin: Type.String(), scans: Type.Integer() })
 
 const DEFAULT_LIMIT = 20
 
 export const listApps = defineTool({
   name: 'list_apps',
   description:
-    'The apps (origins) of this account, scanned or verified, most recent activity first: id, origin, number of scans, ' +
-    'the latest scan (id, status, score, grade, createdAt) and the latest completed scan (the current score); both null before any scan. ' +
-    'Returns {items, nextCursor}; pass nextCursor back as cursor for the next page (null on the last). ' +
-    "scan_history with appId lists an app's scans.",
+    "The account's apps (origins), latest activity first, each with its scan count, latest scan and latest completed scan. " +
+    "scan_history {appId} lists an app's scans.",
   plan: 'free',
   annotations: readOnly('List apps'),
   input: Type.Object({ limit: Limit, cursor: Cursor }, strict),
-  output: Type.Object({ items: Type.Array(App), nextCursor: NextCursor }),
+  output: Type.Object({
+    items: Type.Array(App, { description: 'Also createdAt, lastActivityAt, latestScan, latestCompletedScan.' }),
+    nextCursor: NextCursor,
+  }),
   run: async (input, ctx) => {
     const page = await ctx.services.scans.apps(ctx.principal, { cursor: input.cursor, limit: input.limit ?? DEFAULT_LIMIT })
     return {

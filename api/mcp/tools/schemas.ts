@@ -5,25 +5,20 @@ import { type TSchema, Type } from '@sinclair/typebox'
 export const Url = Type.String({
   minLength: 1,
   maxLength: 2048,
-  description:
-    'Absolute http or https URL of the app, e.g. https://www.example.com/. A URL without a scheme (example.com) is refused ' +
-    'with the full URL to send instead; nothing is assumed.',
+  description: 'Absolute, e.g. https://example.com/',
 })
 
-export const Id = (what: string, prefix: string) =>
-  Type.String({ minLength: 4, maxLength: 64, pattern: `^${prefix}_[0-9A-Za-z]+$`, description: `The ${what} id (${prefix}_...).` })
+/** An id of one kind, e.g. scn_...: its pattern says which. */
+export const Id = (prefix: string) => Type.String({ maxLength: 64, pattern: `^${prefix}_[0-9A-Za-z]+$` })
 
-export const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page.' }))
-export const Cursor = Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from the previous page.' }))
+export const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 }))
+export const Cursor = Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the last answer.' }))
 
 export const strict = { additionalProperties: false } as const
 
 // ---- Output schemas (tools/list outputSchema; the SDK client validates structuredContent against them) ----
 
 export const Nullable = <T extends TSchema>(t: T, description?: string) => Type.Union([t, Type.Null()], description ? { description } : {})
-
-/** A time as the JSON of a result carries it: an ISO 8601 string in UTC. */
-export const When = (what: string) => Type.String({ description: `${what} (ISO 8601, UTC).` })
 
 /** What a failed scan, audit or patch records about its failure. */
 export const ErrorInfo = Type.Object({ code: Type.String(), message: Type.String() })
@@ -35,15 +30,10 @@ export const AuditStatus = Type.Union(['queued', 'running', 'completed', 'failed
 export const AuditOptionsInput = (description?: string) =>
   Type.Object(
     {
-      maxPages: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Most pages to visit (default 50).' })),
-      maxDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Most link hops from the start URL (default 3).' })),
-      maxDurationSeconds: Type.Optional(
-        Type.Integer({
-          minimum: 5,
-          maximum: 7200,
-          description: "Longest crawl time (default and ceiling: the server's limit, 600 unless configured).",
-        }),
-      ),
+      maxPages: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+      maxDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 3 })),
+      // The default and ceiling is the server's limit (AUDIT_MAX_DURATION_S, 600 unless configured).
+      maxDurationSeconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 7200 })),
     },
     { ...strict, ...(description ? { description } : {}) },
   )
@@ -54,16 +44,14 @@ export const AuditOptions = Type.Object({ maxPages: Type.Integer(), maxDepth: Ty
 /** What a started audit answers (audit_app, audit_authenticated): its id, the live view, its state and options. */
 export const StartedAuditFields = {
   auditId: Type.String(),
-  browserViewer: Type.String({ description: 'Live view of the crawl for a human; stops working when the crawl ends.' }),
+  browserViewer: Type.String(),
   status: AuditStatus,
   url: Type.String(),
   options: AuditOptions,
 }
 
-/** An object whose fields are open: only the ones named are described, and more may appear. */
-export const OpenObject = (description?: string) => Type.Object({}, description ? { description } : {})
-
-export const NextCursor = Nullable(Type.String(), 'Pass it back as cursor for the next page; null on the last page.')
+/** Passed back as cursor for the next page; null on the last (Cursor says so to the caller). */
+export const NextCursor = Nullable(Type.String())
 
 /**
  * A result that is one of several object shapes. MCP requires an outputSchema of type "object" at the top,
