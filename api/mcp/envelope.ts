@@ -67,7 +67,10 @@ export function checkEnvelope(req: Request, body: unknown, spend: (count: number
 /** Methods whose params the SDK checks with its schema and, when they do not match, answers -32603 with the dump. */
 const PARAMS: Record<string, [{ safeParse(m: unknown): { success: boolean } }, string]> = {
   'tools/call': [CallToolRequestSchema, '{name: string, arguments?: object}'],
-  'completion/complete': [CompleteRequestSchema, '{ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}, argument: {name, value}}'],
+  'completion/complete': [
+    CompleteRequestSchema,
+    '{ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}, argument: {name, value}}',
+  ],
   'prompts/get': [GetPromptRequestSchema, '{name: string, arguments?: {[name]: string}}'],
   'resources/read': [ReadResourceRequestSchema, '{uri: string}'],
   'logging/setLevel': [SetLevelRequestSchema, '{level: debug, info, notice, warning, error, critical, alert or emergency}'],
@@ -85,7 +88,8 @@ function malformed(messages: unknown[]): { message: Message; error: string } | n
     }
     const method = typeof m === 'object' && m !== null ? (m as Message).method : undefined
     const checked = typeof method === 'string' && Object.hasOwn(PARAMS, method) ? PARAMS[method]! : null
-    if (checked && !checked[0].safeParse(m).success) return { message: m as Message, error: `Invalid params: ${method} needs params ${checked[1]}` }
+    if (checked && !checked[0].safeParse(m).success)
+      return { message: m as Message, error: `Invalid params: ${method} needs params ${checked[1]}` }
   }
   return null
 }

@@ -3,7 +3,13 @@
 // a deploy on a score and severity threshold, and wire the same gate into CI. Arguments are checked; each
 // value is quoted into the text as JSON, never spliced in raw.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { ErrorCode, GetPromptRequestSchema, type GetPromptResult, ListPromptsRequestSchema, type Prompt } from '@modelcontextprotocol/sdk/types.js'
+import {
+  ErrorCode,
+  GetPromptRequestSchema,
+  type GetPromptResult,
+  ListPromptsRequestSchema,
+  type Prompt,
+} from '@modelcontextprotocol/sdk/types.js'
 import { PLATFORMS } from '../../shared/checks/types.ts'
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const

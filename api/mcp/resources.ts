@@ -85,9 +85,11 @@ const notFound = (uri: string) => {
 
 /** One page of the account's reports (the report view first, on the first page). */
 async function listReports(services: Services, principal: Principal, cursor: string | undefined): Promise<ListResourcesResult> {
-  if (cursor !== undefined && cursor.length > 200) throw rpcError(ErrorCode.InvalidParams, 'Invalid params: cursor is not one this server gave')
+  if (cursor !== undefined && cursor.length > 200)
+    throw rpcError(ErrorCode.InvalidParams, 'Invalid params: cursor is not one this server gave')
   const page = await services.scans.history(principal, { cursor, limit: RESOURCES_PAGE }).catch((e) => {
-    if (isAppError(e) && e.code === 'invalid_params') throw rpcError(ErrorCode.InvalidParams, 'Invalid params: cursor is not one this server gave')
+    if (isAppError(e) && e.code === 'invalid_params')
+      throw rpcError(ErrorCode.InvalidParams, 'Invalid params: cursor is not one this server gave')
     throw e
   })
   const reports: Resource[] = page.items.map((h) => ({

@@ -32,7 +32,9 @@ export async function sdkAnswer(
   // A session that set a logging level gets its logging tools' messages: their answer is a stream then too.
   const { sessionId } = admitted
   const logLevel =
-    sessionId && callsLoggingTool(envelope.messages) ? await sessionLogLevel(services.infra.kv, sessionId, services.config.MCP_SESSION_TTL_S) : null
+    sessionId && callsLoggingTool(envelope.messages)
+      ? await sessionLogLevel(services.infra.kv, sessionId, services.config.MCP_SESSION_TTL_S)
+      : null
   const session: SessionContext = { sessionId, logLevel }
   const res = await serve(services, req, envelope.body, principal, wantsProgress || logLevel !== null, session).catch((e) => {
     endStream()

@@ -67,7 +67,11 @@ describe('resources', () => {
     const { resources, nextCursor } = await client.listResources()
     expect(resources[0]!.uri).toStartWith('ui://')
     expect(resources.slice(1).map((r) => r.uri)).toEqual([`appaudit://audits/${auditId}`, `appaudit://scans/${scan.id}`])
-    expect(resources[2]).toMatchObject({ name: scan.id, mimeType: 'application/json', title: `scan of ${scan.url}: ${scan.score}/100 ${scan.grade}` })
+    expect(resources[2]).toMatchObject({
+      name: scan.id,
+      mimeType: 'application/json',
+      title: `scan of ${scan.url}: ${scan.score}/100 ${scan.grade}`,
+    })
     expect(nextCursor).toBeUndefined()
     // The other account sees the report view and its own scan only.
     expect((await other.listResources()).resources.map((r) => r.uri)).toEqual([resources[0]!.uri, `appaudit://scans/${othersScanId}`])
@@ -193,7 +197,12 @@ describe('resource links in tool results', () => {
     const res = await fetch(svc.mcpUrl, {
       method: 'POST',
       headers: { ...MCP_HEADERS, authorization: `Bearer ${otherKey}`, 'mcp-protocol-version': '2025-03-26' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_scan', arguments: { scanId: othersScanId } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'get_scan', arguments: { scanId: othersScanId } },
+      }),
     })
     const body = await res.json()
     expect(body.result.isError).toBeUndefined()
