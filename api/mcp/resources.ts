@@ -92,11 +92,11 @@ async function listReports(services: Services, principal: Principal, cursor: str
       throw rpcError(ErrorCode.InvalidParams, 'Invalid params: cursor is not one this server gave')
     throw e
   })
+  // No mimeType on each: the templates say application/json once.
   const reports: Resource[] = page.items.map((h) => ({
     uri: reportUri(h.kind, h.id),
     name: h.id,
-    title: `${h.kind} of ${h.url}: ${typeof h.score === 'number' ? `${h.score}/100 ${h.grade ?? ''}`.trim() : h.status}`,
-    mimeType: JSON_MIME,
+    title: `${h.url} ${typeof h.score === 'number' ? `${h.score}/100 ${h.grade ?? ''}`.trim() : h.status}`,
   }))
   return {
     resources: cursor === undefined ? [...listAppResources().resources, ...reports] : reports,

@@ -67,10 +67,10 @@ describe('resources', () => {
     const { resources, nextCursor } = await client.listResources()
     expect(resources[0]!.uri).toStartWith('ui://')
     expect(resources.slice(1).map((r) => r.uri)).toEqual([`appaudit://audits/${auditId}`, `appaudit://scans/${scan.id}`])
-    expect(resources[2]).toMatchObject({
+    expect(resources[2]).toEqual({
+      uri: `appaudit://scans/${scan.id}`,
       name: scan.id,
-      mimeType: 'application/json',
-      title: `scan of ${scan.url}: ${scan.score}/100 ${scan.grade}`,
+      title: `${scan.url} ${scan.score}/100 ${scan.grade}`,
     })
     expect(nextCursor).toBeUndefined()
     // The other account sees the report view and its own scan only.
