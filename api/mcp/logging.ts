@@ -1,7 +1,7 @@
 // MCP logging. logging/setLevel is kept per session in the shared store (any replica serves the session's
-// next request), and is the client's opt-in: once a session has set a level, the calls of LOGGING_TOOLS
-// answer as an SSE stream carrying notifications/message at info level (the scan's phases, an audit's
-// state) ahead of the result. Without a level, or without a session, nothing is logged and answers stay
+// next request), and is the client's opt-in: once a session has set info or a lower level, the calls of
+// LOGGING_TOOLS answer as an SSE stream carrying notifications/message at info level (the scan's phases,
+// an audit's state) ahead of the result. Without a level, or without a session, nothing is logged and answers stay
 // plain JSON, as they are for every client that never asked.
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {

@@ -2,6 +2,8 @@
 // with a JSON payload; only an unknown tool is a JSON-RPC error (-32602), as the MCP spec asks. A result is
 // structuredContent (checked by clients against the tool's outputSchema) and, in content[0].text, the same
 // JSON: alone for clients older than MCP 2025-06-18, after a one-line summary for newer ones (textCopy).
+// Beside the tools: resources (resources.ts), prompts (prompts.ts), completions (completions.ts) and
+// logging (logging.ts), each registered on the per-request Server below.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'

@@ -8,7 +8,7 @@ import { CORS_EXPOSE } from '../http/cors.ts'
 import type { Services } from '../services.ts'
 import { type Envelope, hasMethod, type Message } from './envelope.ts'
 import { McpEventStore } from './events.ts'
-import { callsLoggingTool, sessionLogLevel } from './logging.ts'
+import { callsLoggingTool, passes, sessionLogLevel } from './logging.ts'
 import { unavailable } from './rpc-error.ts'
 import { createMcpServer, type SessionContext } from './server.ts'
 import type { Admitted, SessionGate } from './session-gate.ts'
@@ -36,7 +36,8 @@ export async function sdkAnswer(
       ? await sessionLogLevel(services.infra.kv, sessionId, services.config.MCP_SESSION_TTL_S)
       : null
   const session: SessionContext = { sessionId, logLevel }
-  const res = await serve(services, req, envelope.body, principal, wantsProgress || logLevel !== null, session).catch((e) => {
+  const sse = wantsProgress || passes('info', logLevel)
+  const res = await serve(services, req, envelope.body, principal, sse, session).catch((e) => {
     endStream()
     throw e
   })
