@@ -154,5 +154,15 @@ describe('logging', () => {
     const mine = await post(setLevel('notice'), { authorization: `Bearer ${key}`, 'mcp-session-id': sessionId })
     expect((await mine.json()).result).toEqual({})
     expect(await svc.running.services.infra.kv.get(`mcp:log-level:${sessionId}`)).toBe('notice')
+    // A level above info leaves a logging tool's answer plain JSON; info or below makes it a stream.
+    const getAudit = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_audit', arguments: { auditId: 'aud_none' } } }
+    const headers = { authorization: `Bearer ${key}`, 'mcp-session-id': sessionId }
+    const quiet = await post(getAudit, headers)
+    expect(quiet.headers.get('content-type')).toContain('application/json')
+    expect((await quiet.json()).result.isError).toBe(true)
+    await (await post(setLevel('debug'), headers)).text()
+    const streamed = await post(getAudit, headers)
+    expect(streamed.headers.get('content-type')).toContain('text/event-stream')
+    expect(await streamed.text()).toContain('not_found')
   })
 })
