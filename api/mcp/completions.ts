@@ -70,7 +70,7 @@ export function registerCompletions(server: Server, services: Services): void {
     const { ref, argument } = req.params
     const key = ref.type === 'ref/prompt' ? `ref/prompt:${ref.name}` : `ref/resource:${ref.uri}`
     if (!ARGUMENTS.get(key)?.includes(argument.name) || argument.value.length > MAX_VALUE_CHARS) return NONE
-    const source = SOURCES[argument.name]
+    const source = Object.hasOwn(SOURCES, argument.name) ? SOURCES[argument.name] : undefined
     if (!source) return NONE
     return matching(await source(services, principalOf(extra)), argument.value)
   })

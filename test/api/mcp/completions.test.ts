@@ -87,6 +87,8 @@ describe('completion/complete', () => {
     expect((await prompt('audit-and-fix', 'scanId', '')).values).toEqual([])
     expect((await template('appaudit://scans/{id}', 'id', '')).values).toEqual([])
     expect((await template('file:///{path}', 'path', '/etc')).values).toEqual([])
+    expect((await prompt('audit-and-fix', '__proto__', '')).values).toEqual([])
+    expect((await prompt('constructor', 'constructor', '')).values).toEqual([])
     // The argument belongs to another template: not completed here.
     expect((await template('appaudit://audits/{auditId}', 'scanId', '')).values).toEqual([])
   })
