@@ -119,6 +119,13 @@ export class AuditService {
     }
   }
 
+  /** The whole audit of this account (state, progress and, once completed, the whole result), as the dashboard reads it. */
+  async whole(principal: Principal, auditId: string) {
+    const row = await getAudit(this.deps.db.sql, principal.account.id, auditId)
+    if (!row) throw notFound(auditId)
+    return auditView(row)
+  }
+
   /**
    * Cancels an unfinished audit (for the dashboard; no MCP tool cancels). Not refunded. Its worker stops at
    * its next lease renewal; the viewer link dies now.

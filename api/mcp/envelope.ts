@@ -1,9 +1,17 @@
 // The JSON-RPC envelope of a POST, read and checked before any session or tool sees it: a body over the
 // limit is 413; a text wider or deeper than MCP_JSON_SHAPE is -32600 (before it is parsed: parsing and
 // validating cost time per key of a wide object, see json-shape.ts); not JSON is -32700; an empty batch is -32600; a batch costs one request per message (429
-// past the rate); an initialize or a tools/call the SDK would answer badly is -32602. GET and DELETE carry
+// past the rate); an initialize, or a tools/call, completion/complete, prompts/get, resources/read or
+// logging/setLevel the SDK would answer badly, is -32602. GET and DELETE carry
 // no body and pass.
-import { CallToolRequestSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  isInitializeRequest,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import { readRequestText } from '../../shared/lib/http-body.ts'
 import { jsonShapeProblem, MCP_JSON_SHAPE } from '../../shared/lib/json-shape.ts'
 import { rpcErrorResponse } from './rpc-error.ts'
@@ -56,19 +64,32 @@ export function checkEnvelope(req: Request, body: unknown, spend: (count: number
   return { body, messages, initializing: post && messages.some(isInitialize) }
 }
 
+/** Methods whose params the SDK checks with its schema and, when they do not match, answers -32603 with the dump. */
+const PARAMS: Record<string, [{ safeParse(m: unknown): { success: boolean } }, string]> = {
+  'tools/call': [CallToolRequestSchema, '{name: string, arguments?: object}'],
+  'completion/complete': [
+    CompleteRequestSchema,
+    '{ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}, argument: {name, value}}',
+  ],
+  'prompts/get': [GetPromptRequestSchema, '{name: string, arguments?: {[name]: string}}'],
+  'resources/read': [ReadResourceRequestSchema, '{uri: string}'],
+  'logging/setLevel': [SetLevelRequestSchema, '{level: debug, info, notice, warning, error, critical, alert or emergency}'],
+}
+
 /**
  * A message the SDK would answer badly: an initialize it does not recognise (it would answer an error yet we
  * would open a session; as a notification in a batch it let the batch's tool call run without one), or a
- * tools/call whose params are not {name, arguments?} (the SDK answers -32603 with its schema library's dump).
+ * request of PARAMS whose params do not match (the SDK answers -32603 with its schema library's dump).
  */
 function malformed(messages: unknown[]): { message: Message; error: string } | null {
   for (const m of messages) {
     if (hasMethod(m, 'initialize') && !isInitialize(m)) {
       return { message: m, error: 'Invalid params: initialize needs params {protocolVersion, capabilities, clientInfo}' }
     }
-    if (hasMethod(m, 'tools/call') && !CallToolRequestSchema.safeParse(m).success) {
-      return { message: m, error: 'Invalid params: tools/call needs params {name: string, arguments?: object}' }
-    }
+    const method = typeof m === 'object' && m !== null ? (m as Message).method : undefined
+    const checked = typeof method === 'string' && Object.hasOwn(PARAMS, method) ? PARAMS[method]! : null
+    if (checked && !checked[0].safeParse(m).success)
+      return { message: m as Message, error: `Invalid params: ${method} needs params ${checked[1]}` }
   }
   return null
 }

@@ -2,6 +2,8 @@
 // with a JSON payload; only an unknown tool is a JSON-RPC error (-32602), as the MCP spec asks. A result is
 // structuredContent (checked by clients against the tool's outputSchema) and, in content[0].text, the same
 // JSON: alone for clients older than MCP 2025-06-18, after a one-line summary for newer ones (textCopy).
+// Beside the tools: resources (resources.ts), prompts (prompts.ts), completions (completions.ts) and
+// logging (logging.ts), each registered on the per-request Server below.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
@@ -10,6 +12,7 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   type CallToolResult,
+  type LoggingLevel,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -19,7 +22,10 @@ import pkg from '../../package.json' with { type: 'json' }
 import type { Principal } from '../../shared/db/accounts.ts'
 import { AppError, isAppError, errorMessage } from '../../shared/errors.ts'
 import type { Services } from '../services.ts'
-import { registerReportApp } from './app/index.ts'
+import { registerCompletions } from './completions.ts'
+import { auditLine, registerLogging, toolLogger } from './logging.ts'
+import { registerPrompts } from './prompts.ts'
+import { registerResources, withReportLink } from './resources.ts'
 import { planIncludes } from './tools/plans.ts'
 import { unknownToolMessage } from './tools/names.ts'
 import { findTool, TOOLS } from './tools/registry.ts'
@@ -97,21 +103,30 @@ const TOOL_NAMES = TOOLS.map((t) => t.name)
 /** One JSON Schema validator for every per-request Server: the SDK's default builds a new Ajv each time. */
 const VALIDATOR = new AjvJsonSchemaValidator()
 
-export function createMcpServer(services: Services): Server {
+/** The session a request continues, if any, and the logging level it set (logging.ts). */
+export interface SessionContext {
+  sessionId: string | null
+  logLevel: LoggingLevel | null
+}
+
+export function createMcpServer(services: Services, session: SessionContext = { sessionId: null, logLevel: null }): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, logging: {} },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: VALIDATOR,
   })
   server.setRequestHandler(ListToolsRequestSchema, async () => TOOL_LIST)
-  // The report as an MCP App: the ui:// resource the report tools link to in their _meta.
-  registerReportApp(server)
+  // The report view (an MCP App, ui://) and every report of the account (appaudit://).
+  registerResources(server, services)
+  registerPrompts(server, `${services.config.baseUrl}/docs/ci`)
+  registerCompletions(server, services)
+  registerLogging(server, services.infra.kv, session.sessionId, services.config.MCP_SESSION_TTL_S)
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const tool = findTool(req.params.name)
     if (!tool) throw protocolError(ErrorCode.InvalidParams, unknownToolMessage(req.params.name, TOOL_NAMES))
     const principal = extra.authInfo?.extra?.principal as Principal | undefined
     if (!principal) throw protocolError(ErrorCode.InternalError, 'Unauthenticated call reached a tool')
-    return callTool(tool, req.params.arguments ?? {}, principal, services, extra, req.params._meta?.progressToken)
+    return callTool(tool, req.params.arguments ?? {}, principal, services, extra, req.params._meta?.progressToken, session.logLevel)
   })
   return server
 }
@@ -123,6 +138,7 @@ async function callTool(
   services: Services,
   extra: Extra,
   progressToken: string | number | undefined,
+  logLevel: LoggingLevel | null,
 ): Promise<CallToolResult> {
   const plan = principal.account.plan
   if (!planIncludes(plan, tool.plan)) {
@@ -161,14 +177,20 @@ async function callTool(
       : 'must be a whole http:// or https:// URL'
     return toolError(new AppError('invalid_url', message, { details: [{ path, message: detail }], ...(suggestion ? { suggestion } : {}) }))
   }
+  // A phase of the work is a progress notification when asked for, and an info log message when the session asked for logs.
+  const log = toolLogger(extra, logLevel, tool.name)
   const progress = async (value: number, total: number, message: string) => {
+    await log('info', { phase: message, progress: value, total })
     if (progressToken === undefined) return
     await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } })
   }
   try {
     const result = await tool.run(args, { principal, services, progress, signal: extra.signal, tools: TOOLS })
-    const version = extra.requestInfo?.headers['mcp-protocol-version']
-    const answer = structured(tool.name, result, Array.isArray(version) ? version[0] : version)
+    const line = auditLine(result)
+    if (line) await log('info', line)
+    const header = extra.requestInfo?.headers['mcp-protocol-version']
+    const version = Array.isArray(header) ? header[0] : header
+    const answer = withReportLink(tool.name, structured(tool.name, result, version), version)
     // Clients reject a result that does not match the declared schema: make such drift visible on our side too.
     if (!Value.Check(tool.output, answer.structuredContent)) {
       const errors = firstErrors(tool.output, answer.structuredContent, 5).map((x) => `${x.path} ${x.message}`)

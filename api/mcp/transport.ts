@@ -8,8 +8,9 @@ import { CORS_EXPOSE } from '../http/cors.ts'
 import type { Services } from '../services.ts'
 import { type Envelope, hasMethod, type Message } from './envelope.ts'
 import { McpEventStore } from './events.ts'
+import { callsLoggingTool, passes, sessionLogLevel } from './logging.ts'
 import { unavailable } from './rpc-error.ts'
-import { createMcpServer } from './server.ts'
+import { createMcpServer, type SessionContext } from './server.ts'
 import type { Admitted, SessionGate } from './session-gate.ts'
 
 /**
@@ -28,7 +29,15 @@ export async function sdkAnswer(
   const wantsProgress = envelope.messages.some(
     (m) => typeof m === 'object' && m !== null && (m as Message).params?._meta?.progressToken !== undefined,
   )
-  const res = await serve(services, req, envelope.body, principal, wantsProgress).catch((e) => {
+  // A session that set a logging level gets its logging tools' messages: their answer is a stream then too.
+  const { sessionId } = admitted
+  const logLevel =
+    sessionId && callsLoggingTool(envelope.messages)
+      ? await sessionLogLevel(services.infra.kv, sessionId, services.config.MCP_SESSION_TTL_S)
+      : null
+  const session: SessionContext = { sessionId, logLevel }
+  const sse = wantsProgress || passes('info', logLevel)
+  const res = await serve(services, req, envelope.body, principal, sse, session).catch((e) => {
     endStream()
     throw e
   })
@@ -56,8 +65,15 @@ const isResumable = (body: unknown) =>
   hasMethod(body, 'tools/call') &&
   RESUMABLE_TOOLS.has(String((body as { params?: { name?: unknown } }).params?.name))
 
-async function serve(services: Services, req: Request, parsedBody: unknown, principal: Principal, sse: boolean): Promise<Response> {
-  const server = createMcpServer(services)
+async function serve(
+  services: Services,
+  req: Request,
+  parsedBody: unknown,
+  principal: Principal,
+  sse: boolean,
+  session: SessionContext,
+): Promise<Response> {
+  const server = createMcpServer(services, session)
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !sse,

@@ -1,16 +1,9 @@
 // The report as an MCP App (@modelcontextprotocol/ext-apps): one ui:// HTML resource that hosts
 // supporting MCP Apps render inline for the results of scan_app, get_scan and get_audit. Tools link to it
 // from their `_meta` in tools/list; the server lists and serves it through resources/list and
-// resources/read. Hosts without MCP Apps ignore all of this and read the JSON as before.
+// resources/read (../resources.ts). Hosts without MCP Apps ignore all of this and read the JSON as before.
 import { RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-  type ListResourcesResult,
-  type ReadResourceResult,
-} from '@modelcontextprotocol/sdk/types.js'
+import type { ListResourcesResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
 import { reportHtml } from './html.ts'
 
 export const REPORT_APP_URI = 'ui://appaudit/report.html'
@@ -40,23 +33,4 @@ export function listAppResources(): ListResourcesResult {
 export async function readAppResource(uri: string): Promise<ReadResourceResult | null> {
   if (uri !== REPORT_APP_URI) return null
   return { contents: [{ uri: REPORT_APP_URI, mimeType: REPORT_APP_MIME, text: await reportHtml(), _meta: UI_META }] }
-}
-
-/** JSON-RPC "Resource not found" (MCP spec, resources). */
-const RESOURCE_NOT_FOUND = -32002
-
-/**
- * Declares the resources capability and answers resources/list, resources/templates/list and
- * resources/read for the report view. Call before the server connects.
- */
-export function registerReportApp(server: Server): void {
-  server.registerCapabilities({ resources: { listChanged: false } })
-  server.setRequestHandler(ListResourcesRequestSchema, async () => listAppResources())
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [] }))
-  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
-    const found = await readAppResource(req.params.uri)
-    if (!found)
-      throw Object.assign(new Error(`Resource not found: ${req.params.uri}`), { code: RESOURCE_NOT_FOUND, data: { uri: req.params.uri } })
-    return found
-  })
 }
