@@ -13,7 +13,7 @@ describe('argumentProblems', () => {
     const found = problems('scan_app', {})
     expect(found.map((p) => p.path)).toEqual(['/url'])
     expect(found[0]!.message).toStartWith('is required: a string')
-    expect(found[0]!.message).toContain('https://www.example.com/')
+    expect(found[0]!.message).toContain('e.g. https://example.com/')
   })
 
   test('a single value where a list is taken names the allowed values, what came, and the list to send', () => {
