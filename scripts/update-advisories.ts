@@ -4,9 +4,11 @@
 //   bun scripts/update-advisories.ts                         # from GitHub (needs network)
 //   bun scripts/update-advisories.ts --from jsrepository-v4.json [--date 2026-08-22] [--commit fd8df0d]
 //
-// Only what the check uses is kept: each library's content extractors (versions come from script content,
-// never from file names or URLs) and its vulnerabilities. Libraries the hand-written table covers are
-// left out, so one library is never judged twice. Review the diff (new extractors run on every scan) and
+// Each library's extractors are kept as RetireJS writes them except `func` and `ast` (they need the page's
+// globals or a parser): file content (and filecontentreplace), hashes of whole files, URIs and file names,
+// with its vulnerabilities. Versions come from content first; hashes, URIs and file names speak only for a
+// script whose content named none. Libraries the hand-written table covers keep only their URI, file-name
+// and hash extractors (under `locations`, by the hand-written id), so one library is never judged twice. Review the diff (new extractors run on every scan) and
 // run bun test test/shared/checks/vulnerable-js-library.test.ts before committing.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -42,14 +44,44 @@ interface RetireVulnerability {
 
 interface RetireLibrary {
   npmname?: string
-  extractors?: { filecontent?: string[] }
+  extractors?: {
+    filecontent?: string[]
+    filecontentreplace?: string[]
+    uri?: string[]
+    filename?: string[]
+    hashes?: Record<string, string>
+  }
   vulnerabilities?: RetireVulnerability[]
 }
 
-export interface RepositoryLibrary {
+/** Where a script's location or bytes name a library: RetireJS's uri, filename and hashes extractors. */
+export interface LocationExtractors {
+  uri: string[]
+  filename: string[]
+  /** SHA-1 of a whole file -> its version. */
+  hashes: Record<string, string>
+}
+
+export interface RepositoryLibrary extends LocationExtractors {
   npm: string | null
   filecontent: string[]
+  /** "/regex/replacement/": the version is the replacement with $1.. filled in. */
+  filecontentreplace: string[]
   vulnerabilities: Array<{ atOrAbove: string | null; below: string; severity: string; summary: string; ids: string[] }>
+}
+
+/** RetireJS names of the hand-covered libraries -> the hand-written table's ids. */
+export const HAND_IDS: Record<string, string> = {
+  jquery: 'jquery',
+  'jquery-ui': 'jquery-ui',
+  lodash: 'lodash',
+  'underscore.js': 'underscore',
+  angularjs: 'angularjs',
+  bootstrap: 'bootstrap',
+  'moment.js': 'moment',
+  handlebars: 'handlebars',
+  DOMPurify: 'dompurify',
+  vue: 'vue',
 }
 
 export interface Repository {
@@ -59,6 +91,8 @@ export interface Repository {
   updated: string
   commit: string | null
   libraries: Record<string, RepositoryLibrary>
+  /** Location extractors of the libraries the hand-written table covers, by its ids. */
+  locations: Record<string, LocationExtractors>
 }
 
 const SEVERITIES = new Set(['low', 'medium', 'high', 'critical'])
@@ -71,14 +105,35 @@ function idsOf(library: string, v: RetireVulnerability): string[] {
   return ref ? [`${library} ${v.identifiers?.retid && !v.identifiers.issue && !v.identifiers.bug ? 'retid' : 'issue'} ${ref}`] : []
 }
 
+const VERSIONED = (p: string) => p.includes('§§version§§')
+
+/** Throws on a pattern JavaScript cannot run. */
+function compiles(pattern: string): string {
+  new RegExp(pattern.replaceAll('§§version§§', '[0-9][0-9.a-z_\\-]+'))
+  return pattern
+}
+
+function locationsOf(lib: RetireLibrary): LocationExtractors {
+  const x = lib.extractors ?? {}
+  const hashes: Record<string, string> = {}
+  for (const [hash, version] of Object.entries(x.hashes ?? {})) if (/^[0-9a-f]{40}$/.test(hash)) hashes[hash] = version
+  return { uri: (x.uri ?? []).filter(VERSIONED).map(compiles), filename: (x.filename ?? []).filter(VERSIONED).map(compiles), hashes }
+}
+
 export function convert(raw: Record<string, RetireLibrary>, updated: string, commit: string | null): Repository {
   const libraries: Record<string, RepositoryLibrary> = {}
+  const locations: Record<string, LocationExtractors> = {}
   for (const name of Object.keys(raw).sort()) {
-    if (COVERED_BY_HAND.has(name)) continue
     const lib = raw[name]!
-    const filecontent = (lib.extractors?.filecontent ?? []).filter((p) => p.includes('§§version§§'))
-    if (filecontent.length === 0) continue
-    for (const p of filecontent) new RegExp(p.replaceAll('§§version§§', '[0-9][0-9.a-z_\\-]+')) // throws on a pattern JS cannot run
+    const handId = HAND_IDS[name]
+    if (handId) locations[handId] = locationsOf(lib)
+    if (COVERED_BY_HAND.has(name)) continue
+    const filecontent = (lib.extractors?.filecontent ?? []).filter(VERSIONED).map(compiles)
+    const filecontentreplace = (lib.extractors?.filecontentreplace ?? []).filter((p) => /^\/.+\/.*\/$/s.test(p))
+    for (const p of filecontentreplace) new RegExp(p.slice(1, p.lastIndexOf('/', p.length - 2)))
+    const where = locationsOf(lib)
+    if (filecontent.length + filecontentreplace.length + where.uri.length + where.filename.length + Object.keys(where.hashes).length === 0)
+      continue
     const vulnerabilities = (lib.vulnerabilities ?? [])
       .filter((v) => v.below)
       .map((v) => ({
@@ -89,9 +144,9 @@ export function convert(raw: Record<string, RetireLibrary>, updated: string, com
         ids: idsOf(name, v),
       }))
       .filter((v) => v.ids.length > 0)
-    libraries[name] = { npm: lib.npmname ?? null, filecontent, vulnerabilities }
+    libraries[name] = { npm: lib.npmname ?? null, filecontent, filecontentreplace, ...where, vulnerabilities }
   }
-  return { source: 'RetireJS repository (jsrepository-v4.json)', license: 'Apache-2.0', updated, commit, libraries }
+  return { source: 'RetireJS repository (jsrepository-v4.json)', license: 'Apache-2.0', updated, commit, libraries, locations }
 }
 
 async function main() {

@@ -9,7 +9,7 @@ import { detectLibraries } from '../util/library-detectors.ts'
 import { libraryAdvice } from '../util/library-advice.ts'
 import { compareVersions, parseVersion, satisfies } from '../util/semver.ts'
 import { worseSeverity } from '../../report/ranking.ts'
-import { detectRepositoryLibraries, REPOSITORY_DATA, repositoryEntry } from '../util/retire.ts'
+import { detectByLocation, detectRepositoryLibraries, REPOSITORY_DATA, repositoryEntry } from '../util/retire.ts'
 
 const MAX_SCRIPTS_LISTED = 5
 const MAX_FINDINGS = 20
@@ -18,7 +18,7 @@ interface Instance {
   entry: LibraryEntry
   version: string
   scripts: string[]
-  source: 'banner' | 'content'
+  source: 'banner' | 'content' | 'hash' | 'uri' | 'filename'
   excerpt: string
   fixable: Advisory[]
   unfixed: Advisory[]
@@ -91,7 +91,7 @@ export const vulnerableJsLibrary = defineCheck({
     'Known XSS, prototype-pollution and code-injection flaws in front-end libraries have public exploits; an old jQuery or DOMPurify ' +
     "turns any place that handles untrusted HTML into a way to run script in your users' sessions.",
   confirmation:
-    'Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries\' own version constants in their minified form (jQuery\'s "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash\'s VERSION next to its internal markers, AngularJS\'s {full:"1.7.9",major:1,...,codeName}, Bootstrap\'s VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). File names are never used: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2, jQuery 1.x and 2.x, discontinued libraries such as YUI, MooTools and Prototype). For the RetireJS libraries, only their content extractors are used (never file names or URLs) and each runs only when its literal text is in the script. Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ' +
+    'Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries\' own version constants in their minified form (jQuery\'s "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash\'s VERSION next to its internal markers, AngularJS\'s {full:"1.7.9",major:1,...,codeName}, Bootstrap\'s VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). The content decides: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. Only a script whose content names no library is read by its address: a CDN path naming the package and version (jsDelivr, unpkg, cdnjs) or a RetireJS URI pattern counts as the content would; a RetireJS hash of the whole file too; a file name alone warns and says so. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2, jQuery 1.x and 2.x, discontinued libraries such as YUI, MooTools and Prototype). For the RetireJS libraries, every extractor but func and ast is used (filecontent and filecontentreplace, hashes, uri, filename; the hand-covered libraries\u2019 uri, filename and hash extractors too), each content extractor only when its literal text is in the script. Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ' +
     ADVISORY_DATA +
     '.',
   severity: 'high',
@@ -124,11 +124,24 @@ export const vulnerableJsLibrary = defineCheck({
   requires: ['scripts'],
   run: ({ scripts }) => {
     const instances = instancesIn(scripts)
-    const failing = instances.filter((i) => i.fixable.length > 0)
-    const warning = instances.filter((i) => i.fixable.length === 0 && i.unfixed.length > 0)
+    // A file's name alone does not prove its content: such a finding warns and says so.
+    const byName = (i: Instance) => i.source === 'filename'
+    const failing = instances.filter((i) => i.fixable.length > 0 && !byName(i))
+    const named = instances.filter((i) => i.fixable.length + i.unfixed.length > 0 && byName(i))
+    const warning = instances.filter((i) => i.fixable.length === 0 && i.unfixed.length > 0 && !byName(i))
     const eolOnly = instances.filter((i) => i.fixable.length === 0 && i.unfixed.length === 0 && i.endOfLife.length > 0)
-    const evidence = evidenceOf(scripts, instances, [...failing, ...warning, ...eolOnly])
+    const evidence = evidenceOf(scripts, instances, [...failing, ...warning, ...named, ...eolOnly])
     if (failing.length > 0) return failVerdict(failing, evidence)
+    if (named.length > 0 && warning.length === 0) {
+      const first = named[0]!
+      const fix = highestFix(first)
+      return {
+        status: 'warn',
+        severity: worstSeverity([...first.fixable, ...first.unfixed]),
+        evidence,
+        summary: `${label(first)}, by its file name only (its content shows no version): if it is that release, it has known vulnerabilities (${[...first.fixable, ...first.unfixed][0]!.ids[0]})${fix ? `, fixed in ${fix}` : ''}.`,
+      }
+    }
     if (warning.length > 0) {
       const first = warning[0]!
       return {
@@ -159,10 +172,18 @@ export const vulnerableJsLibrary = defineCheck({
 function instancesIn(scripts: ScriptArtifact[]): Instance[] {
   const byKey = new Map<string, Instance>()
   for (const script of scripts) {
-    const detections = [
+    const byContent = [
       ...detectLibraries(script).map((d) => ({ ...d, entry: libraryEntry(d.library) })),
       ...detectRepositoryLibraries(script).map((d) => ({ ...d, source: 'content' as const, entry: repositoryEntry(d.library) })),
     ]
+    // The content decides; a file's hash, URI or name speaks only when the content named no library.
+    const detections =
+      byContent.length > 0
+        ? byContent
+        : detectByLocation(script).map((d) => ({
+            ...d,
+            entry: d.table === 'hand' ? libraryEntry(d.library) : repositoryEntry(d.library),
+          }))
     for (const d of detections) {
       const key = `${d.library}@${d.version}`
       const existing = byKey.get(key)

@@ -98,6 +98,14 @@ const DETECTORS: Detector[] = [
         ),
       },
       {
+        // lodash.min.js: An.VERSION="4.17.15",r("bind bindKey curry curryRight partial partialRight".split(" "),...
+        source: 'content',
+        gate: ['bind bindKey curry curryRight partial partialRight'],
+        pattern: re(
+          String.raw`\.VERSION\s*=\s*["'](?<v>${VER})["']\s*[,;][^"']{0,60}["']bind["']?,?\s*["']?bindKey["']?,?\s*["']?curry["']?,?\s*["']?curryRight["']?,?\s*["']?partial["']?,?\s*["']?partialRight`,
+        ),
+      },
+      {
         // VERSION = '4.17.15' near lodash's own markers (a bare VERSION constant belongs to many libraries).
         source: 'content',
         gate: ['VERSION'],

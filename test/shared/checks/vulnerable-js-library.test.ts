@@ -110,10 +110,13 @@ describe('vulnerable-js-library', () => {
     ])
   })
 
-  test('a file named after a vulnerable version but without a readable version is not a finding', () => {
+  test('a file named after a vulnerable version but without a readable version warns, and says its name is all there is', () => {
     const r = run(script('https://example.com/js/jquery-1.8.3.min.js', 'var a=window.jQuery;a&&a(function(){a("#x").hide()});'))
-    expect(r.status).toBe('pass')
-    expect(r.evidence.detected).toEqual([])
+    expect(r.status).toBe('warn')
+    expect(r.evidence.detected).toMatchObject([{ library: 'jQuery', version: '1.8.3', detectedBy: 'filename' }])
+    expect(r.summary).toContain('by its file name only')
+    // Its content, when it names a version, decides.
+    expect(run(script('https://example.com/js/jquery-1.8.3.min.js', JQUERY_MIN('3.7.1'))).status).toBe('pass')
   })
 
   test('detects jQuery bundled and minified without a banner, from its version constant', () => {
