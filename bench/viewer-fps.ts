@@ -21,6 +21,8 @@ import { createAccount, createApiKey } from '../shared/db/accounts.ts'
 import { connectClient, textJson } from '../test/harness/client.ts'
 import { startCrawlSite } from './lib/crawl-site.ts'
 import { startBenchService } from './lib/service.ts'
+import { castStats } from '../crawler/viewer/audit-cast.ts'
+import { relayStats } from '../api/viewer/service.ts'
 import { flag, fmtMs, fmtRatio, intFlag, summarize, table, writeResult } from './lib/stats.ts'
 
 export const TARGETS = { fpsMedian: 10, firstFrameMs: 1_000, framesPerPage: 1 } as const
@@ -100,6 +102,8 @@ async function measure(
   )
   const { auditId, browserViewer } = textJson((started.content as Array<{ text: string }>)[0]!.text)
   const browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS })
+  const cast0 = { ...castStats }
+  const relay0 = { ...relayStats }
   const frames: Array<{ at: number; url: string }> = []
   let crawlEndedAt = 0
   try {
@@ -146,6 +150,9 @@ async function measure(
     }
     if (!result) throw new Error(`audit ${auditId} did not finish`)
     await join
+    const diff = <T extends Record<string, number>>(a: T, b: T) =>
+      Object.fromEntries(Object.entries(a).map(([k, v]) => [k, Math.round(v - b[k]!)]))
+    console.log(site, 'crawler side', diff(castStats, cast0), 'relay', diff(relayStats, relay0))
     const first = frames[0]?.at ?? NaN
     // Frames a second over the crawl, in 1-second windows from the first frame to the end.
     const windows: number[] = []

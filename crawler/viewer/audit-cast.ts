@@ -1,11 +1,13 @@
 // One audit's live stream: every lane's tab attached to it, the focused one cast, whether anyone watches
 // (the store's key, polled, and control messages), the ticker of stills for pages that do not repaint, and
 // the frames published within the rate cap with the latest kept in the store. See screencast.ts.
+import type { Page } from 'playwright-core'
 import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 import { errorMessage } from '../../shared/errors.ts'
-import type { LaneCast, Quality } from './lane-cast.ts'
+import { captureJpeg } from './capture.ts'
+import { LIVE_FRAME, type LaneCast, type Quality } from './lane-cast.ts'
 
 export interface ScreencastDeps {
   auditId: string
@@ -14,17 +16,21 @@ export interface ScreencastDeps {
   log: Logger
 }
 
-/** Stills of the focused tab: a scale of its 1280x800 viewport, and a JPEG quality, per quality (a still takes ~35 ms either way). */
-const STILL: Record<Quality, { scale: number; quality: number }> = {
-  normal: { scale: 0.75, quality: 50 },
-  low: { scale: 0.5, quality: 40 },
-}
 /** Frames published per second at most, screencast and stills together. */
 export const MAX_FPS = 15
 /** The ticker's period while someone watches. */
 const TICK_MS = 20
-/** No frame for this long: the ticker takes a still. With a still's own ~35 ms, about 10 a second. */
-const STILL_AFTER_MS = 50
+/**
+ * A still is taken this long after the previous one started (about 12 a second, or as fast as Chromium
+ * makes them when each takes longer)...
+ */
+const STILL_EVERY_MS = 80
+/**
+ * ...and only when no screencast frame came for this long: a page that repaints is shown by its screencast,
+ * and a still beside it would take Chromium's time from the screencast (measured: 5 frames a second on an
+ * animated page with stills, 13 without, on a loaded machine).
+ */
+const SCREENCAST_QUIET_MS = 250
 const POLL_MS = 1_000
 /** How long an audit's watch state outlives its last page, waiting for the next one. */
 const LINGER_MS = 5_000
@@ -32,6 +38,24 @@ const LINGER_MS = 5_000
 const MAX_IN_FLIGHT = 4
 /** How often the latest frame is written to the store. */
 const LATEST_EVERY_MS = 1_000
+/**
+ * Following the latest page, the view stays on a lane at least this long before another lane's new page takes
+ * it: a page shown for a fifth of a second cannot be read, and each switch restarts Chromium's screencast.
+ */
+const MIN_FOCUS_MS = 1_000
+/** Pages remembered as shown, so a judged page that never was gets a still of its own. */
+const SHOWN_MEMORY = 1_000
+
+/** What the live view did in this process, for bench/viewer-fps (counts only, never read by the crawl). */
+export const castStats = {
+  screencastFrames: 0,
+  stills: 0,
+  stillMs: 0,
+  published: 0,
+  skippedRate: 0,
+  skippedInFlight: 0,
+  publishedBytes: 0,
+}
 
 export interface FrameMessage {
   type: 'frame'
@@ -61,7 +85,13 @@ export class AuditCast {
   private seq = 0
   private lastPublishAt = 0
   private lastLatestAt = 0
+  private lastStillAt = 0
+  private lastScreencastAt = 0
   private stillRunning = false
+  private focusedAt = 0
+  private refocusTimer: ReturnType<typeof setTimeout> | null = null
+  /** The pages shown so far (the latest SHOWN_MEMORY). */
+  private readonly shown = new Set<string>()
 
   constructor(
     readonly deps: ScreencastDeps,
@@ -98,7 +128,7 @@ export class AuditCast {
     else if (c.kind === 'unwatch' || c.kind === 'ended') this.setWatching(false)
     else if (c.kind === 'focus') {
       this.lane = c.lane
-      this.refocus()
+      this.refocus(true)
     } else if (c.kind === 'quality' && c.quality !== this.quality) {
       this.quality = c.quality
       void this.focused?.restart()
@@ -126,24 +156,64 @@ export class AuditCast {
     void this.focused?.sync()
   }
 
-  /** While watched: a still of the focused tab when nothing went out for a while (a page that does not repaint). */
+  /**
+   * While watched: a still of the focused tab when its screencast is quiet (a page that does not repaint),
+   * one every STILL_EVERY_MS or as fast as they come, never two at once.
+   */
   private async tick() {
     const cast = this.focused
     if (!cast || !this.watching || this.stillRunning || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
-    if (performance.now() - this.lastPublishAt < STILL_AFTER_MS) return
+    const now = performance.now()
+    if (now - this.lastStillAt < STILL_EVERY_MS || now - this.lastScreencastAt < SCREENCAST_QUIET_MS) return
+    this.lastStillAt = now
+    await this.still(
+      cast.page,
+      () => this.focused === cast,
+      cast.lane,
+      () => cast.url(),
+    )
+  }
+
+  /** A still of `page` published if `stillWanted()` holds once it is taken. */
+  private async still(page: Page, stillWanted: () => boolean, lane: number, url: () => string) {
     this.stillRunning = true
     try {
-      const data = await cast.still(STILL[this.quality].scale, STILL[this.quality].quality)
-      if (data && this.focused === cast && this.watching) this.publish(cast.lane, cast.url(), data, Date.now(), true)
+      const t0 = performance.now()
+      const data = await captureJpeg(page, LIVE_FRAME[this.quality].scale, LIVE_FRAME[this.quality].quality)
+      castStats.stills++
+      castStats.stillMs += performance.now() - t0
+      if (data && this.watching && stillWanted()) this.publish(lane, url(), data, Date.now(), true)
     } finally {
       this.stillRunning = false
     }
   }
 
+  /** A screencast frame came from the focused tab (published or not): the page repaints by itself. */
+  screencastFrame() {
+    this.lastScreencastAt = performance.now()
+    castStats.screencastFrames++
+  }
+
+  /**
+   * A lane's page was judged: while someone watches and it never showed (another lane had the view all its
+   * time), a still of it at the live size, so every page shows at least once. Nothing while nobody watches.
+   */
+  async showJudged(page: Page, lane: number, url: string): Promise<void> {
+    if (!this.watching || this.shown.has(url) || page.isClosed()) return
+    for (let i = 0; i < 50 && this.stillRunning; i++) await Bun.sleep(10)
+    if (this.stillRunning || this.shown.has(url)) return
+    await this.still(
+      page,
+      () => !page.isClosed() && page.url() === url,
+      lane,
+      () => url,
+    )
+  }
+
   add(c: LaneCast) {
     this.attached.push(c)
     this.lanes = Math.max(this.lanes, c.lane + 1)
-    this.refocus()
+    this.refocus(false)
   }
 
   /** The cast's tab started a page: it is the most recently active. */
@@ -152,20 +222,39 @@ export class AuditCast {
     if (i < 0 || i === this.attached.length - 1) return
     this.attached.splice(i, 1)
     this.attached.push(c)
-    this.refocus()
+    this.refocus(false)
   }
 
   remove(c: LaneCast) {
     this.attached = this.attached.filter((x) => x !== c)
-    this.refocus()
+    this.refocus(true)
   }
 
-  private refocus() {
+  /**
+   * Focuses the chosen lane, else the most recently active one; a switch to a newer page waits until the
+   * view has stayed MIN_FOCUS_MS on its lane (`now`: a lane was chosen, or the focused tab went).
+   */
+  private refocus(now: boolean) {
     const chosen = this.lane === null ? null : ([...this.attached].reverse().find((c) => c.lane === this.lane) ?? null)
     const next = chosen ?? this.attached[this.attached.length - 1] ?? null
     if (next === this.focused) return
+    const held = performance.now() - this.focusedAt
+    if (!now && this.focused && this.attached.includes(this.focused) && held < MIN_FOCUS_MS) {
+      if (!this.refocusTimer) {
+        this.refocusTimer = setTimeout(() => {
+          this.refocusTimer = null
+          this.refocus(true)
+        }, MIN_FOCUS_MS - held)
+        this.refocusTimer.unref?.()
+      }
+      return
+    }
     const previous = this.focused
     this.focused = next
+    this.focusedAt = performance.now()
+    // The new tab's screencast has yet to send anything: a still may come at once.
+    this.lastScreencastAt = 0
+    this.lastStillAt = 0
     void previous?.sync()
     void next?.sync()
   }
@@ -176,9 +265,19 @@ export class AuditCast {
    */
   publish(lane: number, url: string, data: string, ts: number, force = false): boolean {
     const now = performance.now()
-    if (!force && now - this.lastPublishAt < 1000 / MAX_FPS) return false
-    if (this.inFlight >= MAX_IN_FLIGHT) return false
+    if (!force && now - this.lastPublishAt < 1000 / MAX_FPS) {
+      castStats.skippedRate++
+      return false
+    }
+    if (this.inFlight >= MAX_IN_FLIGHT) {
+      castStats.skippedInFlight++
+      return false
+    }
     this.lastPublishAt = now
+    castStats.published++
+    castStats.publishedBytes += data.length
+    if (this.shown.size >= SHOWN_MEMORY) this.shown.clear()
+    this.shown.add(url)
     const { pubsub, kv, auditId } = this.deps
     const message = JSON.stringify({ type: 'frame', url, data, ts, lane, lanes: this.lanes, seq: ++this.seq } satisfies FrameMessage)
     if (this.watching) {
@@ -199,6 +298,8 @@ export class AuditCast {
     if (this.refs > 0) return
     if (this.timer) clearInterval(this.timer)
     if (this.ticker) clearInterval(this.ticker)
+    if (this.refocusTimer) clearTimeout(this.refocusTimer)
+    this.refocusTimer = null
     this.timer = null
     this.ticker = null
     this.forget()
