@@ -6,7 +6,10 @@ import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 import { errorMessage } from '../../shared/errors.ts'
-import { captureJpeg } from './capture.ts'
+import { jpegInfo } from '../../shared/lib/jpeg.ts'
+import { captureJpeg, castStats } from './capture.ts'
+
+export { castStats } from './capture.ts'
 import { LIVE_FRAME, type LaneCast, type Quality } from './lane-cast.ts'
 
 export interface ScreencastDeps {
@@ -45,17 +48,6 @@ const LATEST_EVERY_MS = 1_000
 const MIN_FOCUS_MS = 1_000
 /** Pages remembered as shown, so a judged page that never was gets a still of its own. */
 const SHOWN_MEMORY = 1_000
-
-/** What the live view did in this process, for bench/viewer-fps (counts only, never read by the crawl). */
-export const castStats = {
-  screencastFrames: 0,
-  stills: 0,
-  stillMs: 0,
-  published: 0,
-  skippedRate: 0,
-  skippedInFlight: 0,
-  publishedBytes: 0,
-}
 
 export interface FrameMessage {
   type: 'frame'
@@ -191,7 +183,6 @@ export class AuditCast {
   /** A screencast frame came from the focused tab (published or not): the page repaints by itself. */
   screencastFrame() {
     this.lastScreencastAt = performance.now()
-    castStats.screencastFrames++
   }
 
   /**
@@ -271,6 +262,13 @@ export class AuditCast {
     }
     if (this.inFlight >= MAX_IN_FLIGHT) {
       castStats.skippedInFlight++
+      return false
+    }
+    // Never a frame narrower than the quality asks (a screencast frame painted while the replay's scaled
+    // still had Chromium emulate a small device): its text could not be read.
+    const width = jpegInfo(data.slice(0, 1600))?.width
+    if (width !== undefined && width < LIVE_FRAME[this.quality].maxWidth) {
+      castStats.skippedNarrow++
       return false
     }
     this.lastPublishAt = now

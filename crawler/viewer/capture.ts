@@ -1,6 +1,21 @@
 // Stills of a lane's tab over CDP: one session per tab, shared by its screencast, its live stills and its
-// replay frames, and a JPEG of the viewport that never waits past a bound.
+// replay frames, and a JPEG of the viewport that never waits past a bound. A tab's stills are taken one at
+// a time: Chromium takes a scaled still (the replay's) by emulating a smaller device for its length, and a
+// full-size still taken meanwhile came out at the replay's 480 pixels.
 import type { CDPSession, Page } from 'playwright-core'
+
+/** What the live view did in this process, for bench/viewer-fps (counts only, never read by the crawl). */
+export const castStats = {
+  /** Frames Chromium sent, whether or not they were published. */
+  screencastFrames: 0,
+  stills: 0,
+  stillMs: 0,
+  published: 0,
+  skippedRate: 0,
+  skippedInFlight: 0,
+  skippedNarrow: 0,
+  publishedBytes: 0,
+}
 
 /** A still that takes longer is abandoned (a busy page, a busy machine). */
 const STILL_TIMEOUT_MS = 2_000
@@ -17,8 +32,17 @@ export function sessionOf(page: Page): Promise<CDPSession> {
   return s
 }
 
+/** The last still of each tab, taken or on its way: the next one starts after it. */
+const stillOf = new WeakMap<Page, Promise<unknown>>()
+
 /** A JPEG of the tab's viewport (base64), scaled; null when the tab is gone or busy past the timeout. */
-export async function captureJpeg(page: Page, scale: number, quality: number): Promise<string | null> {
+export function captureJpeg(page: Page, scale: number, quality: number): Promise<string | null> {
+  const next = (stillOf.get(page) ?? Promise.resolve()).then(() => shoot(page, scale, quality))
+  stillOf.set(page, next)
+  return next
+}
+
+async function shoot(page: Page, scale: number, quality: number): Promise<string | null> {
   if (page.isClosed()) return null
   let timer: ReturnType<typeof setTimeout> | undefined
   try {

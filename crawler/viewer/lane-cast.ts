@@ -4,7 +4,7 @@
 import type { CDPSession, Page } from 'playwright-core'
 import type { Logger } from '../../shared/lib/log.ts'
 import { errorMessage } from '../../shared/errors.ts'
-import { sessionOf } from './capture.ts'
+import { castStats, sessionOf } from './capture.ts'
 
 export type Quality = 'normal' | 'low'
 
@@ -105,6 +105,7 @@ export class LaneCast {
 
   private onFrame(f: ScreencastFrame) {
     this.cdp?.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
+    castStats.screencastFrames++
     const url = this.url()
     if (!this.casting || !this.wanted() || !url) return
     this.audit.screencastFrame()
