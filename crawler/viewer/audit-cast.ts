@@ -25,15 +25,17 @@ export const MAX_FPS = 15
 const TICK_MS = 20
 /**
  * A still is taken this long after the previous one started (about 12 a second, or as fast as Chromium
- * makes them when each takes longer)...
+ * makes them when each takes longer, STILLS_IN_FLIGHT at most at once)...
  */
 const STILL_EVERY_MS = 80
 /**
  * ...and only when no screencast frame came for this long: a page that repaints is shown by its screencast,
- * and a still beside it would take Chromium's time from the screencast (measured: 5 frames a second on an
- * animated page with stills, 13 without, on a loaded machine).
+ * and a still beside it takes Chromium's time from the screencast (on a loaded machine an animated page's
+ * screencast alone gave 13.7 frames a second; in bench/viewer-fps, with stills beside it, 5.8).
  */
 const SCREENCAST_QUIET_MS = 250
+/** Stills on their way at once: while one waits for Chromium's next frame, the other is encoded. */
+const STILLS_IN_FLIGHT = 2
 const POLL_MS = 1_000
 /** How long an audit's watch state outlives its last page, waiting for the next one. */
 const LINGER_MS = 5_000
@@ -79,7 +81,9 @@ export class AuditCast {
   private lastLatestAt = 0
   private lastStillAt = 0
   private lastScreencastAt = 0
-  private stillRunning = false
+  /** Stills on their way, and when the newest one published was started. */
+  private stills = 0
+  private lastStillShown = 0
   private focusedAt = 0
   private refocusTimer: ReturnType<typeof setTimeout> | null = null
   /** The pages shown so far (the latest SHOWN_MEMORY). */
@@ -150,11 +154,11 @@ export class AuditCast {
 
   /**
    * While watched: a still of the focused tab when its screencast is quiet (a page that does not repaint),
-   * one every STILL_EVERY_MS or as fast as they come, never two at once.
+   * one every STILL_EVERY_MS, at most STILLS_IN_FLIGHT at once.
    */
   private async tick() {
     const cast = this.focused
-    if (!cast || !this.watching || this.stillRunning || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
+    if (!cast || !this.watching || this.stills >= STILLS_IN_FLIGHT || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
     const now = performance.now()
     if (now - this.lastStillAt < STILL_EVERY_MS || now - this.lastScreencastAt < SCREENCAST_QUIET_MS) return
     this.lastStillAt = now
@@ -166,17 +170,18 @@ export class AuditCast {
     )
   }
 
-  /** A still of `page` published if `stillWanted()` holds once it is taken. */
+  /** A still of `page` published if `stillWanted()` holds once it is taken and no later still went out first. */
   private async still(page: Page, stillWanted: () => boolean, lane: number, url: () => string) {
-    this.stillRunning = true
+    this.stills++
+    const t0 = performance.now()
     try {
-      const t0 = performance.now()
       const data = await captureJpeg(page, LIVE_FRAME[this.quality].scale, LIVE_FRAME[this.quality].quality)
       castStats.stills++
       castStats.stillMs += performance.now() - t0
-      if (data && this.watching && stillWanted()) this.publish(lane, url(), data, Date.now(), true)
+      if (!data || !this.watching || !stillWanted() || t0 < this.lastStillShown) return
+      if (this.publish(lane, url(), data, Date.now(), true)) this.lastStillShown = t0
     } finally {
-      this.stillRunning = false
+      this.stills--
     }
   }
 
@@ -191,8 +196,6 @@ export class AuditCast {
    */
   async showJudged(page: Page, lane: number, url: string): Promise<void> {
     if (!this.watching || this.shown.has(url) || page.isClosed()) return
-    for (let i = 0; i < 50 && this.stillRunning; i++) await Bun.sleep(10)
-    if (this.stillRunning || this.shown.has(url)) return
     await this.still(
       page,
       () => !page.isClosed() && page.url() === url,
