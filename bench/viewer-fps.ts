@@ -84,7 +84,8 @@ export interface ViewerFpsResult {
 /**
  * Runs in the viewer's page before its own script: each frame message is noted as its socket receives it
  * (time, URL, size and the head of its JPEG for the header), and each swap of the picture as painted on the
- * next animation frame. The page's clock is the epoch's, as the bench's Date.now().
+ * next animation frame (the page's own empty <img> as it is parsed is not a frame). The page's clock is
+ * the epoch's, as the bench's Date.now().
  */
 const RECORDER = `(() => {
   const rec = { recv: [], paint: [] }
@@ -102,7 +103,7 @@ const RECORDER = `(() => {
     }
   }
   new MutationObserver((list) => {
-    for (const m of list) for (const n of m.addedNodes) if (n.id === 'screen') requestAnimationFrame(() => rec.paint.push(Date.now()))
+    for (const m of list) for (const n of m.addedNodes) if (n.id === 'screen' && n.src) requestAnimationFrame(() => rec.paint.push(Date.now()))
   }).observe(document, { childList: true, subtree: true })
 })()`
 
