@@ -59,6 +59,8 @@ export interface ViewerRun {
   /** From opening the link while the crawl runs (a person joining) to the first frame received, and painted. */
   joinFirstFrameMs: number
   joinFirstPaintMs: number
+  /** The service's part of joining: from the page opening its socket to the first frame received. */
+  joinSocketToFrameMs: number
   framesPerPage: number
   pagesShown: number
   /** Frames meeting the readable floor (width and JPEG quality), of those received. */
@@ -88,12 +90,13 @@ export interface ViewerFpsResult {
  * the epoch's, as the bench's Date.now().
  */
 const RECORDER = `(() => {
-  const rec = { recv: [], paint: [] }
+  const rec = { recv: [], paint: [], socketAt: 0 }
   Object.defineProperty(window, '__viewerBench', { value: rec })
   const Native = window.WebSocket
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args)
+      rec.socketAt = rec.socketAt || Date.now()
       this.addEventListener('message', (ev) => {
         if (typeof ev.data !== 'string' || !ev.data.startsWith('{"type":"frame"')) return
         const url = /"url":"([^"]*)"/.exec(ev.data.slice(0, 4000))
@@ -110,10 +113,12 @@ const RECORDER = `(() => {
 interface Recorded {
   recv: Array<{ t: number; url: string; bytes: number; head: string }>
   paint: number[]
+  /** When the page opened its socket. */
+  socketAt: number
 }
 
 const recorded = (page: Page): Promise<Recorded> =>
-  page.evaluate(() => (window as unknown as { __viewerBench: Recorded }).__viewerBench).catch(() => ({ recv: [], paint: [] }))
+  page.evaluate(() => (window as unknown as { __viewerBench: Recorded }).__viewerBench).catch(() => ({ recv: [], paint: [], socketAt: 0 }))
 
 /** Frames a second over 1-second windows from `from` to `to`: median and 10th percentile. */
 function rate(times: number[], from: number, to: number): Rate {
@@ -205,7 +210,7 @@ async function measure(
       const second = await openViewer(browser, url)
       for (let i = 0; i < 100 && (await recorded(second)).paint.length === 0; i++) await Bun.sleep(100)
       const r = await recorded(second)
-      return { recv: (r.recv[0]?.t ?? NaN) - t0, paint: (r.paint[0] ?? NaN) - t0 }
+      return { recv: (r.recv[0]?.t ?? NaN) - t0, paint: (r.paint[0] ?? NaN) - t0, socket: (r.recv[0]?.t ?? NaN) - r.socketAt }
     })()
     const result = await auditEnd(client, auditId)
     const crawlEndedAt = Date.now()
@@ -224,7 +229,14 @@ async function measure(
 async function runOf(
   site: ViewerRun['site'],
   pages: number,
-  m: { seen: Recorded; opened: number; crawlEndedAt: number; joined: { recv: number; paint: number }; result: any; auditId: string },
+  m: {
+    seen: Recorded
+    opened: number
+    crawlEndedAt: number
+    joined: { recv: number; paint: number; socket: number }
+    result: any
+    auditId: string
+  },
   client: Client,
   sql: Parameters<typeof listAuditFrames>[0],
   sides: Pick<ViewerRun, 'crawler' | 'relay'>,
@@ -260,6 +272,7 @@ async function runOf(
     firstFrameMs: first - opened,
     joinFirstFrameMs: m.joined.recv,
     joinFirstPaintMs: m.joined.paint,
+    joinSocketToFrameMs: m.joined.socket,
     framesPerPage: recv.length / Math.max(1, scanned),
     pagesShown: [...crawled].filter((u) => shownUrls.has(u)).length / Math.max(1, crawled.size),
     readable: ok / Math.max(1, infos.length),
@@ -327,7 +340,7 @@ function report(all: ViewerRun[], endLoad: number[]) {
         rateOf(r.received),
         rateOf(r.painted),
         fmtMs(r.firstFrameMs),
-        `${fmtMs(r.joinFirstFrameMs)} (${fmtMs(r.joinFirstPaintMs)} painted)`,
+        `${fmtMs(r.joinFirstFrameMs)} (socket ${fmtMs(r.joinSocketToFrameMs)}, painted ${fmtMs(r.joinFirstPaintMs)})`,
         r.framesPerPage.toFixed(1),
         `${Math.round(r.pagesShown * 100)}%`,
         `${Math.round(r.readable * 100)}% (min ${r.minWidth} px, q${r.minQuality})`,

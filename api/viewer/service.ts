@@ -53,6 +53,8 @@ export const relayStats = { frames: 0, sent: 0, dropped: 0, lowRequests: 0 }
 /** The audits this process relays, each with its sockets and subscriptions. */
 class AuditRelay {
   sockets = new Set<ViewerSocket>()
+  /** The newest frame relayed here: a viewer that joins gets it without asking the store. */
+  latest: string | null = null
   private unsubs: Array<() => Promise<void>> = []
   private timer: ReturnType<typeof setInterval> | null = null
   stopped = false
@@ -81,7 +83,10 @@ class AuditRelay {
   private relay(message: string) {
     // Progress is small and always sent; a frame is dropped for a viewer that is behind (it wants the latest only).
     const isFrame = message.startsWith('{"type":"frame"')
-    if (isFrame) relayStats.frames++
+    if (isFrame) {
+      relayStats.frames++
+      this.latest = message
+    }
     for (const ws of this.sockets) {
       if (ws.data.state !== 'live') continue
       if (isFrame && ws.getBufferedAmount() >= MAX_BUFFERED_BYTES) {
@@ -236,7 +241,7 @@ async function admit(ws: ViewerSocket, token: string, c: { kv: KeyValue; log: Lo
   // The picture and the counts as they last were, at once: the next frame may be a moment away.
   const [progress, latest] = await Promise.all([
     kv.get(viewerKeys.progress(auditId)).catch(() => null),
-    kv.get(viewerKeys.latest(auditId)).catch(() => null),
+    relay.latest ?? kv.get(viewerKeys.latest(auditId)).catch(() => null),
   ])
   if (ws.data.state !== 'live') return
   if (progress) ws.send(progress)
