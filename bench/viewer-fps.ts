@@ -70,6 +70,8 @@ export interface ViewerRun {
   medianBytes: number
   crawler: Record<string, number>
   relay: Record<string, number>
+  /** The service's process (crawler, relay and bench in one): its timers' lateness and its share of a CPU. */
+  loop: { lagMedianMs: number; lagP90Ms: number; cpuShare: number }
   replayFrames: number
   replayBytes: number
 }
@@ -177,6 +179,29 @@ async function auditEnd(client: Client, auditId: string) {
   throw new Error(`audit ${auditId} did not finish`)
 }
 
+/** How late this process's timers fire (its event loop runs the crawl, the relay and the bench) and its CPU. */
+function loopWatch() {
+  const lags: number[] = []
+  let last = performance.now()
+  const timer = setInterval(() => {
+    const now = performance.now()
+    lags.push(Math.max(0, now - last - 100))
+    last = now
+  }, 100)
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  return () => {
+    clearInterval(timer)
+    const cpu = process.cpuUsage(cpu0)
+    const s = summarize(lags)
+    return {
+      lagMedianMs: Math.round(s.median),
+      lagP90Ms: Math.round(s.p90),
+      cpuShare: (cpu.user + cpu.system) / 1000 / (performance.now() - t0),
+    }
+  }
+}
+
 const counts = <T extends Record<string, number>>(now: T, before: T) =>
   Object.fromEntries(Object.entries(now).map(([k, v]) => [k, Math.round(v - before[k]!)]))
 
@@ -196,6 +221,7 @@ async function measure(
   const { auditId, browserViewer } = textJson((started.content as Array<{ text: string }>)[0]!.text)
   const browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS })
   const [cast0, relay0] = [{ ...castStats }, { ...relayStats }]
+  const loop = loopWatch()
   try {
     // The service listens on a port of its own choosing: the link's path and fragment, at that address.
     const link = new URL(browserViewer)
@@ -219,6 +245,7 @@ async function measure(
     return runOf(site, pages, { seen, opened, crawlEndedAt, joined, result, auditId }, client, sql, {
       crawler: counts(castStats, cast0),
       relay: counts(relayStats, relay0),
+      loop: loop(),
     })
   } finally {
     await browser.close().catch(() => {})
@@ -239,7 +266,7 @@ async function runOf(
   },
   client: Client,
   sql: Parameters<typeof listAuditFrames>[0],
-  sides: Pick<ViewerRun, 'crawler' | 'relay'>,
+  sides: Pick<ViewerRun, 'crawler' | 'relay' | 'loop'>,
 ): Promise<ViewerRun> {
   const { seen, opened, crawlEndedAt, result, auditId } = m
   const recv = seen.recv.map((f) => f.t)
@@ -326,7 +353,7 @@ function report(all: ViewerRun[], endLoad: number[]) {
         'fps recv (med/p10)',
         'fps painted',
         'first frame',
-        'joining',
+        'joining (socket to frame, painted)',
         'frames/page',
         'shown',
         'readable',
@@ -354,7 +381,8 @@ function report(all: ViewerRun[], endLoad: number[]) {
       `${r.site}: crawler ${c.screencastFrames} screencast frames, ${c.stills} stills (${Math.round(c.stillMs / Math.max(1, c.stills))} ms each), ` +
         `${c.published} published (${c.skippedRate} over the rate cap, ${c.skippedInFlight} with 4 in flight, ${c.skippedNarrow} too narrow); relay ${r.relay.sent} sent to ` +
         `both viewers, ${r.relay.dropped} dropped for a full buffer, ${r.relay.lowRequests} requests for lighter frames; replay ` +
-        `${r.replayFrames} frames, ${Math.round(r.replayBytes / 1024)} KB`,
+        `${r.replayFrames} frames, ${Math.round(r.replayBytes / 1024)} KB; the service's process: timers late by ${r.loop.lagMedianMs} ms ` +
+        `(p90 ${r.loop.lagP90Ms} ms), ${Math.round(r.loop.cpuShare * 100)}% of a CPU`,
     )
   }
   const met = (ok: boolean) => (ok ? 'met' : 'MISSED')
