@@ -8,8 +8,6 @@ import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } f
 import { errorMessage } from '../../shared/errors.ts'
 import { jpegInfo } from '../../shared/lib/jpeg.ts'
 import { captureJpeg, castStats } from './capture.ts'
-
-export { castStats } from './capture.ts'
 import { LIVE_FRAME, type LaneCast, type Quality } from './lane-cast.ts'
 
 export interface ScreencastDeps {
@@ -196,9 +194,10 @@ export class AuditCast {
    */
   async showJudged(page: Page, lane: number, url: string): Promise<void> {
     if (!this.watching || this.shown.has(url) || page.isClosed()) return
+    // The crawl waits for this before the tab moves on: the still shows the judged page.
     await this.still(
       page,
-      () => !page.isClosed() && page.url() === url,
+      () => !page.isClosed(),
       lane,
       () => url,
     )
