@@ -84,6 +84,9 @@ export class AuditCast {
   private lastStillShown = 0
   private focusedAt = 0
   private refocusTimer: ReturnType<typeof setTimeout> | null = null
+  /** A frame that came too soon after the last one, sent when the rate cap allows; its timer. */
+  private held: { lane: number; url: string; data: string; ts: number } | null = null
+  private heldTimer: ReturnType<typeof setTimeout> | null = null
   /** The pages shown so far (the latest SHOWN_MEMORY). */
   private readonly shown = new Set<string>()
 
@@ -253,13 +256,16 @@ export class AuditCast {
   }
 
   /**
-   * Sends a frame to the viewers, unless too soon after the last one (MAX_FPS) or too many are on their way;
-   * `force` (a page's still) skips the rate cap. Keeps the latest in the store, at most once a second.
+   * Sends a frame to the viewers, unless too many are on their way; one that comes too soon after the last
+   * (MAX_FPS) is held and sent once the cap allows, unless a newer frame replaces it first (Chromium sends
+   * frames in bursts on a loaded machine: dropping the early ones of a burst threw away a third of them).
+   * `force` (a still) skips the rate cap. Keeps the latest in the store, at most once a second.
    */
   publish(lane: number, url: string, data: string, ts: number, force = false): boolean {
     const now = performance.now()
-    if (!force && now - this.lastPublishAt < 1000 / MAX_FPS) {
-      castStats.skippedRate++
+    const wait = 1000 / MAX_FPS - (now - this.lastPublishAt)
+    if (!force && wait > 0) {
+      this.hold({ lane, url, data, ts }, wait)
       return false
     }
     if (this.inFlight >= MAX_IN_FLIGHT) {
@@ -274,6 +280,8 @@ export class AuditCast {
       return false
     }
     this.lastPublishAt = now
+    // A frame held back is older than this one: it is never sent after it.
+    this.held = null
     castStats.published++
     castStats.publishedBytes += data.length
     if (this.shown.size >= SHOWN_MEMORY) this.shown.clear()
@@ -294,12 +302,28 @@ export class AuditCast {
     return true
   }
 
+  private hold(frame: { lane: number; url: string; data: string; ts: number }, wait: number) {
+    if (this.held) castStats.skippedRate++
+    this.held = frame
+    if (this.heldTimer) return
+    this.heldTimer = setTimeout(() => {
+      this.heldTimer = null
+      const f = this.held
+      this.held = null
+      if (f && this.watching) this.publish(f.lane, f.url, f.data, f.ts)
+    }, wait)
+    this.heldTimer.unref?.()
+  }
+
   private async dispose() {
     if (this.refs > 0) return
     if (this.timer) clearInterval(this.timer)
     if (this.ticker) clearInterval(this.ticker)
     if (this.refocusTimer) clearTimeout(this.refocusTimer)
+    if (this.heldTimer) clearTimeout(this.heldTimer)
     this.refocusTimer = null
+    this.heldTimer = null
+    this.held = null
     this.timer = null
     this.ticker = null
     this.forget()

@@ -11,6 +11,7 @@ export const castStats = {
   stills: 0,
   stillMs: 0,
   published: 0,
+  /** Screencast frames held for the rate cap and replaced by a newer one before they went out. */
   skippedRate: 0,
   skippedInFlight: 0,
   skippedNarrow: 0,
