@@ -68,8 +68,8 @@ export interface ViewerRun {
   minWidth: number
   minQuality: number
   medianBytes: number
-  crawler: Record<string, number>
-  relay: Record<string, number>
+  crawler: typeof castStats
+  relay: typeof relayStats
   /** The service's process (crawler, relay and bench in one): its timers' lateness and its share of a CPU. */
   loop: { lagMedianMs: number; lagP90Ms: number; cpuShare: number }
   replayFrames: number
@@ -202,8 +202,8 @@ function loopWatch() {
   }
 }
 
-const counts = <T extends Record<string, number>>(now: T, before: T) =>
-  Object.fromEntries(Object.entries(now).map(([k, v]) => [k, Math.round(v - before[k]!)]))
+const counts = <T extends Record<string, number>>(now: T, before: T): T =>
+  Object.fromEntries(Object.entries(now).map(([k, v]) => [k, Math.round(v - before[k]!)])) as T
 
 async function measure(
   base: string,
