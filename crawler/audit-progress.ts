@@ -113,7 +113,8 @@ export class ProgressReporter {
       .publish(auditChannel(auditId), JSON.stringify({ type: 'progress', ...snapshot } satisfies AuditEvent))
       .catch(() => {})
     await publishViewerProgress(infra, auditId, {
-      state: snapshot.pagesScanned + snapshot.pagesFailed > 0 ? 'crawling' : 'waiting',
+      // Crawling from the first page started: its frames are on screen before it is judged.
+      state: snapshot.currentUrl || snapshot.pagesScanned + snapshot.pagesFailed > 0 ? 'crawling' : 'waiting',
       ...snapshot,
       findings,
       startedAt: this.deps.startedAt.toISOString(),

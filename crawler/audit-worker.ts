@@ -28,7 +28,7 @@ import type { Delivery } from '../shared/infra/types.ts'
 import { endViewer } from '../shared/protocol/viewer.ts'
 import { crawlAndStore } from './audit-crawl.ts'
 import { runJob } from '../shared/jobs/job.ts'
-import { publishViewerEnd } from './viewer/progress.ts'
+import { publishViewerEnd, type ViewerFinal } from './viewer/progress.ts'
 import type { RunningWorker, WorkerDeps } from './scan-worker.ts'
 import { errorMessage } from '../shared/errors.ts'
 
@@ -52,11 +52,11 @@ export function startAuditWorker(deps: WorkerDeps): RunningWorker {
   }
 }
 
-async function finish(deps: WorkerDeps, auditId: string, status: 'completed' | 'failed' | 'cancelled') {
+async function finish(deps: WorkerDeps, auditId: string, status: 'completed' | 'failed' | 'cancelled', final?: ViewerFinal) {
   const { infra } = deps
   await infra.pubsub.publish(auditChannel(auditId), JSON.stringify({ type: 'done', status } satisfies AuditEvent)).catch(() => {})
   // Viewers see the end state before their sockets close.
-  await publishViewerEnd(infra, auditId, status)
+  await publishViewerEnd(infra, auditId, status, final)
   await endViewer(infra.pubsub, infra.kv, auditId).catch(() => {})
 }
 
@@ -231,7 +231,8 @@ async function crawlToEnd(
     currentUrl: null,
   }
   if (await completeAudit(db.sql, auditId, consumer, result, summaryOf(result), progress)) {
-    await finish(deps, auditId, 'completed')
+    const { pagesScanned, pagesFailed, pagesDiscovered } = progress
+    await finish(deps, auditId, 'completed', { score: result.score, pagesScanned, pagesFailed, pagesDiscovered })
     log.info('audit completed', { score: result.score, pages: pages.length, stoppedBy: outcome.stoppedBy })
   }
   await d.ack()

@@ -2,6 +2,12 @@
 // It reads the token from the URL fragment, which browsers never send to a server, and hands it over as the
 // socket's first message. Everything the server sends is JSON text. The client sends the token once, then
 // only which lane to follow (focus:N, focus:auto): the crawl's pages are never touched.
+//
+// Before the first frame a placeholder says what the crawl is doing (never an empty <img>, which shows a
+// broken-image icon). A frame is decoded off screen and then swapped in, so the picture never shows half a
+// frame, and frames that arrive while one is decoding are skipped for the newest: the frame counter and the
+// rate count frames painted, not received. The state reads "crawling" from the first frame on, whatever a
+// late progress message says. The end card shows the audit's score and final counts.
 import { CLOSE_ENDED, CLOSE_POLICY } from '../../shared/protocol/viewer-close.ts'
 
 const $ = (id: string) => document.getElementById(id)!
@@ -28,6 +34,7 @@ type Message =
       findings?: Record<string, number>
       startedAt?: string | null
       lanes?: unknown
+      score?: unknown
     }
 
 let token = ''
@@ -37,6 +44,10 @@ try {
   // A mangled link: not valid.
 }
 let shown = 0
+let state = ''
+/** The newest frame not yet painted, and whether one is being decoded. */
+let pending: { data: string; url?: string; lane?: unknown } | null = null
+let decoding = false
 let started = 0
 let lanes = 0
 let following = 'auto'
@@ -51,8 +62,12 @@ function notice(kind: string) {
 }
 
 function setState(s: string) {
-  $('state').textContent = STATES[s] || s
-  $('state').className = s
+  // A page on screen is a page being crawled, whatever an older progress message says.
+  const next = s === 'waiting' && shown > 0 ? 'crawling' : s
+  state = next
+  $('state').textContent = STATES[next] || next
+  $('state').className = next
+  $('placeholder-state').textContent = STATES[next] || next
 }
 
 function elapsed() {
@@ -91,18 +106,57 @@ function laneButtons(n: number) {
   }
 }
 
+/** Decodes the newest pending frame off screen, then swaps it in; repeats while newer ones came meanwhile. */
+async function paint() {
+  if (decoding) return
+  decoding = true
+  try {
+    for (let i = 0; pending && i < 1_000_000; i++) {
+      const m = pending
+      pending = null
+      const img = new Image()
+      img.src = `data:image/jpeg;base64,${m.data}`
+      try {
+        await img.decode()
+      } catch {
+        continue
+      }
+      const old = $('screen')
+      img.id = 'screen'
+      img.alt = old.getAttribute('alt') ?? ''
+      old.replaceWith(img)
+      $('placeholder').hidden = true
+      shown++
+      stamps.push(Date.now())
+      $('frames').textContent = String(shown)
+      if (state === 'waiting' || state === '') setState('crawling')
+      if (m.url) $('url').textContent = m.url
+      if (typeof m.lane === 'number') $('lane').textContent = lanes > 1 ? `lane ${m.lane + 1}` : ''
+    }
+  } finally {
+    decoding = false
+  }
+}
+
+/** The end card: a completed audit's score and final counts. */
+function final(m: Extract<Message, { type: 'progress' }>) {
+  if (typeof m.score !== 'number') return
+  $('final-score').textContent = String(Math.round(m.score))
+  $('final-pages').textContent = String(m.pagesScanned + m.pagesFailed)
+  const f = m.findings || {}
+  $('final-findings').textContent = ['critical', 'high', 'medium', 'low'].map((k) => `${f[k] || 0} ${k}`).join(' · ')
+  $('final').hidden = false
+}
+
 function onMessage(m: Message) {
   if (m.type === 'ready') setState('waiting')
   else if (m.type === 'frame' && typeof m.data === 'string') {
-    ;($('screen') as HTMLImageElement).src = `data:image/jpeg;base64,${m.data}`
-    shown++
-    stamps.push(Date.now())
-    $('frames').textContent = String(shown)
-    if (m.url) $('url').textContent = m.url
+    pending = { data: m.data, ...(m.url ? { url: m.url } : {}), lane: m.lane }
     if (typeof m.lanes === 'number') laneButtons(m.lanes)
-    if (typeof m.lane === 'number') $('lane').textContent = lanes > 1 ? `lane ${m.lane + 1}` : ''
+    void paint()
   } else if (m.type === 'progress') {
     setState(m.state)
+    final(m)
     $('scanned').textContent = String(m.pagesScanned + m.pagesFailed)
     $('discovered').textContent = String(m.pagesDiscovered)
     if (m.currentUrl && !shown) $('url').textContent = m.currentUrl

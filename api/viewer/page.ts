@@ -18,6 +18,9 @@ header b{white-space:nowrap}#url{flex:1 1 20em;overflow:hidden;text-overflow:ell
 #lanes button[aria-pressed=true]{background:#246;border-color:#69c}
 main{display:flex;justify-content:center;padding:1em}
 #screen{max-width:100%;height:auto;background:#000;min-height:120px}
+#placeholder{width:1280px;max-width:100%;aspect-ratio:16/10;display:flex;flex-direction:column;align-items:center;justify-content:center;gap:.5em;background:#1a1a1a;border:1px dashed #444;border-radius:4px;color:#bbb;text-align:center}
+#placeholder b{color:#eee;font-size:1.2em}
+#final{font-size:1.15em}#final b{color:#fff}
 .notice{max-width:40em;margin:4em auto;padding:1.5em 2em;background:#1d1d1d;border-radius:6px}
 .notice h1{font-size:1.4em;margin:0 0 .5em}a{color:#9cf}code{background:#333;padding:0 .25em}
 [hidden]{display:none!important}
@@ -64,9 +67,13 @@ the crawl has ended: <code>get_audit {"auditId": "${auditId}"}</code>. This serv
 <span class="stat">elapsed <b id="elapsed">0:00</b></span>
 <span class="stat"><b id="fps">0.0</b> fps · frames <b id="frames">0</b></span>
 <span id="url"></span><span class="stat" id="lane"></span><span id="lanes" aria-label="Which lane to follow"></span></header>
-<main><img id="screen" alt="The crawler's browser, live" width="1280" height="720"></main>
+<main><div id="placeholder" role="status"><b>The crawler's browser appears here</b>
+<span>State: <span id="placeholder-state">connecting</span>. Its first page shows as soon as it opens.</span></div>
+<img id="screen" alt="The crawler's browser, live" hidden></main>
 </div>
 <section id="ended" class="notice" hidden><h1>This crawl has ended</h1>
+<p id="final" hidden>Score <b id="final-score"></b> out of 100 over <b id="final-pages"></b> pages; findings
+<span id="final-findings"></span>.</p>
 <p>The live view stops when the crawl ends, and this link no longer works.</p>${results}</section>
 <section id="invalid" class="notice" hidden><h1>This viewer link is not valid</h1>
 <p>Viewer links work only while their crawl runs. The link may be incomplete, or its crawl may have ended.</p>${results}</section>

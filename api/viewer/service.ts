@@ -47,9 +47,14 @@ const REQUEST_GAP_MS = 250
 export const ENDED_REASON = 'This crawl has ended'
 export const INVALID_REASON = 'This viewer link is not valid'
 
+/** What the relays of this process did, for bench/viewer-fps (counts only). */
+export const relayStats = { frames: 0, sent: 0, dropped: 0, lowRequests: 0 }
+
 /** The audits this process relays, each with its sockets and subscriptions. */
 class AuditRelay {
   sockets = new Set<ViewerSocket>()
+  /** The newest frame relayed here: a viewer that joins gets it without asking the store. */
+  latest: string | null = null
   private unsubs: Array<() => Promise<void>> = []
   private timer: ReturnType<typeof setInterval> | null = null
   stopped = false
@@ -78,10 +83,19 @@ class AuditRelay {
   private relay(message: string) {
     // Progress is small and always sent; a frame is dropped for a viewer that is behind (it wants the latest only).
     const isFrame = message.startsWith('{"type":"frame"')
+    if (isFrame) {
+      relayStats.frames++
+      this.latest = message
+    }
     for (const ws of this.sockets) {
       if (ws.data.state !== 'live') continue
-      if (isFrame && ws.getBufferedAmount() >= MAX_BUFFERED_BYTES) this.dropped()
-      else ws.send(message)
+      if (isFrame && ws.getBufferedAmount() >= MAX_BUFFERED_BYTES) {
+        relayStats.dropped++
+        this.dropped()
+      } else {
+        if (isFrame) relayStats.sent++
+        ws.send(message)
+      }
     }
     if (isFrame) this.adapt()
   }
@@ -101,6 +115,7 @@ class AuditRelay {
     if (!this.lowQuality && this.drops.length >= ADAPT.dropsForLow) {
       this.lowQuality = true
       this.drops = []
+      relayStats.lowRequests++
       this.request('quality:low')
     } else if (this.lowQuality && now - this.lastDropAt > ADAPT.calmMsForNormal) {
       this.lowQuality = false
@@ -226,7 +241,7 @@ async function admit(ws: ViewerSocket, token: string, c: { kv: KeyValue; log: Lo
   // The picture and the counts as they last were, at once: the next frame may be a moment away.
   const [progress, latest] = await Promise.all([
     kv.get(viewerKeys.progress(auditId)).catch(() => null),
-    kv.get(viewerKeys.latest(auditId)).catch(() => null),
+    relay.latest ?? kv.get(viewerKeys.latest(auditId)).catch(() => null),
   ])
   if (ws.data.state !== 'live') return
   if (progress) ws.send(progress)

@@ -1,11 +1,14 @@
 // One audit's live stream: every lane's tab attached to it, the focused one cast, whether anyone watches
 // (the store's key, polled, and control messages), the ticker of stills for pages that do not repaint, and
 // the frames published within the rate cap with the latest kept in the store. See screencast.ts.
+import type { Page } from 'playwright-core'
 import type { KeyValue, PubSub } from '../../shared/infra/types.ts'
 import type { Logger } from '../../shared/lib/log.ts'
 import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 import { errorMessage } from '../../shared/errors.ts'
-import type { LaneCast, Quality } from './lane-cast.ts'
+import { jpegInfo } from '../../shared/lib/jpeg.ts'
+import { captureJpeg, castStats } from './capture.ts'
+import { LIVE_FRAME, type LaneCast, type Quality } from './lane-cast.ts'
 
 export interface ScreencastDeps {
   auditId: string
@@ -14,17 +17,23 @@ export interface ScreencastDeps {
   log: Logger
 }
 
-/** Stills of the focused tab: a scale of its 1280x800 viewport, and a JPEG quality, per quality (a still takes ~35 ms either way). */
-const STILL: Record<Quality, { scale: number; quality: number }> = {
-  normal: { scale: 0.75, quality: 50 },
-  low: { scale: 0.5, quality: 40 },
-}
 /** Frames published per second at most, screencast and stills together. */
 export const MAX_FPS = 15
 /** The ticker's period while someone watches. */
 const TICK_MS = 20
-/** No frame for this long: the ticker takes a still. With a still's own ~35 ms, about 10 a second. */
-const STILL_AFTER_MS = 50
+/**
+ * A still is taken this long after the previous one started (about 12 a second, or as fast as Chromium
+ * makes them when each takes longer, STILLS_IN_FLIGHT at most at once)...
+ */
+const STILL_EVERY_MS = 80
+/**
+ * ...and only when no screencast frame came for this long: a page that repaints is shown by its screencast,
+ * and a still beside it takes Chromium's time from the screencast (on a loaded machine an animated page's
+ * screencast alone gave 13.7 frames a second; in bench/viewer-fps, with stills beside it, 5.8).
+ */
+const SCREENCAST_QUIET_MS = 250
+/** Stills on their way at once: while one waits for Chromium's next frame, the other is encoded. */
+const STILLS_IN_FLIGHT = 2
 const POLL_MS = 1_000
 /** How long an audit's watch state outlives its last page, waiting for the next one. */
 const LINGER_MS = 5_000
@@ -32,6 +41,13 @@ const LINGER_MS = 5_000
 const MAX_IN_FLIGHT = 4
 /** How often the latest frame is written to the store. */
 const LATEST_EVERY_MS = 1_000
+/**
+ * Following the latest page, the view stays on a lane at least this long before another lane's new page takes
+ * it: a page shown for a fifth of a second cannot be read, and each switch restarts Chromium's screencast.
+ */
+const MIN_FOCUS_MS = 1_000
+/** Pages remembered as shown, so a judged page that never was gets a still of its own. */
+const SHOWN_MEMORY = 1_000
 
 export interface FrameMessage {
   type: 'frame'
@@ -61,7 +77,18 @@ export class AuditCast {
   private seq = 0
   private lastPublishAt = 0
   private lastLatestAt = 0
-  private stillRunning = false
+  private lastStillAt = 0
+  private lastScreencastAt = 0
+  /** Stills on their way, and when the newest one published was started. */
+  private stills = 0
+  private lastStillShown = 0
+  private focusedAt = 0
+  private refocusTimer: ReturnType<typeof setTimeout> | null = null
+  /** A frame that came too soon after the last one, sent when the rate cap allows; its timer. */
+  private held: { lane: number; url: string; data: string; ts: number } | null = null
+  private heldTimer: ReturnType<typeof setTimeout> | null = null
+  /** The pages shown so far (the latest SHOWN_MEMORY). */
+  private readonly shown = new Set<string>()
 
   constructor(
     readonly deps: ScreencastDeps,
@@ -98,7 +125,7 @@ export class AuditCast {
     else if (c.kind === 'unwatch' || c.kind === 'ended') this.setWatching(false)
     else if (c.kind === 'focus') {
       this.lane = c.lane
-      this.refocus()
+      this.refocus(true)
     } else if (c.kind === 'quality' && c.quality !== this.quality) {
       this.quality = c.quality
       void this.focused?.restart()
@@ -126,24 +153,63 @@ export class AuditCast {
     void this.focused?.sync()
   }
 
-  /** While watched: a still of the focused tab when nothing went out for a while (a page that does not repaint). */
+  /**
+   * While watched: a still of the focused tab when its screencast is quiet (a page that does not repaint),
+   * one every STILL_EVERY_MS, at most STILLS_IN_FLIGHT at once.
+   */
   private async tick() {
     const cast = this.focused
-    if (!cast || !this.watching || this.stillRunning || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
-    if (performance.now() - this.lastPublishAt < STILL_AFTER_MS) return
-    this.stillRunning = true
+    if (!cast || !this.watching || this.stills >= STILLS_IN_FLIGHT || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
+    const now = performance.now()
+    if (now - this.lastStillAt < STILL_EVERY_MS || now - this.lastScreencastAt < SCREENCAST_QUIET_MS) return
+    this.lastStillAt = now
+    await this.still(
+      cast.page,
+      () => this.focused === cast,
+      cast.lane,
+      () => cast.url(),
+    )
+  }
+
+  /** A still of `page` published if `stillWanted()` holds once it is taken and no later still went out first. */
+  private async still(page: Page, stillWanted: () => boolean, lane: number, url: () => string) {
+    this.stills++
+    const t0 = performance.now()
     try {
-      const data = await cast.still(STILL[this.quality].scale, STILL[this.quality].quality)
-      if (data && this.focused === cast && this.watching) this.publish(cast.lane, cast.url(), data, Date.now(), true)
+      const data = await captureJpeg(page, LIVE_FRAME[this.quality].scale, LIVE_FRAME[this.quality].quality)
+      castStats.stills++
+      castStats.stillMs += performance.now() - t0
+      if (!data || !this.watching || !stillWanted() || t0 < this.lastStillShown) return
+      if (this.publish(lane, url(), data, Date.now(), true)) this.lastStillShown = t0
     } finally {
-      this.stillRunning = false
+      this.stills--
     }
+  }
+
+  /** A screencast frame came from the focused tab (published or not): the page repaints by itself. */
+  screencastFrame() {
+    this.lastScreencastAt = performance.now()
+  }
+
+  /**
+   * A lane's page was judged: while someone watches and it never showed (another lane had the view all its
+   * time), a still of it at the live size, so every page shows at least once. Nothing while nobody watches.
+   */
+  async showJudged(page: Page, lane: number, url: string): Promise<void> {
+    if (!this.watching || this.shown.has(url) || page.isClosed()) return
+    // The crawl waits for this before the tab moves on: the still shows the judged page.
+    await this.still(
+      page,
+      () => !page.isClosed(),
+      lane,
+      () => url,
+    )
   }
 
   add(c: LaneCast) {
     this.attached.push(c)
     this.lanes = Math.max(this.lanes, c.lane + 1)
-    this.refocus()
+    this.refocus(false)
   }
 
   /** The cast's tab started a page: it is the most recently active. */
@@ -152,33 +218,74 @@ export class AuditCast {
     if (i < 0 || i === this.attached.length - 1) return
     this.attached.splice(i, 1)
     this.attached.push(c)
-    this.refocus()
+    this.refocus(false)
   }
 
   remove(c: LaneCast) {
     this.attached = this.attached.filter((x) => x !== c)
-    this.refocus()
+    this.refocus(true)
   }
 
-  private refocus() {
+  /**
+   * Focuses the chosen lane, else the most recently active one; a switch to a newer page waits until the
+   * view has stayed MIN_FOCUS_MS on its lane (`now`: a lane was chosen, or the focused tab went).
+   */
+  private refocus(now: boolean) {
     const chosen = this.lane === null ? null : ([...this.attached].reverse().find((c) => c.lane === this.lane) ?? null)
     const next = chosen ?? this.attached[this.attached.length - 1] ?? null
     if (next === this.focused) return
+    const held = performance.now() - this.focusedAt
+    if (!now && this.focused && this.attached.includes(this.focused) && held < MIN_FOCUS_MS) {
+      if (!this.refocusTimer) {
+        this.refocusTimer = setTimeout(() => {
+          this.refocusTimer = null
+          this.refocus(true)
+        }, MIN_FOCUS_MS - held)
+        this.refocusTimer.unref?.()
+      }
+      return
+    }
     const previous = this.focused
     this.focused = next
+    this.focusedAt = performance.now()
+    // The new tab's screencast has yet to send anything: a still may come at once.
+    this.lastScreencastAt = 0
+    this.lastStillAt = 0
     void previous?.sync()
     void next?.sync()
   }
 
   /**
-   * Sends a frame to the viewers, unless too soon after the last one (MAX_FPS) or too many are on their way;
-   * `force` (a page's still) skips the rate cap. Keeps the latest in the store, at most once a second.
+   * Sends a frame to the viewers, unless too many are on their way; one that comes too soon after the last
+   * (MAX_FPS) is held and sent once the cap allows, unless a newer frame replaces it first (Chromium sends
+   * frames in bursts on a loaded machine: dropping the early ones of a burst threw away a third of them).
+   * `force` (a still) skips the rate cap. Keeps the latest in the store, at most once a second.
    */
   publish(lane: number, url: string, data: string, ts: number, force = false): boolean {
     const now = performance.now()
-    if (!force && now - this.lastPublishAt < 1000 / MAX_FPS) return false
-    if (this.inFlight >= MAX_IN_FLIGHT) return false
+    const wait = 1000 / MAX_FPS - (now - this.lastPublishAt)
+    if (!force && wait > 0) {
+      this.hold({ lane, url, data, ts }, wait)
+      return false
+    }
+    if (this.inFlight >= MAX_IN_FLIGHT) {
+      castStats.skippedInFlight++
+      return false
+    }
+    // Never a frame narrower than the quality asks (a screencast frame painted while the replay's scaled
+    // still had Chromium emulate a small device): its text could not be read.
+    const width = jpegInfo(data.slice(0, 1600))?.width
+    if (width !== undefined && width < LIVE_FRAME[this.quality].maxWidth) {
+      castStats.skippedNarrow++
+      return false
+    }
     this.lastPublishAt = now
+    // A frame held back is older than this one: it is never sent after it.
+    this.held = null
+    castStats.published++
+    castStats.publishedBytes += data.length
+    if (this.shown.size >= SHOWN_MEMORY) this.shown.clear()
+    this.shown.add(url)
     const { pubsub, kv, auditId } = this.deps
     const message = JSON.stringify({ type: 'frame', url, data, ts, lane, lanes: this.lanes, seq: ++this.seq } satisfies FrameMessage)
     if (this.watching) {
@@ -195,10 +302,28 @@ export class AuditCast {
     return true
   }
 
+  private hold(frame: { lane: number; url: string; data: string; ts: number }, wait: number) {
+    if (this.held) castStats.skippedRate++
+    this.held = frame
+    if (this.heldTimer) return
+    this.heldTimer = setTimeout(() => {
+      this.heldTimer = null
+      const f = this.held
+      this.held = null
+      if (f && this.watching) this.publish(f.lane, f.url, f.data, f.ts)
+    }, wait)
+    this.heldTimer.unref?.()
+  }
+
   private async dispose() {
     if (this.refs > 0) return
     if (this.timer) clearInterval(this.timer)
     if (this.ticker) clearInterval(this.ticker)
+    if (this.refocusTimer) clearTimeout(this.refocusTimer)
+    if (this.heldTimer) clearTimeout(this.heldTimer)
+    this.refocusTimer = null
+    this.heldTimer = null
+    this.held = null
     this.timer = null
     this.ticker = null
     this.forget()

@@ -4,12 +4,28 @@
 import type { CDPSession, Page } from 'playwright-core'
 import type { Logger } from '../../shared/lib/log.ts'
 import { errorMessage } from '../../shared/errors.ts'
-import { captureJpeg, sessionOf } from './capture.ts'
+import { castStats, sessionOf } from './capture.ts'
 
 export type Quality = 'normal' | 'low'
-const SCREENCAST: Record<Quality, { format: 'jpeg'; quality: number; maxWidth: number; maxHeight: number; everyNthFrame: number }> = {
-  normal: { format: 'jpeg', quality: 60, maxWidth: 1280, maxHeight: 800, everyNthFrame: 1 },
-  low: { format: 'jpeg', quality: 40, maxWidth: 800, maxHeight: 500, everyNthFrame: 1 },
+
+/**
+ * What a live frame is, screencast or still. Normal: the whole 1280x800 viewport at its CSS size and JPEG
+ * quality 60, so a page's text reads as it does in a browser (the floor test/crawler/viewer/readable.test.ts
+ * holds every frame to). Low, only while a viewer's link is slow (its socket's buffer fills, see
+ * api/viewer/service.ts), never for the machine's load: 800 pixels wide at quality 40.
+ */
+export const LIVE_FRAME: Record<Quality, { scale: number; quality: number; maxWidth: number; maxHeight: number }> = {
+  normal: { scale: 1, quality: 60, maxWidth: 1280, maxHeight: 800 },
+  low: { scale: 0.625, quality: 40, maxWidth: 800, maxHeight: 500 },
+}
+/** The floor of a normal live frame: its width in CSS pixels of the viewport, and its JPEG quality. */
+export const READABLE = { minWidth: 1280, minQuality: 60 } as const
+
+function screencastOf(q: Quality) {
+  const f = LIVE_FRAME[q]
+  // Every frame Chromium paints is offered; the ack goes back before anything else is done with a frame
+  // (Chromium sends the next one only once the last is acknowledged), and the rate cap is ours (MAX_FPS).
+  return { format: 'jpeg' as const, quality: f.quality, maxWidth: f.maxWidth, maxHeight: f.maxHeight, everyNthFrame: 1 }
 }
 
 /** What a lane's cast reads and calls of its audit's stream (audit-cast.ts). */
@@ -19,6 +35,7 @@ export interface CastStream {
   readonly focused: LaneCast | null
   readonly quality: Quality
   publish(lane: number, url: string, data: string, ts: number): boolean
+  screencastFrame(): void
   remove(c: LaneCast): void
   release(): void
 }
@@ -34,7 +51,7 @@ export class LaneCast {
   private chain: Promise<void> = Promise.resolve()
 
   constructor(
-    private page: Page,
+    readonly page: Page,
     private audit: CastStream,
     readonly lane: number,
   ) {}
@@ -78,7 +95,7 @@ export class LaneCast {
         this.cdp.on('Page.screencastFrame', this.onFrameEvent)
       }
       if (!this.wanted()) return
-      await this.cdp.send('Page.startScreencast', SCREENCAST[this.audit.quality])
+      await this.cdp.send('Page.startScreencast', screencastOf(this.audit.quality))
       this.casting = true
     } else if (!want && this.casting) {
       this.casting = false
@@ -86,14 +103,12 @@ export class LaneCast {
     }
   }
 
-  still(scale: number, quality: number): Promise<string | null> {
-    return captureJpeg(this.page, scale, quality)
-  }
-
   private onFrame(f: ScreencastFrame) {
     this.cdp?.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
+    castStats.screencastFrames++
     const url = this.url()
     if (!this.casting || !this.wanted() || !url) return
+    this.audit.screencastFrame()
     this.audit.publish(this.lane, url, f.data, f.metadata.timestamp ? Math.round(f.metadata.timestamp * 1000) : Date.now())
   }
 

@@ -19,6 +19,8 @@ export interface ViewerProgress {
   findings: Record<CountedSeverity, number>
   startedAt: string
   lanes: number
+  /** The audit's score, 0 to 100, once it has completed. */
+  score?: number
 }
 
 /** The severities the viewer counts: every one but info. */
@@ -38,13 +40,24 @@ export async function publishViewerProgress(infra: Pick<Infra, 'kv' | 'pubsub'>,
   await infra.pubsub.publish(viewerChannels.frames(auditId), message).catch(() => {})
 }
 
-/** The end state, on the last progress seen (so the counts stay), just before the viewer is ended. */
-export async function publishViewerEnd(infra: Pick<Infra, 'kv' | 'pubsub'>, auditId: string, status: 'completed' | 'failed' | 'cancelled') {
+/** What a completed audit ends with: its score and its final counts. */
+export type ViewerFinal = Pick<ViewerProgress, 'pagesScanned' | 'pagesFailed' | 'pagesDiscovered'> & { score: number }
+
+/**
+ * The end state, on the last progress seen (so the counts stay) with a completed audit's score and final
+ * counts, just before the viewer is ended: the viewer's end card shows them.
+ */
+export async function publishViewerEnd(
+  infra: Pick<Infra, 'kv' | 'pubsub'>,
+  auditId: string,
+  status: 'completed' | 'failed' | 'cancelled',
+  final?: ViewerFinal,
+) {
   const last = await infra.kv.get(viewerKeys.progress(auditId)).catch(() => null)
   let p: Omit<ViewerProgress, 'type'> | null = null
   try {
     p = last ? (JSON.parse(last) as ViewerProgress) : null
   } catch {}
   if (!p) return
-  await publishViewerProgress(infra, auditId, { ...p, state: status, currentUrl: null })
+  await publishViewerProgress(infra, auditId, { ...p, ...final, state: status, currentUrl: null })
 }

@@ -1,5 +1,7 @@
 // The replay of an audit: one small still of each page as it is judged, stored within the replay's caps
-// (counted on from what an earlier holder stored), and offered to the live view too.
+// (counted on from what an earlier holder stored). The live view never gets these small stills (a page's
+// text cannot be read at 480 pixels): a judged page that never showed live gets a still of its own at the
+// live size, and only while someone watches (audit-cast.ts showJudged).
 import type { Page } from 'playwright-core'
 import type { Sql } from '../../shared/db/index.ts'
 import { REPLAY_LIMITS, replayUsage, storeAuditFrame } from '../../shared/db/audit-frames.ts'
@@ -10,15 +12,10 @@ import { captureJpeg } from './capture.ts'
 /** The replay's frame of a judged page: a small JPEG of its viewport (about 480 pixels wide). */
 export const REPLAY_FRAME = { scale: 0.375, quality: 50 } as const
 
-/**
- * Takes the replay's still of a page that was just judged and offers it to the live view too (so every
- * page shows at least once, static ones included). Returns the JPEG's bytes, or null.
- */
-export async function captureReplayFrame(page: Page, deps: ScreencastDeps, lane: number): Promise<Buffer | null> {
+/** The replay's still of a page that was just judged: the JPEG's bytes, or null. */
+export async function captureReplayFrame(page: Page): Promise<Buffer | null> {
   const data = await captureJpeg(page, REPLAY_FRAME.scale, REPLAY_FRAME.quality)
-  if (!data) return null
-  liveAuditCast(deps)?.publish(lane, page.url(), data, Date.now(), true)
-  return Buffer.from(data, 'base64')
+  return data ? Buffer.from(data, 'base64') : null
 }
 
 /** One audit's replay: a still of each judged page while the caps allow, stored as it is taken. */
@@ -34,11 +31,19 @@ export class ReplayRecorder {
     return new ReplayRecorder(sql, deps, await replayUsage(sql, deps.auditId))
   }
 
-  /** Lane `lane`'s tab shows the judged page `url`: its still is taken and stored, within the caps. */
+  /**
+   * Lane `lane`'s tab shows the judged page `url`: its still is taken and stored, within the caps, and the
+   * live view shows the page if it never did.
+   */
   async record(tab: Page, lane: number, url: string): Promise<void> {
+    await this.store(tab, url)
+    await liveAuditCast(this.deps)?.showJudged(tab, lane, url)
+  }
+
+  private async store(tab: Page, url: string): Promise<void> {
     const replay = this.usage
     if (replay.frames >= REPLAY_LIMITS.maxFrames || replay.bytes >= REPLAY_LIMITS.maxBytes) return
-    const jpeg = await captureReplayFrame(tab, this.deps, lane)
+    const jpeg = await captureReplayFrame(tab)
     if (!jpeg || replay.bytes + jpeg.byteLength > REPLAY_LIMITS.maxBytes) return
     const seq = replay.nextSeq++
     replay.frames++

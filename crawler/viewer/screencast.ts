@@ -1,5 +1,5 @@
 // Live frames of a crawl for the viewer: a CDP screencast of one lane's tab, published over pub/sub only while
-// someone watches, kept moving on pages that do not repaint, and a still of every page as it is judged.
+// someone watches, kept moving on pages that do not repaint, and a still of a judged page that never showed.
 //
 // - Nobody watching: no screencast and no ticker, so Chromium encodes nothing for the viewer and nothing is
 //   published (the replay's one still per page is taken anyway; see replay.ts). Watching is the
@@ -8,12 +8,21 @@
 // - One stream per audit: every lane's tab is attached, and the focused one is cast: the lane a viewer chose
 //   ('focus:N'), else the lane that started a page most recently ('focus:auto' goes back to that).
 // - Screencast frames come only when a page repaints, so a static page would show one frame or none. While
-//   someone watches, a ticker takes a still of the focused tab whenever no frame went out for STILL_AFTER_MS,
-//   so the picture keeps moving at about 10 frames a second; screencast frames are capped at MAX_FPS.
+//   someone watches, a ticker takes a still of the focused tab whenever its screencast has been quiet for
+//   SCREENCAST_QUIET_MS, one every STILL_EVERY_MS (two at most on their way), so the picture keeps moving on
+//   static pages; on a page that repaints the screencast alone is shown (stills beside it slowed it down).
+//   Frames are capped at MAX_FPS.
+// - Text stays readable: a live frame is the whole 1280x800 viewport at its CSS width, JPEG quality 60
+//   (LIVE_FRAME, READABLE in lane-cast.ts), and a narrower one is never published. The replay's small stills
+//   (replay.ts) are not sent live; a judged page that never showed gets a full-size still instead.
+// - Following the latest page, the view stays at least MIN_FOCUS_MS on a lane before a newer page in
+//   another lane takes it (a page shown for a fifth of a second cannot be read).
 // - The latest frame is also kept in the store (`viewer:latest:<auditId>`, at most once a second), so a viewer
 //   that opens gets a picture at once instead of waiting for the next repaint.
-// - 'quality:low' (a viewer on a slow link) makes frames smaller and lighter until 'quality:normal'.
-// - Every frame is acknowledged (Chromium stalls the stream otherwise), also the ones that are dropped.
+// - 'quality:low' (a viewer whose socket's buffer fills: a slow link, judged in api/viewer/service.ts, never
+//   the machine's load) makes frames smaller and lighter until 'quality:normal'.
+// - Every frame is acknowledged first, before anything else is done with it (Chromium sends the next frame
+//   only once the last is acknowledged), also the ones that are dropped.
 //
 // Here: attaching a tab, and the registry of one crawl's tabs. The audit's stream is audit-cast.ts, a tab's
 // screencast lane-cast.ts, the stills capture.ts.

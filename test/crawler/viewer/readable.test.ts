@@ -1,0 +1,159 @@
+// Text stays readable in the live view on a fast link: every frame a viewer gets shows the whole 1280x800
+// viewport at its CSS width and at JPEG quality 60 or better (READABLE), read from the frames' own headers.
+// Stills of a page that does not repaint, the screencast of one that does, and the still of a judged page
+// that never showed all meet it; the replay's small stills never reach the live view. Lighter frames come
+// only when a viewer's link asks for them (test/api/viewer.test.ts). With nobody watching, nothing at all
+// is captured or encoded for the live view. Counts and bytes only: nothing here asserts a duration.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import { chromium, type Browser } from 'playwright-core'
+import { CHROMIUM_ARGS, chromiumPath } from '../../../crawler/browser.ts'
+import { liveAuditCast } from '../../../crawler/viewer/audit-cast.ts'
+import { castStats } from '../../../crawler/viewer/capture.ts'
+import { READABLE } from '../../../crawler/viewer/lane-cast.ts'
+import { captureReplayFrame } from '../../../crawler/viewer/replay.ts'
+import { attachScreencast } from '../../../crawler/viewer/screencast.ts'
+import { createMemoryInfra } from '../../../shared/infra/memory.ts'
+import { createLogger } from '../../../shared/lib/log.ts'
+import { viewerChannels, viewerKeys } from '../../../shared/protocol/viewer.ts'
+import { jpegInfo } from '../../harness/jpeg.ts'
+import { machineDeadline } from '../../harness/machine.ts'
+import { until } from '../../harness/wait.ts'
+
+const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(40)
+
+function site() {
+  const page = (title: string, animated: boolean) => `<!doctype html><html><head><title>${title}</title><style>
+    body{margin:0;font:14px/1.4 sans-serif}#box{width:120px;height:120px;background:#c33}
+    ${animated ? '#box{animation:spin 1s linear infinite}@keyframes spin{from{transform:rotate(0)}to{transform:rotate(360deg)}}' : ''}
+    </style></head><body><h1>${title}</h1><div id="box"></div><p>${TEXT}</p></body></html>`
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => {
+      const path = new URL(req.url).pathname
+      return new Response(page(path, path.startsWith('/animated')), { headers: { 'content-type': 'text/html' } })
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+}
+
+describe('live frames are readable on a fast link', () => {
+  const infra = createMemoryInfra({ claimIdleMs: 60_000, heartbeatMs: 10_000 })
+  const log = createLogger('error')
+  let browser: Browser
+  let web: ReturnType<typeof site>
+  /** What a test opened, closed after it whatever its outcome (a cast left running would count in the next). */
+  const opened: Array<() => Promise<unknown>> = []
+  afterEach(async () => {
+    for (const close of opened.splice(0).reverse()) await close().catch(() => {})
+  })
+
+  beforeAll(async () => {
+    web = site()
+    browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
+  }, machineDeadline(60_000))
+
+  afterAll(async () => {
+    await browser?.close().catch(() => {})
+    web?.stop()
+    await infra.close()
+  })
+
+  test(
+    'stills, screencast frames and a judged page’s still all show the whole viewport at quality 60 or better',
+    async () => {
+      const auditId = `aud_${randomBytes(8).toString('hex')}`
+      const deps = { auditId, pubsub: infra.pubsub, kv: infra.kv, log }
+      const frames: Array<{ url: string; lane: number; width: number; height: number; quality: number; bytes: number }> = []
+      const unsub = await infra.pubsub.subscribe(viewerChannels.frames(auditId), (m) => {
+        const f = JSON.parse(m)
+        if (f.type !== 'frame') return
+        const info = jpegInfo(f.data)
+        frames.push({
+          url: f.url,
+          lane: f.lane,
+          bytes: Buffer.from(f.data, 'base64').length,
+          ...(info ?? { width: 0, height: 0, quality: 0 }),
+        })
+      })
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      opened.push(unsub, () => context.close())
+      const [lane0, lane1] = [await context.newPage(), await context.newPage()]
+      await lane0.goto(`${web.url}/static`)
+      const c0 = await attachScreencast(lane0, deps, 0)
+      c0.touch(`${web.url}/static`)
+      await infra.kv.set(viewerKeys.watching(auditId), '1', 60)
+      await infra.pubsub.publish(viewerChannels.control(auditId), 'watch')
+
+      // A page that does not repaint: stills.
+      await until(() => frames.length >= 5, machineDeadline(15_000), 'five frames of a static page')
+      // The replay's scaled stills of the shown tab, taken meanwhile, do not shrink the live frames.
+      const replays = await Promise.all([captureReplayFrame(lane0), captureReplayFrame(lane0), captureReplayFrame(lane0)])
+      // (A still may come back empty on a machine too busy to take it within its bound.)
+      expect(replays.every((r) => r === null || jpegInfo(r)!.width < READABLE.minWidth)).toBe(true)
+      const n0 = frames.length
+      await until(() => frames.length >= n0 + 3, machineDeadline(15_000), 'three frames after the replay stills')
+      // A page that repaints: its screencast, with replay stills taken meanwhile.
+      const screencast0 = castStats.screencastFrames
+      await lane0.goto(`${web.url}/animated`)
+      c0.touch(`${web.url}/animated`)
+      await Promise.all([captureReplayFrame(lane0), captureReplayFrame(lane0)])
+      await until(
+        () => castStats.screencastFrames >= screencast0 + 5 && frames.filter((f) => f.url.endsWith('/animated')).length >= 5,
+        machineDeadline(15_000),
+        'five frames of an animated page',
+      )
+      // The view stays on lane 0; lane 1's page is judged without ever showing: a still of its own, full size.
+      await infra.pubsub.publish(viewerChannels.control(auditId), 'focus:0')
+      await lane1.goto(`${web.url}/judged`)
+      const c1 = await attachScreencast(lane1, deps, 1)
+      c1.touch(`${web.url}/judged`)
+      // The replay's still (480 pixels wide) is taken as the crawl judges a page; it is not for the live view.
+      const replay = jpegInfo((await captureReplayFrame(lane1))!)
+      expect(replay!.width).toBeLessThan(READABLE.minWidth)
+      await liveAuditCast(deps)!.showJudged(lane1, 1, `${web.url}/judged`)
+      await until(() => frames.some((f) => f.url.endsWith('/judged')), machineDeadline(10_000), 'the judged page on screen')
+
+      expect(frames.length).toBeGreaterThanOrEqual(11)
+      for (const f of frames) {
+        expect(f.width).toBeGreaterThanOrEqual(READABLE.minWidth)
+        expect(f.height).toBe(800)
+        expect(f.quality).toBeGreaterThanOrEqual(READABLE.minQuality)
+      }
+      expect(frames.find((f) => f.url.endsWith('/judged'))!.lane).toBe(1)
+
+      await c0.detach()
+      await c1.detach()
+    },
+    machineDeadline(60_000),
+  )
+
+  test(
+    'with nobody watching, nothing is captured, encoded or published for the live view',
+    async () => {
+      const auditId = `aud_${randomBytes(8).toString('hex')}`
+      const deps = { auditId, pubsub: infra.pubsub, kv: infra.kv, log }
+      const published: string[] = []
+      const unsub = await infra.pubsub.subscribe(viewerChannels.frames(auditId), (m) => published.push(m))
+      const before = { ...castStats }
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      const page = await context.newPage()
+      const cast = await attachScreencast(page, deps, 0)
+      for (const path of ['/animated', '/static', '/animated/2']) {
+        await page.goto(`${web.url}${path}`)
+        cast.touch(`${web.url}${path}`)
+        await liveAuditCast(deps)!.showJudged(page, 0, `${web.url}${path}`)
+        await Bun.sleep(300)
+      }
+      expect(castStats.screencastFrames).toBe(before.screencastFrames)
+      expect(castStats.stills).toBe(before.stills)
+      expect(castStats.published).toBe(before.published)
+      expect(published.length).toBe(0)
+      await cast.detach()
+      await unsub()
+      await context.close()
+    },
+    machineDeadline(60_000),
+  )
+})
