@@ -6979,7 +6979,7 @@ var require_dist = __commonJS(function(exports, module) {
 import { readFileSync } from "fs";
 
 // shared/report/audit-report.ts
-import { createHash } from "crypto";
+import { createHash as createHash2 } from "crypto";
 
 // shared/checks/types.ts
 function defineCheck(check) {
@@ -13330,6 +13330,11 @@ var DETECTORS = [
       },
       {
         source: "content",
+        gate: ["bind bindKey curry curryRight partial partialRight"],
+        pattern: re(String.raw`\.VERSION\s*=\s*["'](?<v>${VER})["']\s*[,;][^"']{0,60}["']bind["']?,?\s*["']?bindKey["']?,?\s*["']?curry["']?,?\s*["']?curryRight["']?,?\s*["']?partial["']?,?\s*["']?partialRight`)
+      },
+      {
+        source: "content",
         gate: ["VERSION"],
         pattern: re(String.raw`(?<![\w$])VERSION\s*=\s*["'](?<v>${VER})["']`),
         near: {
@@ -13562,6 +13567,9 @@ function libraryAdvice(evidence, platform) {
 ${lines.join(`
 `)}${more}`;
 }
+
+// shared/checks/util/retire.ts
+import { createHash } from "crypto";
 // shared/checks/data/retire-repository.json
 var retire_repository_default = {
   source: "RetireJS repository (jsrepository-v4.json)",
@@ -13575,6 +13583,12 @@ var retire_repository_default = {
         "/\\*\\*[\\s*]+@license Angular v(\xA7\xA7version\xA7\xA7)",
         `\\[['"]ng-version['"],['"](\xA7\xA7version\xA7\xA7)['"]\\]`
       ],
+      filecontentreplace: [],
+      uri: [
+        "@angular/core@(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -13854,6 +13868,14 @@ var retire_repository_default = {
         `/\\*!?[ 
 ]*AlaSQL v(\xA7\xA7version\xA7\xA7)`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/alasql[/@](\xA7\xA7version\xA7\xA7)/.*\\.js"
+      ],
+      filename: [
+        "alasql-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -13871,6 +13893,10 @@ var retire_repository_default = {
       filecontent: [
         " dwr-(\xA7\xA7version\xA7\xA7).jar"
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -13911,6 +13937,16 @@ var retire_repository_default = {
         `Ext = \\{[\\s]*/\\*[^/]+/[\\s]*version *: *['"](\xA7\xA7version\xA7\xA7)['"]`,
         `var version *= *['"](\xA7\xA7version\xA7\xA7)['"], *Version;[\\s]*Ext.Version *= *Version *= *Ext.extend`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/extjs/(\xA7\xA7version\xA7\xA7)/.*\\.js"
+      ],
+      filename: [
+        "/ext-all-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js",
+        "/ext-all-debug-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js",
+        "/ext-base-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "3.0.0",
@@ -13950,6 +13986,12 @@ YUI (\xA7\xA7version\xA7\xA7)`,
         `/yui/license.(?:html|txt)
 version: (\xA7\xA7version\xA7\xA7)`
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [
+        "yui-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "2.4.0",
@@ -14071,6 +14113,14 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         `version:['"](\xA7\xA7version\xA7\xA7)['"],flushAndStopDeferringMutations`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/alpinejs[@/](\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [
+        "alpine(?:js)?[-.](\xA7\xA7version\xA7\xA7)(.min)?.js"
+      ],
+      hashes: {},
       vulnerabilities: []
     },
     axios: {
@@ -14081,6 +14131,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         'return"\\[Axios v(\xA7\xA7version\xA7\xA7)\\] Transitional',
         "\\\"axios\\\",\\\"version\\\":\\\"(\xA7\xA7version\xA7\xA7)\\\""
       ],
+      filecontentreplace: [],
+      uri: [
+        "/axios/(\xA7\xA7version\xA7\xA7)/.*\\.js"
+      ],
+      filename: [
+        "axios-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -14811,6 +14869,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         'a=t.Backbone=\\{\\}\\}a.VERSION="(\xA7\xA7version\xA7\xA7)"',
         `Backbone\\.VERSION *= *["'](\xA7\xA7version\xA7\xA7)["']`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/backbone(\\.min)?\\.js"
+      ],
+      filename: [
+        "backbone(?:js)?-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0.3.3",
@@ -14829,6 +14895,12 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "/\\*[\\s*]+jQuery File Upload User Interface Plugin (\xA7\xA7version\xA7\xA7)[\\s*]+https://github.com/blueimp"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/blueimp-file-upload/(\xA7\xA7version\xA7\xA7)/jquery.fileupload(-ui)?(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -14848,6 +14920,12 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*![\\s]+\\*[\\s]+Bootstrap-select[\\s]+v(\xA7\xA7version\xA7\xA7)",
         '.\\.data\\("selectpicker",.=new .\\(this,.\\)\\)\\}"string"==typeof .&&\\(.=.\\[.\\]instanceof Function\\?.\\[.\\]\\.apply\\(.,.\\):.\\.options\\[.\\]\\)\\}\\}\\);return void 0!==.\\?.:.\\}.\\.VERSION="(\xA7\xA7version\xA7\xA7)",'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/bootstrap-select/(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -14876,6 +14954,12 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         `[\\s]+var c3 ?= ?\\{ ?version: ?['"](\xA7\xA7version\xA7\xA7)['"] ?\\};[\\s]+var c3_chart_fn,`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/c3(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -14896,6 +14980,13 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*![\\s]+\\* Chart.js v(\xA7\xA7version\xA7\xA7)",
         "/\\*![\\s]+\\* Chart.js[\\s]+\\* http://chartjs.org/[\\s]+\\* Version: (\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/Chart.js/(\xA7\xA7version\xA7\xA7)/chart(\\.min)?\\.js",
+        "/Chart.js/(\xA7\xA7version\xA7\xA7)/Chart.bundle(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -14915,6 +15006,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         'ckeditor..js.{4,30}=\\{timestamp:"[^"]+",version:"(\xA7\xA7version\xA7\xA7)',
         'window\\.CKEDITOR=function\\(\\)\\{var [a-z]=\\{timestamp:"[^"]+",version:"(\xA7\xA7version\xA7\xA7)'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/ckeditor(\\.min)?\\.js"
+      ],
+      filename: [
+        "ckeditor-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15061,6 +15160,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         'const .="(\xA7\xA7version\xA7\xA7)"[,;].{0,140}?\\.CKEDITOR_VERSION=.;',
         'CKEDITOR_VERSION="(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/ckeditor5(\\.min)?\\.js"
+      ],
+      filename: [
+        "ckeditor5-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15135,7 +15242,191 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "\\/\\/ https:\\/\\/d3js\\.org (?:v|Version )(\xA7\xA7version\xA7\xA7) "
       ],
+      filecontentreplace: [],
+      uri: [
+        "/d3[@/](\xA7\xA7version\xA7\xA7)/d3.(min.)?js"
+      ],
+      filename: [
+        "d3[-.](\xA7\xA7version\xA7\xA7)(.min)?.js"
+      ],
+      hashes: {},
       vulnerabilities: []
+    },
+    dojo: {
+      npm: null,
+      filecontent: [],
+      filecontentreplace: [
+        "/dojo.version=\\{major:([0-9]+),minor:([0-9]+),patch:([0-9]+)/$1.$2.$3/",
+        '/"dojox"[\\s\\S]{1,350}\\.version=\\{major:([0-9]+),minor:([0-9]+),patch:([0-9]+)/$1.$2.$3/'
+      ],
+      uri: [
+        "/(?:dojo-)?(\xA7\xA7version\xA7\xA7)(?:/dojo)?/dojo(\\.min)?\\.js"
+      ],
+      filename: [
+        "dojo-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {
+        "73cdd262799aab850abbe694cd3bfb709ea23627": "1.4.1",
+        c8c84eddc732c3cbf370764836a7712f3f873326: "1.4.0",
+        d569ce9efb7edaedaec8ca9491aab0c656f7c8f0: "1.0.0",
+        ad44e1770895b7fa84aff5a56a0f99b855a83769: "1.3.2",
+        "8fc10142a06966a8709cd9b8732f7b6db88d0c34": "1.3.1",
+        a09b5851a0a3e9d81353745a4663741238ee1b84: "1.3.0",
+        "2ab48d45abe2f54cdda6ca32193b5ceb2b1bc25d": "1.2.3",
+        "12208a1e649402e362f528f6aae2c614fc697f8f": "1.2.0",
+        "72a6a9fbef9fa5a73cd47e49942199147f905206": "1.1.1"
+      },
+      vulnerabilities: [
+        {
+          atOrAbove: null,
+          below: "1.1.0",
+          severity: "medium",
+          summary: "Affected versions of dojo are susceptible to a cross-site scripting vulnerability in the dijit.Editor and textarea components, which execute their contents as Javascript, even when sanitized.",
+          ids: [
+            "CVE-2008-6681",
+            "GHSA-39cx-xcwj-3rc4"
+          ]
+        },
+        {
+          atOrAbove: null,
+          below: "1.2.0",
+          severity: "medium",
+          summary: "Versions of dojo prior to 1.2.0 are vulnerable to Cross-Site Scripting (XSS). The package fails to sanitize HTML code in user-controlled input, allowing attackers to execute arbitrary JavaScript in the victim's browser.",
+          ids: [
+            "CVE-2015-5654",
+            "GHSA-p82g-2xpp-m5r3"
+          ]
+        },
+        {
+          atOrAbove: null,
+          below: "1.4.2",
+          severity: "medium",
+          summary: "Cross-site scripting (XSS) vulnerability in dijit/tests/_testCommon.js in Dojo Toolkit SDK before 1.4.2 allows remote attackers to inject arbitrary web script or HTML via the theme parameter, as demonstrated by an attack against dijit/tests",
+          ids: [
+            "CVE-2010-2275"
+          ]
+        },
+        {
+          atOrAbove: "1.10.0",
+          below: "1.10.10",
+          severity: "medium",
+          summary: "Versions of dojo prior to 1.4.2 are vulnerable to DOM-based Cross-Site Scripting (XSS). The package does not sanitize URL parameters in the _testCommon.js and runner.html test files, allowing attackers to execute arbitrary JavaScript in the",
+          ids: [
+            "CVE-2010-2273",
+            "GHSA-536q-8gxx-m782"
+          ]
+        },
+        {
+          atOrAbove: "1.11.0",
+          below: "1.11.6",
+          severity: "medium",
+          summary: "Versions of dojo prior to 1.4.2 are vulnerable to DOM-based Cross-Site Scripting (XSS). The package does not sanitize URL parameters in the _testCommon.js and runner.html test files, allowing attackers to execute arbitrary JavaScript in the",
+          ids: [
+            "CVE-2010-2273",
+            "GHSA-536q-8gxx-m782"
+          ]
+        },
+        {
+          atOrAbove: null,
+          below: "1.11.10",
+          severity: "high",
+          summary: "Prototype pollution in dojo",
+          ids: [
+            "CVE-2020-5258",
+            "GHSA-jxfh-8wgv-vfr2"
+          ]
+        },
+        {
+          atOrAbove: "1.12.0",
+          below: "1.12.4",
+          severity: "medium",
+          summary: "Versions of dojo prior to 1.4.2 are vulnerable to DOM-based Cross-Site Scripting (XSS). The package does not sanitize URL parameters in the _testCommon.js and runner.html test files, allowing attackers to execute arbitrary JavaScript in the",
+          ids: [
+            "CVE-2010-2273",
+            "GHSA-536q-8gxx-m782"
+          ]
+        },
+        {
+          atOrAbove: "1.12.0",
+          below: "1.12.8",
+          severity: "high",
+          summary: "Prototype pollution in dojo",
+          ids: [
+            "CVE-2020-5258",
+            "GHSA-jxfh-8wgv-vfr2"
+          ]
+        },
+        {
+          atOrAbove: "1.13.0",
+          below: "1.13.1",
+          severity: "medium",
+          summary: "Versions of dojo prior to 1.4.2 are vulnerable to DOM-based Cross-Site Scripting (XSS). The package does not sanitize URL parameters in the _testCommon.js and runner.html test files, allowing attackers to execute arbitrary JavaScript in the",
+          ids: [
+            "CVE-2010-2273",
+            "GHSA-536q-8gxx-m782"
+          ]
+        },
+        {
+          atOrAbove: "1.13.0",
+          below: "1.13.7",
+          severity: "high",
+          summary: "Prototype pollution in dojo",
+          ids: [
+            "CVE-2020-5258",
+            "GHSA-jxfh-8wgv-vfr2"
+          ]
+        },
+        {
+          atOrAbove: null,
+          below: "1.14",
+          severity: "high",
+          summary: "In Dojo Toolkit before 1.14.0, there is unescaped string injection in dojox/Grid/DataGrid.",
+          ids: [
+            "CVE-2018-15494",
+            "GHSA-84cm-x2q5-8225"
+          ]
+        },
+        {
+          atOrAbove: "1.14.0",
+          below: "1.14.6",
+          severity: "high",
+          summary: "Prototype pollution in dojo",
+          ids: [
+            "CVE-2020-5258",
+            "GHSA-jxfh-8wgv-vfr2"
+          ]
+        },
+        {
+          atOrAbove: "1.15.0",
+          below: "1.15.3",
+          severity: "high",
+          summary: "Prototype pollution in dojo",
+          ids: [
+            "CVE-2020-5258",
+            "GHSA-jxfh-8wgv-vfr2"
+          ]
+        },
+        {
+          atOrAbove: "1.16.0",
+          below: "1.16.2",
+          severity: "high",
+          summary: "Prototype pollution in dojo",
+          ids: [
+            "CVE-2020-5258",
+            "GHSA-jxfh-8wgv-vfr2"
+          ]
+        },
+        {
+          atOrAbove: "0",
+          below: "1.16.5",
+          severity: "high",
+          summary: "Prototype pollution",
+          ids: [
+            "CVE-2021-23450",
+            "GHSA-m8gw-hjpr-rjv7"
+          ]
+        }
+      ]
     },
     easyXDM: {
       npm: "easyxdm",
@@ -15147,6 +15438,16 @@ version: (\xA7\xA7version\xA7\xA7)`
 )+@version (\xA7\xA7version\xA7\xA7)(\r|
 )`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(?:easyXDM-)?(\xA7\xA7version\xA7\xA7)/easyXDM(\\.min)?\\.js"
+      ],
+      filename: [
+        "easyXDM-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {
+        cf266e3bc2da372c4f0d6b2bd87bcbaa24d5a643: "2.4.6"
+      },
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15193,6 +15494,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         `setPlatformAPI=[a-zA-Z_]+,.\\.throttle=[a-zA-Z_]+,.\\.time=[a-zA-Z_]+,.\\.use=[a-zA-Z_]+,.\\.util=[a-zA-Z_]+,.\\.vector=[a-zA-Z_]+,.\\.version=['"](\xA7\xA7version\xA7\xA7)['"],.\\.zrUtil`,
         `.\\.throttle=[a-zA-Z_]+,.\\.time=[a-zA-Z_]+,.\\.util=[a-zA-Z_]+,.\\.vector=[a-zA-Z_]+,.\\.version=['"](\xA7\xA7version\xA7\xA7)['"],.\\.zrender`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/echarts[@/](\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [
+        "echarts[-.](\xA7\xA7version\xA7\xA7)(.min)?.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -15222,6 +15531,15 @@ version: (\xA7\xA7version\xA7\xA7)`
         'Object\\.defineProperty\\(\\{__proto__:null,CI:!1,DEBUG:!1\\},Symbol\\.toStringTag,\\{value:"Module"\\}\\),\\w+="(\xA7\xA7version\xA7\xA7)"',
         'isLowLevelRegister:function\\(e\\)\\{return e<=3\\}\\},Symbol\\.toStringTag,\\{value:"Module"\\}\\),\\w+="(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(?:v)?(\xA7\xA7version\xA7\xA7)/ember(\\.min)?\\.js",
+        "/ember\\.?js/(\xA7\xA7version\xA7\xA7)/ember((\\.|-)[a-z\\-.]+)?\\.js"
+      ],
+      filename: [
+        "ember-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15473,12 +15791,42 @@ version: (\xA7\xA7version\xA7\xA7)`
         }
       ]
     },
+    flowplayer: {
+      npm: null,
+      filecontent: [],
+      filecontentreplace: [],
+      uri: [
+        "flowplayer-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      filename: [
+        "flowplayer-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
+      vulnerabilities: [
+        {
+          atOrAbove: null,
+          below: "5.4.3",
+          severity: "medium",
+          summary: "XSS vulnerability in Flash fallback",
+          ids: [
+            "flowplayer issue 381"
+          ]
+        }
+      ]
+    },
     froala: {
       npm: "froala-editor",
       filecontent: [
         "/\\*![\\s]+\\* froala_editor v(\xA7\xA7version\xA7\xA7)",
         'VERSION:"(\xA7\xA7version\xA7\xA7)",INSTANCES:\\[\\],OPTS_MAPPING:\\{\\}'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/froala-editor/(\xA7\xA7version\xA7\xA7)/",
+        "/froala-editor@(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15565,6 +15913,12 @@ version: (\xA7\xA7version\xA7\xA7)`
         'product:"Highcharts",version:"(\xA7\xA7version\xA7\xA7)"',
         'product="Highcharts"[,;].\\.version="(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "highcharts/(\xA7\xA7version\xA7\xA7)/highcharts(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15612,6 +15966,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*!\\s*[Hh]ighlight.js v(\xA7\xA7version\xA7\xA7)",
         `"after:highlightBlock"[\\s\\S]{0,170}versionString=['"](\xA7\xA7version\xA7\xA7)['"]`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/highlight.js[@/](\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [
+        "highlight[-.](\xA7\xA7version\xA7\xA7)(.min)?.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -15652,6 +16014,10 @@ version: (\xA7\xA7version\xA7\xA7)`
 ){1,10}[ *]+Version: (\xA7\xA7version\xA7\xA7)`,
         "/\\*!? jPlayer (\xA7\xA7version\xA7\xA7) for jQuery"
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15683,6 +16049,34 @@ version: (\xA7\xA7version\xA7\xA7)`
         }
       ]
     },
+    "jquery-deparam": {
+      npm: null,
+      filecontent: [],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {
+        "61c9d49ae64331402c3bde766c9dc504ed2ca509": "0.5.3",
+        "10a68e5048995351a01b0ad7f322bb755a576a02": "0.5.2",
+        b8f063c860fa3aab266df06b290e7da648f9328d: "0.4.2",
+        "851bc74dc664aa55130ecc74dd6b1243becc3242": "0.4.1",
+        "2aae12841f4d00143ffc1effa59fbd058218c29f": "0.4.0",
+        "967942805137f9eb0ae26005d94e8285e2e288a0": "0.3.0",
+        fbf2e115feae7ade26788e38ebf338af11a98bb2: "0.1.0"
+      },
+      vulnerabilities: [
+        {
+          atOrAbove: null,
+          below: "0.5.4",
+          severity: "high",
+          summary: "",
+          ids: [
+            "CVE-2021-20087",
+            "GHSA-xg68-chx2-253g"
+          ]
+        }
+      ]
+    },
     "jquery-migrate": {
       npm: null,
       filecontent: [
@@ -15691,6 +16085,12 @@ version: (\xA7\xA7version\xA7\xA7)`
         '\\.migrateVersion ?= ?"(\xA7\xA7version\xA7\xA7)"[\\s\\S]{10,150}(migrateDisablePatches|migrateWarnings|JQMIGRATE)',
         'jQuery\\.migrateVersion ?= ?"(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [
+        "jquery-migrate-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15718,6 +16118,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*!?[\\s*]*jQuery Mobile(?: -)? v?(\xA7\xA7version\xA7\xA7)",
         `// Version of the jQuery Mobile Framework[\\s]+version: *["'](\xA7\xA7version\xA7\xA7)["'],`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/jquery.mobile(\\.min)?\\.js"
+      ],
+      filename: [
+        "jquery.mobile-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15755,6 +16163,15 @@ version: (\xA7\xA7version\xA7\xA7)`
  \\*)?[\\s]*jQuery Validation Plugin -? ?v(\xA7\xA7version\xA7\xA7)`,
         "Original file: /npm/jquery-validation@(\xA7\xA7version\xA7\xA7)/dist/jquery.validate.js"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/jquery.validat(ion|e)(\\.min)?\\.js",
+        "/jquery-validation@(\xA7\xA7version\xA7\xA7)/dist/.*\\.js"
+      ],
+      filename: [
+        "jquery.validat(?:ion|e)-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15806,6 +16223,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*! DataTables (\xA7\xA7version\xA7\xA7)",
         '.\\.version="(\xA7\xA7version\xA7\xA7)";[\\s]*.\\.settings=\\[\\];[\\s]*.\\.models=\\{[\\s]*\\};[\\s]*.\\.models.oSearch'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/(js/)?(jquery.)?dataTables(.min)?.js"
+      ],
+      filename: [
+        "jquery.dataTables-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15873,6 +16298,13 @@ version: (\xA7\xA7version\xA7\xA7)`
 ){1,3}[ ]*Version: (\xA7\xA7version\xA7\xA7)`,
         `\\.prettyPhoto[ ]?=[ ]?\\{version:[ ]?(?:'|")(\xA7\xA7version\xA7\xA7)(?:'|")\\}`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/prettyPhoto/(\xA7\xA7version\xA7\xA7)/js/jquery\\.prettyPhoto(\\.min?)\\.js",
+        "/prettyphoto@(\xA7\xA7version\xA7\xA7)/js/jquery\\.prettyPhoto\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15900,6 +16332,12 @@ version: (\xA7\xA7version\xA7\xA7)`
         "version (\xA7\xA7version\xA7\xA7)[\\s]+\\*[\\s]+\\* This file is part of jQuery Terminal.",
         '\\$\\.terminal=\\{version:"(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/jquery.terminal[@/](\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15927,6 +16365,14 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "/\\*![\\s]+JSZip v(\xA7\xA7version\xA7\xA7) "
       ],
+      filecontentreplace: [],
+      uri: [
+        "/jszip[/@](\xA7\xA7version\xA7\xA7)/.*\\.js"
+      ],
+      filename: [
+        "jszip-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15966,6 +16412,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         "(?:\\*|//) Knockout JavaScript library v(\xA7\xA7version\xA7\xA7)",
         '.version="(\xA7\xA7version\xA7\xA7)",_.b\\(.version.,_.version\\),_.options=\\{deferUpdates:!1,useOnlyNativeEvents:!1,foreachHidesDestroyed:!1\\}'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/knockout/(\xA7\xA7version\xA7\xA7)/knockout(-[a-z.]+)?\\.js"
+      ],
+      filename: [
+        "knockout-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -15984,6 +16438,14 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "/\\*! markdown-it(?:-ins)? (\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/markdown-it[/@](\xA7\xA7version\xA7\xA7)/?.*\\.js"
+      ],
+      filename: [
+        "markdown-it-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -16068,6 +16530,14 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "/[!*\\s/]+[\\s]marked v(\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/marked[@/](\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [
+        "marked[-.](\xA7\xA7version\xA7\xA7)(.min)?.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -16208,6 +16678,13 @@ version: (\xA7\xA7version\xA7\xA7)`
         'MathJax\\.version="(\xA7\xA7version\xA7\xA7)";',
         '\\.mathjaxVersion="(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/mathjax@(\xA7\xA7version\xA7\xA7)/",
+        "/mathjax/(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -16236,6 +16713,14 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         `this\\.MooTools\\s*=\\s*\\{[\\s\\S]{0,30}version:\\s*['"](\xA7\xA7version\xA7\xA7)['"]`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/mootools/(\xA7\xA7version\xA7\xA7)/mootools"
+      ],
+      filename: [
+        "mootools-(\xA7\xA7version\xA7\xA7)(?:\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -16268,6 +16753,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         `exports.name[ ]?=[ ]?"mustache.js";[
  ]*exports.version[ ]?=[ ]?(?:'|")(\xA7\xA7version\xA7\xA7)(?:'|");`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/mustache(\\.min)?\\.js"
+      ],
+      filename: [
+        "mustache(?:js)?-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -16297,6 +16790,10 @@ version: (\xA7\xA7version\xA7\xA7)`
         'document\\.getElementById\\("__NEXT_DATA__"\\)\\.textContent\\);window\\.__NEXT_DATA__=.;.\\.version="(\xA7\xA7version\xA7\xA7)"',
         '="(\xA7\xA7version\xA7\xA7)"[\\s\\S]{10,100}Component[\\s\\S]{1,10}componentDidCatch[\\s\\S]{10,30}componentDidMount'
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "1.0.0",
@@ -17849,6 +18346,13 @@ version: (\xA7\xA7version\xA7\xA7)`
         'messageHandler\\.sendWithPromise\\("GetDocRequest",\\{docId:[a-zA-Z],apiVersion:"(\xA7\xA7version\xA7\xA7)"',
         `const version = ['"](\xA7\xA7version\xA7\xA7)['"];\\s*const build =`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/pdf\\.js/(\xA7\xA7version\xA7\xA7)/",
+        "/pdfjs-dist@(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -17900,6 +18404,13 @@ version: (\xA7\xA7version\xA7\xA7)`
         'let pdfobjectversion = "(\xA7\xA7version\xA7\xA7)";',
         'pdfobjectversion:"(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/pdfobject@(\xA7\xA7version\xA7\xA7)/",
+        "/pdfobject/(\xA7\xA7version\xA7\xA7)/pdfobject(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: []
     },
     pendo: {
@@ -17910,6 +18421,10 @@ version: (\xA7\xA7version\xA7\xA7)`
 ]+
 // Agent Version:[\\s]+(\xA7\xA7version\xA7\xA7)`
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -17929,6 +18444,14 @@ version: (\xA7\xA7version\xA7\xA7)`
 )+ \\* v(\xA7\xA7version\xA7\xA7)`,
         'var g=\\{VERSION:"(\xA7\xA7version\xA7\xA7)",.*;window.plupload=g\\}'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/plupload(\\.min)?\\.js"
+      ],
+      filename: [
+        "plupload-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -18019,6 +18542,14 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "protobuf\\.js v(\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/protobufjs/(\xA7\xA7version\xA7\xA7)/protobuf(?:\\.min)?\\.js"
+      ],
+      filename: [
+        "protobuf-(\xA7\xA7version\xA7\xA7)(?:\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -18349,6 +18880,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         `Prototype[ ]?=[ ]?\\{[ \r
 	]*Version:[ ]?(?:'|")(\xA7\xA7version\xA7\xA7)(?:'|")`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/prototype(\\.min)?\\.js"
+      ],
+      filename: [
+        "prototype-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -18385,6 +18924,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         "Quill Editor v(\xA7\xA7version\xA7\xA7)",
         'static version="(\xA7\xA7version\xA7\xA7)";static imports=\\{delta:[^,]{1,20},parchment:'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/quill(?:\\.min)?\\.js"
+      ],
+      filename: [
+        "quill-(\xA7\xA7version\xA7\xA7)(?:\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -18430,6 +18977,10 @@ version: (\xA7\xA7version\xA7\xA7)`
 \r]{0,100}function\\(e,t\\)\\{"use strict";e\\.exports="(\xA7\xA7version\xA7\xA7)"`,
         'expected a ReactNode.[\\s\\S]{0,1800}?function\\(e,t\\)\\{"use strict";e\\.exports="(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0.4.0",
@@ -18514,6 +19065,13 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*\\* @license React v(\xA7\xA7version\xA7\xA7)[\\s]*\\* react-dom\\.",
         'return[\\s]+ReactSharedInternals.[a-zA-Z].useHostTransitionStatus\\(\\)[;]?[\\s]*\\}[;,][\\s]*exports.version[\\s]*=[\\s]*"(\xA7\xA7version\xA7\xA7)"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/react-dom@(\xA7\xA7version\xA7\xA7)/",
+        "/react-dom/(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "16.0.0",
@@ -18572,6 +19130,10 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "/\\*\\* @license React v(\xA7\xA7version\xA7\xA7)[\\s]*\\* react-is\\."
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {},
       vulnerabilities: []
     },
     scheduler: {
@@ -18579,6 +19141,10 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "/\\*\\* @license React v(\xA7\xA7version\xA7\xA7)[\\s]*\\* scheduler\\."
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [],
+      hashes: {},
       vulnerabilities: []
     },
     select2: {
@@ -18587,6 +19153,12 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*!(?:[\\s]+\\*)? Select2 (\xA7\xA7version\xA7\xA7)",
         '/\\*[\\s]+Copyright 20[0-9]{2} [I]gor V[a]ynberg[\\s]+Version: (\xA7\xA7version\xA7\xA7)[\\s\\S]{1,5000}(\\.attr\\("class","select2-sizer"|\\.data\\(document, *"select2-lastpos"|document\\)\\.data\\("select2-lastpos"|SingleSelect2, *MultiSelect2|window.Select2 *!== *undefined)'
       ],
+      filecontentreplace: [],
+      uri: [
+        "(\xA7\xA7version\xA7\xA7)/(js/)?select2(.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -18605,6 +19177,12 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "sessvars ver (\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [
+        "sessvars-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: []
     },
     svelte: {
@@ -18616,6 +19194,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         "VERSION = '(\xA7\xA7version\xA7\xA7)'[\\s\\S]{21,200}parse\\$[0-9][\\s\\S]{10,80}preprocess",
         `var version\\$[0-9] = "(\xA7\xA7version\xA7\xA7)";[\\s\\S]{10,30}normalizeOptions\\(options\\)[\\s\\S]{80,200}'SvelteComponent.html'`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/svelte@(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [
+        "svelte[@\\-](\xA7\xA7version\xA7\xA7)(.min)?\\.m?js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -18780,6 +19366,12 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "SWFObject v(\xA7\xA7version\xA7\xA7) "
       ],
+      filecontentreplace: [],
+      uri: [],
+      filename: [
+        "swfobject_(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -18797,6 +19389,14 @@ version: (\xA7\xA7version\xA7\xA7)`
       filecontent: [
         "\\* Swiper (\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/[Ss]wiper[@/](\xA7\xA7version\xA7\xA7)/swiper"
+      ],
+      filename: [
+        "swiper[-.](\xA7\xA7version\xA7\xA7)(.min)?.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -18826,6 +19426,13 @@ version: (\xA7\xA7version\xA7\xA7)`
         "/\\*[\\s]+tableExport.jquery.plugin[\\s]+Version (\xA7\xA7version\xA7\xA7)",
         "/\\*![\\s]+\\* TableExport.js v(\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [],
+      uri: [
+        "/tableexport.jquery.plugin@(\xA7\xA7version\xA7\xA7)/tableExport.min.js",
+        "/TableExport/(\xA7\xA7version\xA7\xA7)/js/tableexport.min.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -18839,6 +19446,33 @@ version: (\xA7\xA7version\xA7\xA7)`
         }
       ]
     },
+    threejs: {
+      npm: "three",
+      filecontent: [],
+      filecontentreplace: [
+        `/Copyright 2010-20[0-9]{2} Three.js [\\s\\S]{0,90}const (?:REVISION|[a-z]) ?= ?['"]([0-9]+)['"]/0.$1.0/`,
+        `/THREE ?= ?\\{\\}\\)\\)?;?[\\s]*\\}\\)?\\(this, ?\\(function ?\\([a-z]+\\) ?\\{ ?["']use strict["'];[\\s]*const (?:REVISION|[a-z]) ?= ?['"]([0-9]+)['"]/0.$1.0/`,
+        `/QuaternionLinearInterpolant=[a-z]+;[a-z].REVISION=['"]([0-9]+)['"]/0.$1.0/`
+      ],
+      uri: [
+        "/three.js/(\xA7\xA7version\xA7\xA7)/",
+        "/three.js@(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
+      vulnerabilities: [
+        {
+          atOrAbove: "0",
+          below: "0.125.0",
+          severity: "high",
+          summary: "Versions of three.js before 0.125.0 are vulnerable to Regular Expression Denial of Service (ReDoS) when handling rgb or hsl color strings. Specially crafted color strings with large amounts of whitespace cause catastrophic backtracking in t",
+          ids: [
+            "CVE-2020-28496",
+            "GHSA-fq6p-x6j3-cmmq"
+          ]
+        }
+      ]
+    },
     tinyMCE: {
       npm: "tinymce",
       filecontent: [
@@ -18846,6 +19480,15 @@ version: (\xA7\xA7version\xA7\xA7)`
 \r]+.{0,1200}l=.tinymce/geom/Rect.`,
         "/\\*\\*[\\s]*\\* TinyMCE version (\xA7\xA7version\xA7\xA7)"
       ],
+      filecontentreplace: [
+        "/tinyMCEPreInit.*majorVersion:.([0-9]+).,minorVersion:.([0-9.]+)./$1.$2/",
+        "/majorVersion:.([0-9]+).,minorVersion:.([0-9.]+).,.*tinyMCEPreInit/$1.$2/"
+      ],
+      uri: [
+        "/tinymce/(\xA7\xA7version\xA7\xA7)/tinymce(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: null,
@@ -19291,6 +19934,13 @@ version: (\xA7\xA7version\xA7\xA7)`
         'LIBVERSION="(\xA7\xA7version\xA7\xA7)",EMPTY="",UNKNOWN="\\?",FUNC_TYPE="function",UNDEF_TYPE="undefined"',
         '.="(\xA7\xA7version\xA7\xA7)",.="",.="\\?",.="function",.="undefined",.="object",(.="string",)?.="major",.="model",.="name",.="type",.="vendor"'
       ],
+      filecontentreplace: [],
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/ua-parser(.min)?.js",
+        "/ua-parser-js@(\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -19401,6 +20051,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         `\\.videojs=[a-zA-Z]\\(\\)\\}\\(this,function\\(\\)\\{var [a-zA-Z]=["'](\xA7\xA7version\xA7\xA7)["']`,
         `["']The element or ID supplied is not valid. \\(videojs\\)["']\\)[\\s\\S]{100,400}var (?:[a-zA-Z]{1,2},)?[a-zA-Z]{1,2}=["'](\xA7\xA7version\xA7\xA7)["']`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/video\\.js[@/](\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [
+        "video\\.js[-.](\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -19421,6 +20079,14 @@ version: (\xA7\xA7version\xA7\xA7)`
         "painterCtors\\[name\\] = Ctor;[\\s]+\\}[\\s]+var version = '(\xA7\xA7version\xA7\xA7)';[\\s]+",
         `.\\.util=[a-zA-Z_]+,.\\.vector=[a-zA-Z_]+,.\\.version=['"](\xA7\xA7version\xA7\xA7)['"],Object`
       ],
+      filecontentreplace: [],
+      uri: [
+        "/zrender[@/](\xA7\xA7version\xA7\xA7)/"
+      ],
+      filename: [
+        "zrender[-.](\xA7\xA7version\xA7\xA7)(.min)?.js"
+      ],
+      hashes: {},
       vulnerabilities: [
         {
           atOrAbove: "0",
@@ -19444,14 +20110,100 @@ version: (\xA7\xA7version\xA7\xA7)`
         }
       ]
     }
+  },
+  locations: {
+    dompurify: {
+      uri: [],
+      filename: [],
+      hashes: {}
+    },
+    angularjs: {
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/angular(\\.min)?\\.js"
+      ],
+      filename: [
+        "angular(?:js)?-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {}
+    },
+    bootstrap: {
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/bootstrap(\\.min)?\\.js",
+        "/(\xA7\xA7version\xA7\xA7)/js/bootstrap(\\.min)?\\.js"
+      ],
+      filename: [
+        "bootstrap-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {}
+    },
+    handlebars: {
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/handlebars(\\.min)?\\.js"
+      ],
+      filename: [
+        "handlebars(?:js)?-(\xA7\xA7version\xA7\xA7)(.min)?\\.js"
+      ],
+      hashes: {}
+    },
+    jquery: {
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/jquery(\\.min)?\\.js"
+      ],
+      filename: [
+        "jquery-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {}
+    },
+    "jquery-ui": {
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/jquery-ui(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {}
+    },
+    lodash: {
+      uri: [
+        "/(\xA7\xA7version\xA7\xA7)/lodash(\\.min)?\\.js"
+      ],
+      filename: [],
+      hashes: {}
+    },
+    moment: {
+      uri: [
+        "/moment\\.js/(\xA7\xA7version\xA7\xA7)/moment(.min)?\\.js"
+      ],
+      filename: [
+        "moment(?:-|\\.)(\xA7\xA7version\xA7\xA7)(?:-min)?\\.js"
+      ],
+      hashes: {}
+    },
+    underscore: {
+      uri: [
+        "/underscore\\.js/(\xA7\xA7version\xA7\xA7)/underscore(-min)?\\.js"
+      ],
+      filename: [],
+      hashes: {}
+    },
+    vue: {
+      uri: [
+        "/vue@(\xA7\xA7version\xA7\xA7)/dist/vue\\.js",
+        "/vue/(\xA7\xA7version\xA7\xA7)/vue\\..*\\.js",
+        "/npm/vue@(\xA7\xA7version\xA7\xA7)"
+      ],
+      filename: [
+        "vue-(\xA7\xA7version\xA7\xA7)(\\.min)?\\.js"
+      ],
+      hashes: {}
+    }
   }
 };
 
 // shared/checks/util/retire.ts
+var repository = retire_repository_default;
 var VERSION2 = "[0-9][0-9.a-z_\\-]+";
 var MAX_SCAN = 4 * 1024 * 1024;
-var REPOSITORY_DATA = `${retire_repository_default.source}, as of ${retire_repository_default.updated}${retire_repository_default.commit ? ` (commit ${retire_repository_default.commit.slice(0, 7)})` : ""}`;
-var REPOSITORY_UPDATED = retire_repository_default.updated;
+var REPOSITORY_DATA = `${repository.source}, as of ${repository.updated}${repository.commit ? ` (commit ${repository.commit.slice(0, 7)})` : ""}`;
+var REPOSITORY_UPDATED = repository.updated;
 var DISCONTINUED = {
   YUI: "YUI was discontinued by Yahoo in 2014 and gets no fixes.",
   mootools: "MooTools has had no release since 2016 and gets no fixes.",
@@ -19510,11 +20262,19 @@ function bounded(pattern) {
 )+`, "[\\s\\S]{1,5000}?").replaceAll(`(?:.|
 |\r)+`, "[\\s\\S]{1,5000}?").replace(/(?<!\\)\.\*(\??)/g, ".{0,2000}$1").replace(/(?<!\\)\.\+(\??)/g, ".{1,2000}$1").replace(/\[\\s\\S\]\*(\??)/g, "[\\s\\S]{0,5000}$1").replace(/\[\\s\\S\]\+(\??)/g, "[\\s\\S]{1,5000}$1");
 }
-var EXTRACTORS = Object.entries(retire_repository_default.libraries).flatMap(([library, lib]) => lib.filecontent.map((pattern) => {
-  const source = bounded(pattern).replaceAll("\xA7\xA7version\xA7\xA7", VERSION2);
-  const gate = literalRuns(pattern.replaceAll("\xA7\xA7version\xA7\xA7", "()")).sort((a, b) => b.length - a.length)[0] ?? "";
-  return { library, re: new RegExp(source), gate };
-}));
+var gateOf = (pattern) => literalRuns(pattern.replaceAll("\xA7\xA7version\xA7\xA7", "()")).sort((a, b) => b.length - a.length)[0] ?? "";
+var EXTRACTORS = Object.entries(repository.libraries).flatMap(([library, lib]) => [
+  ...lib.filecontent.map((pattern) => ({
+    library,
+    re: new RegExp(bounded(pattern).replaceAll("\xA7\xA7version\xA7\xA7", VERSION2)),
+    gate: gateOf(pattern)
+  })),
+  ...lib.filecontentreplace.map((spec) => {
+    const cut = spec.lastIndexOf("/", spec.length - 2);
+    const pattern = spec.slice(1, cut);
+    return { library, re: new RegExp(bounded(pattern)), gate: gateOf(pattern), replace: spec.slice(cut + 1, -1) };
+  })
+]);
 function normaliseVersion(raw) {
   const cleaned = raw.replace(/[._-]+$/, "");
   if (parseVersion(cleaned))
@@ -19533,7 +20293,8 @@ function detectRepositoryLibraries(script) {
     if (x.gate !== "" && !body.includes(x.gate))
       continue;
     const m = x.re.exec(body);
-    const version = m?.[1] ? normaliseVersion(m[1]) : null;
+    const raw = m && x.replace !== undefined ? x.replace.replace(/\$(\d)/g, (_, n) => m[Number(n)] ?? "") : m?.[1];
+    const version = raw ? normaliseVersion(raw) : null;
     if (!m || !version)
       continue;
     const key = `${x.library}@${version}`;
@@ -19549,7 +20310,7 @@ function repositoryEntry(library) {
   const cached = ENTRIES.get(library);
   if (cached)
     return cached;
-  const lib = retire_repository_default.libraries[library];
+  const lib = repository.libraries[library];
   if (!lib)
     return;
   const advisories = lib.vulnerabilities.flatMap((v) => {
@@ -19579,6 +20340,112 @@ function repositoryEntry(library) {
   };
   ENTRIES.set(library, entry);
   return entry;
+}
+var LOCATIONS = [
+  ...Object.entries(repository.locations).map(([library, where]) => ({ library, table: "hand", where })),
+  ...Object.entries(repository.libraries).map(([library, where]) => ({ library, table: "repository", where }))
+];
+var compiled = new Map;
+var locationRegex = (pattern) => {
+  let re = compiled.get(pattern);
+  if (!re)
+    compiled.set(pattern, re = new RegExp(pattern.replaceAll("\xA7\xA7version\xA7\xA7", VERSION2)));
+  return re;
+};
+var HAND_PACKAGES = {
+  jquery: "jquery",
+  "jquery-ui": "jquery-ui",
+  "jquery-ui-dist": "jquery-ui",
+  jqueryui: "jquery-ui",
+  lodash: "lodash",
+  "lodash.js": "lodash",
+  underscore: "underscore",
+  "underscore.js": "underscore",
+  angular: "angularjs",
+  "angular.js": "angularjs",
+  bootstrap: "bootstrap",
+  "twitter-bootstrap": "bootstrap",
+  moment: "moment",
+  "moment.js": "moment",
+  handlebars: "handlebars",
+  "handlebars.js": "handlebars",
+  dompurify: "dompurify",
+  vue: "vue"
+};
+var PACKAGES = new Map([
+  ...Object.entries(repository.libraries).flatMap(([library, lib]) => {
+    const entry = { library, table: "repository" };
+    const npm = lib.npm;
+    return [[library.toLowerCase(), entry], ...npm ? [[npm.toLowerCase(), entry]] : []];
+  }),
+  ...Object.entries(HAND_PACKAGES).map(([name, library]) => [name, { library, table: "hand" }])
+]);
+var CDN_PATH = /^(?:cdn\.jsdelivr\.net\/npm\/|(?:unpkg\.com|esm\.sh|cdn\.skypack\.dev)\/)((?:@[\w.-]{1,100}\/)?[\w.-]{1,100})@(\d[\w.-]{0,40})\/|^cdnjs\.cloudflare\.com\/ajax\/libs\/([\w.-]{1,100})\/(\d[\w.-]{0,40})\//;
+function fromCdnPath(address) {
+  const m = CDN_PATH.exec(address);
+  if (!m)
+    return null;
+  const known = PACKAGES.get((m[1] ?? m[3] ?? "").toLowerCase());
+  return known ? { ...known, version: m[2] ?? m[4] ?? "" } : null;
+}
+function detectByLocation(script) {
+  if (script.inline)
+    return [];
+  let url;
+  try {
+    url = new URL(script.url);
+  } catch {
+    return [];
+  }
+  const hash = createHash("sha1").update(script.body, "utf8").digest("hex");
+  const file = decodeURIComponentSafe(url.pathname.slice(url.pathname.lastIndexOf("/") + 1));
+  const address = `${url.host}${decodeURIComponentSafe(url.pathname)}`;
+  const found = [];
+  for (const { library, table, where } of LOCATIONS) {
+    const byHash = where.hashes[hash];
+    const byUri = byHash ? null : firstVersion(where.uri, address);
+    const byName = byHash || byUri ? null : firstVersion(where.filename, file);
+    const raw = (byHash ?? byUri ?? byName)?.replace(/(?:[.-](?:min|slim|pack|prod|production|umd|esm|bundle|full))+$/i, "");
+    const version = raw ? normaliseVersion(raw) : null;
+    if (!version)
+      continue;
+    const source = byHash ? "hash" : byUri ? "uri" : "filename";
+    found.push({
+      library,
+      table,
+      version,
+      script: script.url,
+      source,
+      excerpt: clip(source === "hash" ? `sha1 ${hash}` : source === "uri" ? address : file, 120)
+    });
+  }
+  const cdn = found.length === 0 ? fromCdnPath(address) : null;
+  const cdnVersion = cdn ? normaliseVersion(cdn.version) : null;
+  if (cdn && cdnVersion)
+    found.push({
+      library: cdn.library,
+      table: cdn.table,
+      version: cdnVersion,
+      script: script.url,
+      source: "uri",
+      excerpt: clip(address, 120)
+    });
+  return found;
+}
+function firstVersion(patterns, text) {
+  for (const p of patterns) {
+    const m = locationRegex(p).exec(text);
+    if (m?.[1])
+      return m[1];
+  }
+  return null;
+}
+function decodeURIComponentSafe(value) {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 // shared/checks/security/vulnerable-js-library.ts
@@ -19634,7 +20501,7 @@ var vulnerableJsLibrary = defineCheck({
   failTitle: "JavaScript libraries with known vulnerabilities",
   description: "Reads library names and versions from the license banners and version constants inside the scripts the page loaded (jQuery, " + "jQuery UI, Lodash, Underscore, AngularJS, Bootstrap, Moment, Handlebars, DOMPurify, Vue 2 by hand-written detectors; about 55 " + "more, such as React, Angular, Knockout, Backbone, Chart.js, CKEditor, TinyMCE, Select2, Axios, PDF.js, Ember and YUI, by the " + "RetireJS repository\u2019s content extractors) and matches them against published advisories and end-of-life dates. Advisory " + `data: ${ADVISORY_DATA}; ${REPOSITORY_DATA}.`,
   why: "Known XSS, prototype-pollution and code-injection flaws in front-end libraries have public exploits; an old jQuery or DOMPurify " + "turns any place that handles untrusted HTML into a way to run script in your users' sessions.",
-  confirmation: `Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries' own version constants in their minified form (jQuery's "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash's VERSION next to its internal markers, AngularJS's {full:"1.7.9",major:1,...,codeName}, Bootstrap's VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). File names are never used: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2, jQuery 1.x and 2.x, discontinued libraries such as YUI, MooTools and Prototype). For the RetireJS libraries, only their content extractors are used (never file names or URLs) and each runs only when its literal text is in the script. Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ` + ADVISORY_DATA + ".",
+  confirmation: `Versions come from script content only: official banners (/*! jQuery v3.4.1 |, @license AngularJS v1.7.9, Bootstrap v3.3.7 (https://getbootstrap.com), //! version : 2.29.1, @license DOMPurify 2.0.7) and the libraries' own version constants in their minified form (jQuery's "3.4.1",k=function(e,t){return new k.fn.init(e,t)}, Lodash's VERSION next to its internal markers, AngularJS's {full:"1.7.9",major:1,...,codeName}, Bootstrap's VERSION beside its bs.* data keys, DOMPurify.version, Handlebars VERSION beside COMPILER_REVISION). The content decides: jquery-3.4.1.min.js holding 3.7.1 is 3.7.1. Only a script whose content names no library is read by its address: a CDN path naming the package and version (jsDelivr, unpkg, cdnjs) or a RetireJS URI pattern counts as the content would; a RetireJS hash of the whole file too; a file name alone warns and says so. A script that mentions a library without a readable version, a plugin named after one ("jQuery UI Touch Punch 0.2.3"), and a banner crediting another project ("Based on Underscore.js 1.8.3") are not findings. Fails when an advisory with a fixed release applies; warns when the only advisories have no fixed release in that line (end-of-life Bootstrap 3/4, AngularJS 1.8.x); reports info for end-of-life versions without open advisories (Vue 2, jQuery 1.x and 2.x, discontinued libraries such as YUI, MooTools and Prototype). For the RetireJS libraries, every extractor but func and ast is used (filecontent and filecontentreplace, hashes, uri, filename; the hand-covered libraries\u2019 uri, filename and hash extractors too), each content extractor only when its literal text is in the script. Severity follows the worst advisory, at most high. Advisory ranges are semver ranges from the GitHub Advisory Database, table reviewed ` + ADVISORY_DATA + ".",
   severity: "high",
   fix: {
     generic: "Upgrade the library to the fixed version shown (npm install <library>@<fixed version>, then rebuild), or replace it; for files served from" + " a CDN or a vendor folder, update the URL or file and its integrity hash. Check npm ls <library> for copies pulled in by other" + " packages.",
@@ -19649,12 +20516,24 @@ var vulnerableJsLibrary = defineCheck({
   requires: ["scripts"],
   run: ({ scripts }) => {
     const instances = instancesIn(scripts);
-    const failing = instances.filter((i) => i.fixable.length > 0);
-    const warning = instances.filter((i) => i.fixable.length === 0 && i.unfixed.length > 0);
+    const byName = (i) => i.source === "filename";
+    const failing = instances.filter((i) => i.fixable.length > 0 && !byName(i));
+    const named = instances.filter((i) => i.fixable.length + i.unfixed.length > 0 && byName(i));
+    const warning = instances.filter((i) => i.fixable.length === 0 && i.unfixed.length > 0 && !byName(i));
     const eolOnly = instances.filter((i) => i.fixable.length === 0 && i.unfixed.length === 0 && i.endOfLife.length > 0);
-    const evidence = evidenceOf(scripts, instances, [...failing, ...warning, ...eolOnly]);
+    const evidence = evidenceOf(scripts, instances, [...failing, ...warning, ...named, ...eolOnly]);
     if (failing.length > 0)
       return failVerdict(failing, evidence);
+    if (named.length > 0 && warning.length === 0) {
+      const first = named[0];
+      const fix = highestFix(first);
+      return {
+        status: "warn",
+        severity: worstSeverity([...first.fixable, ...first.unfixed]),
+        evidence,
+        summary: `${label(first)}, by its file name only (its content shows no version): if it is that release, it has known vulnerabilities (${[...first.fixable, ...first.unfixed][0].ids[0]})${fix ? `, fixed in ${fix}` : ""}.`
+      };
+    }
     if (warning.length > 0) {
       const first = warning[0];
       return {
@@ -19679,10 +20558,14 @@ var vulnerableJsLibrary = defineCheck({
 function instancesIn(scripts) {
   const byKey = new Map;
   for (const script of scripts) {
-    const detections = [
+    const byContent = [
       ...detectLibraries(script).map((d) => ({ ...d, entry: libraryEntry(d.library) })),
       ...detectRepositoryLibraries(script).map((d) => ({ ...d, source: "content", entry: repositoryEntry(d.library) }))
     ];
+    const detections = byContent.length > 0 ? byContent : detectByLocation(script).map((d) => ({
+      ...d,
+      entry: d.table === "hand" ? libraryEntry(d.library) : repositoryEntry(d.library)
+    }));
     for (const d of detections) {
       const key = `${d.library}@${d.version}`;
       const existing = byKey.get(key);
@@ -20338,7 +21221,7 @@ function gitCredentials(body) {
     }
     const url = /^\s*(?:url|pushurl)\s*=\s*[a-z][a-z0-9+.-]*:\/\/([^@/\s]{1,300})@/i.exec(line);
     if (url) {
-      const userinfo = decodeURIComponentSafe(url[1]);
+      const userinfo = decodeURIComponentSafe2(url[1]);
       const colon = userinfo.indexOf(":");
       const password = colon === -1 ? "" : userinfo.slice(colon + 1);
       const token = scanScripts([{ url: "", inline: false, body: userinfo }]).find((f) => f.exposure === "secret");
@@ -20359,7 +21242,7 @@ function gitCredentials(body) {
   }
   return found;
 }
-function decodeURIComponentSafe(value) {
+function decodeURIComponentSafe2(value) {
   try {
     return decodeURIComponent(value);
   } catch {
@@ -21846,7 +22729,7 @@ function normaliseEvidence(value, page) {
 }
 function fingerprintOf(r, page) {
   const key = JSON.stringify(normaliseEvidence(r.evidence ?? {}, page));
-  return `${r.id}:${createHash("sha256").update(key).digest("hex").slice(0, 16)}`;
+  return `${r.id}:${createHash2("sha256").update(key).digest("hex").slice(0, 16)}`;
 }
 
 // shared/checks/runner.ts
@@ -32573,7 +33456,7 @@ function failureOf(e, mcpUrl, what) {
 var clip2 = (s) => s.length > 300 ? `${s.slice(0, 300)}\u2026` : s;
 
 // cli/gates.ts
-import { createHash as createHash2 } from "crypto";
+import { createHash as createHash3 } from "crypto";
 var FAIL_ON_LEVELS = ["critical", "high", "medium", "low"];
 var atOrAbove = (s, level) => SEVERITY_RANK[s] >= SEVERITY_RANK[level];
 function fingerprintOf2(checkId, summary, targetUrl) {
@@ -32582,7 +33465,7 @@ function fingerprintOf2(checkId, summary, targetUrl) {
   if (origin)
     text = text.split(origin).join("<origin>");
   text = text.replace(/\d+/g, "#").replace(/\s+/g, " ").trim();
-  return `${checkId}:${createHash2("sha256").update(text).digest("hex").slice(0, 16)}`;
+  return `${checkId}:${createHash3("sha256").update(text).digest("hex").slice(0, 16)}`;
 }
 var safeOrigin2 = (url) => {
   try {
