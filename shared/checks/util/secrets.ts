@@ -3,6 +3,7 @@
 // minified code. Values never leave this module unredacted.
 
 import type { CheckOutcome, ScriptArtifact, Severity } from '../types.ts'
+import { CONNECTION_STRING_RULES } from './connection-strings.ts'
 import { redact } from './redact.ts'
 
 /** secret: grants access and must not ship; test: a test-mode secret; public: published by design. */
@@ -22,14 +23,14 @@ export interface SecretFinding {
   note?: string
 }
 
-interface Classified {
+export interface Classified {
   kind: string
   exposure: Exposure
   severity: Severity
   note?: string
 }
 
-interface Rule {
+export interface Rule {
   pattern: RegExp
   classify(value: string, body: string, index: number): Classified | null
   /** false: the rule judges placeholders itself (a PEM block, a JWT, a password in a URL). */
@@ -85,28 +86,6 @@ const documentedExample = (kind: string): Classified => ({
   note: "a key printed in the provider's documentation: it grants nothing",
 })
 
-/** Passwords that are placeholders in examples and templates, not credentials. */
-const PLACEHOLDER_PASSWORD =
-  /^(?:pass(?:word|wd)?\d{0,3}|secret|changeme|change[-_]?me|your[-_]?pass(?:word)?|mypassword|mysecretpassword|example|test|testing|admin|root|guest|user|username|dbpass|db_password|pwd|p@ssw0rd|x{3,}|\*{3,}|\.{3,})$/i
-const TEMPLATED = /[{}$%<>[\]]|^:/
-const EXAMPLE_HOST =
-  /(?:^|\.)(?:example\.(?:com|org|net)|test|invalid|localhost\.localdomain|your-?(?:host|domain|server)[\w.-]*|host|hostname|server)$/i
-
-/** A password in a URL that is a real value, not a placeholder or a template variable. */
-function realPassword(user: string, password: string, host: string): boolean {
-  let decoded = password
-  try {
-    decoded = decodeURIComponent(password)
-  } catch {}
-  if (decoded.length < 6 || PLACEHOLDER_PASSWORD.test(decoded) || TEMPLATED.test(decoded) || TEMPLATED.test(user)) return false
-  if (new Set(decoded).size < 4 || decoded === user) return false
-  return !EXAMPLE_HOST.test(host)
-}
-
-const URL_SCHEMES = 'postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|https?|ftps?|smtps?'
-const DATABASE_SCHEME = /^(?:postgres|mysql|mariadb|mongodb|redis|amqp|mssql|sqlserver)/i
-const DATABASE_SCHEMES = 'postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|oracle'
-
 /**
  * A value that only stands in for a secret: runs of X, x, 0 or *, one character repeated, `<...>`, `your_...`,
  * words like example or placeholder, or too few distinct characters to be random. Read on the part after the
@@ -139,47 +118,7 @@ const RULES: Rule[] = [
       }
     },
   },
-  {
-    placeholders: false,
-    // scheme://user:password@host: database connection strings and basic-auth URLs.
-    pattern: new RegExp(
-      `(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{0,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`,
-      'gi',
-    ),
-    classify: (v) => {
-      const m = /^([a-z+]+):\/\/([^:]*):(.*)@([^@]*)$/i.exec(v)
-      if (!m || !realPassword(m[2]!, m[3]!, m[4]!)) return null
-      return DATABASE_SCHEME.test(m[1]!)
-        ? { kind: 'connection-string-password', exposure: 'secret', severity: 'critical' }
-        : { kind: 'url-with-password', exposure: 'secret', severity: 'high' }
-    },
-  },
-  {
-    placeholders: false,
-    // A database URL with the password in its query (jdbc:mysql://db/shop?user=shop&password=...).
-    pattern: new RegExp(
-      `(?<![A-Za-z0-9+.-])(?:${DATABASE_SCHEMES}):\\/\\/[^\\s"'\`<>?]{1,300}\\?(?:[^\\s"'\`<>#&]{0,200}&){0,8}(?:password|pwd|pass)=([^&#\\s"'\`<>;]{1,200})`,
-      'gi',
-    ),
-    classify: (v) => {
-      const m = /[?&](?:password|pwd|pass)=([^&#]*)$/i.exec(v)
-      const host = /:\/\/(?:[^@/]*@)?([^/:?]*)/.exec(v)?.[1] ?? ''
-      if (!m || !realPassword('', m[1]!, host)) return null
-      return { kind: 'connection-string-password', exposure: 'secret', severity: 'critical' }
-    },
-  },
-  {
-    placeholders: false,
-    // ADO.NET and ODBC connection strings: Server=...;Database=...;User Id=...;Password=...;
-    pattern:
-      /(?<![A-Za-z0-9_])(?:Server|Data Source|Host|Address)\s{0,3}=\s{0,3}[^;"'`<>\n]{1,200};(?:[^;"'`<>\n]{0,200};){0,8}\s{0,3}(?:Password|Pwd)\s{0,3}=\s{0,3}([^;"'`<>\s]{1,200})/gi,
-    classify: (v) => {
-      const password = /(?:Password|Pwd)\s*=\s*([^;]*)$/i.exec(v)?.[1] ?? ''
-      const host = /(?:Server|Data Source|Host|Address)\s*=\s*([^;,]*)/i.exec(v)?.[1]?.trim() ?? ''
-      if (!realPassword('', password, host.replace(/^tcp:/i, ''))) return null
-      return { kind: 'connection-string-password', exposure: 'secret', severity: 'critical' }
-    },
-  },
+  ...CONNECTION_STRING_RULES,
   {
     pattern: new RegExp(`${START}(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{24,247}(?![0-9a-zA-Z_])`, 'g'),
     classify: (v) => {
