@@ -7464,6 +7464,59 @@ function redactAssignment(line) {
   return eq === -1 ? redact(line) : `${line.slice(0, eq + 1)}***`;
 }
 
+// shared/checks/util/connection-strings.ts
+var PLACEHOLDER_PASSWORD = /^(?:pass(?:word|wd)?\d{0,3}|secret|changeme|change[-_]?me|your[-_]?pass(?:word)?|mypassword|mysecretpassword|example|test|testing|admin|root|guest|user|username|dbpass|db_password|pwd|p@ssw0rd|x{3,}|\*{3,}|\.{3,})$/i;
+var TEMPLATED = /[{}$%<>[\]]|^:/;
+var EXAMPLE_HOST = /(?:^|\.)(?:example\.(?:com|org|net)|test|invalid|localhost\.localdomain|your-?(?:host|domain|server)[\w.-]*|host|hostname|server)$/i;
+function realPassword(user, password, host) {
+  let decoded = password;
+  try {
+    decoded = decodeURIComponent(password);
+  } catch {}
+  if (decoded.length < 6 || PLACEHOLDER_PASSWORD.test(decoded) || TEMPLATED.test(decoded) || TEMPLATED.test(user))
+    return false;
+  if (new Set(decoded).size < 4 || decoded === user)
+    return false;
+  return !EXAMPLE_HOST.test(host);
+}
+var URL_SCHEMES = "postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|https?|ftps?|smtps?";
+var DATABASE_SCHEME = /^(?:postgres|mysql|mariadb|mongodb|redis|amqp|mssql|sqlserver)/i;
+var DATABASE_SCHEMES = "postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|oracle";
+var CONNECTION_STRING_RULES = [
+  {
+    placeholders: false,
+    pattern: new RegExp(`(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{0,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`, "gi"),
+    classify: (v) => {
+      const m = /^([a-z+]+):\/\/([^:]*):(.*)@([^@]*)$/i.exec(v);
+      if (!m || !realPassword(m[2], m[3], m[4]))
+        return null;
+      return DATABASE_SCHEME.test(m[1]) ? { kind: "connection-string-password", exposure: "secret", severity: "critical" } : { kind: "url-with-password", exposure: "secret", severity: "high" };
+    }
+  },
+  {
+    placeholders: false,
+    pattern: new RegExp(`(?<![A-Za-z0-9+.-])(?:${DATABASE_SCHEMES}):\\/\\/[^\\s"'\`<>?]{1,300}\\?(?:[^\\s"'\`<>#&]{0,200}&){0,8}(?:password|pwd|pass)=([^&#\\s"'\`<>;]{1,200})`, "gi"),
+    classify: (v) => {
+      const m = /[?&](?:password|pwd|pass)=([^&#]*)$/i.exec(v);
+      const host = /:\/\/(?:[^@/]*@)?([^/:?]*)/.exec(v)?.[1] ?? "";
+      if (!m || !realPassword("", m[1], host))
+        return null;
+      return { kind: "connection-string-password", exposure: "secret", severity: "critical" };
+    }
+  },
+  {
+    placeholders: false,
+    pattern: /(?<![A-Za-z0-9_])(?:Server|Data Source|Host|Address)\s{0,3}=\s{0,3}[^;"'`<>\n]{1,200};(?:[^;"'`<>\n]{0,200};){0,8}\s{0,3}(?:Password|Pwd)\s{0,3}=\s{0,3}([^;"'`<>\s]{1,200})/gi,
+    classify: (v) => {
+      const password = /(?:Password|Pwd)\s*=\s*([^;]*)$/i.exec(v)?.[1] ?? "";
+      const host = /(?:Server|Data Source|Host|Address)\s*=\s*([^;,]*)/i.exec(v)?.[1]?.trim() ?? "";
+      if (!realPassword("", password, host.replace(/^tcp:/i, "")))
+        return null;
+      return { kind: "connection-string-password", exposure: "secret", severity: "critical" };
+    }
+  }
+];
+
 // shared/checks/util/secrets.ts
 var START = "(?<![A-Za-z0-9_$])";
 function looksRandom(value, minDistinct = 12) {
@@ -7503,23 +7556,6 @@ var documentedExample = (kind) => ({
   severity: "info",
   note: "a key printed in the provider's documentation: it grants nothing"
 });
-var PLACEHOLDER_PASSWORD = /^(?:pass(?:word|wd)?\d{0,3}|secret|changeme|change[-_]?me|your[-_]?pass(?:word)?|mypassword|mysecretpassword|example|test|testing|admin|root|guest|user|username|dbpass|db_password|pwd|p@ssw0rd|x{3,}|\*{3,}|\.{3,})$/i;
-var TEMPLATED = /[{}$%<>[\]]|^:/;
-var EXAMPLE_HOST = /(?:^|\.)(?:example\.(?:com|org|net)|test|invalid|localhost\.localdomain|your-?(?:host|domain|server)[\w.-]*|host|hostname|server)$/i;
-function realPassword(user, password, host) {
-  let decoded = password;
-  try {
-    decoded = decodeURIComponent(password);
-  } catch {}
-  if (decoded.length < 6 || PLACEHOLDER_PASSWORD.test(decoded) || TEMPLATED.test(decoded) || TEMPLATED.test(user))
-    return false;
-  if (new Set(decoded).size < 4 || decoded === user)
-    return false;
-  return !EXAMPLE_HOST.test(host);
-}
-var URL_SCHEMES = "postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|https?|ftps?|smtps?";
-var DATABASE_SCHEME = /^(?:postgres|mysql|mariadb|mongodb|redis|amqp|mssql|sqlserver)/i;
-var DATABASE_SCHEMES = "postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|oracle";
 function isPlaceholderSecret(value) {
   if (/[<>{}]|\$\{|%[A-Z_]+%/.test(value))
     return true;
@@ -7548,38 +7584,7 @@ var RULES = [
       };
     }
   },
-  {
-    placeholders: false,
-    pattern: new RegExp(`(?<![A-Za-z0-9+.-])(?:${URL_SCHEMES}):\\/\\/([^:/?#@\\s"'\`<>]{0,100}):([^@/?#\\s"'\`<>]{1,200})@([A-Za-z0-9.-]{1,253})`, "gi"),
-    classify: (v) => {
-      const m = /^([a-z+]+):\/\/([^:]*):(.*)@([^@]*)$/i.exec(v);
-      if (!m || !realPassword(m[2], m[3], m[4]))
-        return null;
-      return DATABASE_SCHEME.test(m[1]) ? { kind: "connection-string-password", exposure: "secret", severity: "critical" } : { kind: "url-with-password", exposure: "secret", severity: "high" };
-    }
-  },
-  {
-    placeholders: false,
-    pattern: new RegExp(`(?<![A-Za-z0-9+.-])(?:${DATABASE_SCHEMES}):\\/\\/[^\\s"'\`<>?]{1,300}\\?(?:[^\\s"'\`<>#&]{0,200}&){0,8}(?:password|pwd|pass)=([^&#\\s"'\`<>;]{1,200})`, "gi"),
-    classify: (v) => {
-      const m = /[?&](?:password|pwd|pass)=([^&#]*)$/i.exec(v);
-      const host = /:\/\/(?:[^@/]*@)?([^/:?]*)/.exec(v)?.[1] ?? "";
-      if (!m || !realPassword("", m[1], host))
-        return null;
-      return { kind: "connection-string-password", exposure: "secret", severity: "critical" };
-    }
-  },
-  {
-    placeholders: false,
-    pattern: /(?<![A-Za-z0-9_])(?:Server|Data Source|Host|Address)\s{0,3}=\s{0,3}[^;"'`<>\n]{1,200};(?:[^;"'`<>\n]{0,200};){0,8}\s{0,3}(?:Password|Pwd)\s{0,3}=\s{0,3}([^;"'`<>\s]{1,200})/gi,
-    classify: (v) => {
-      const password = /(?:Password|Pwd)\s*=\s*([^;]*)$/i.exec(v)?.[1] ?? "";
-      const host = /(?:Server|Data Source|Host|Address)\s*=\s*([^;,]*)/i.exec(v)?.[1]?.trim() ?? "";
-      if (!realPassword("", password, host.replace(/^tcp:/i, "")))
-        return null;
-      return { kind: "connection-string-password", exposure: "secret", severity: "critical" };
-    }
-  },
+  ...CONNECTION_STRING_RULES,
   {
     pattern: new RegExp(`${START}(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{24,247}(?![0-9a-zA-Z_])`, "g"),
     classify: (v) => {
