@@ -62,15 +62,16 @@ export class Reachability {
    * turn, no request sent, so a scan of an app that is not running is refused at once, before a scan (or its
    * app) is recorded and before any browser is asked (a navigation to a refused port took 3.5 s, 13 s on a
    * busy machine). Throws target_unreachable saying what was tried and what to check (`what`: what happened
-   * instead); a name that does not resolve, or resolves to a blocked address, is refused here too.
+   * instead); a name that does not resolve, or resolves to a blocked address, is refused here too. Only a
+   * definite answer refuses: a resolver or a connection that does not answer in time lets the scan go on
+   * (on a busy machine a healthy loopback app can be slow to accept; the scan's own navigation decides).
    */
   async connects(url: URL, what: string): Promise<void> {
     const deadline = AbortSignal.timeout(this.timeoutMs)
-    const late = `no answer within ${this.timeoutMs / 1000} s`
     const resolved = await within(resolveTarget(url.hostname, this.policy, this.resolver), this.timeoutMs, null)
     const refuse = (code: 'target_blocked' | 'target_unreachable', reason: string, tried: string) =>
       new AppError(code, `${url.href} could not be reached: ${tried} (${reason}). ${sentence(hintFor(url, reason))} ${what}`, { reason })
-    if (!resolved) throw refuse('target_unreachable', `dns: ${late}`, `${url.hostname} did not resolve`)
+    if (!resolved) return
     if (!resolved.ok && resolved.code === 'target_blocked') {
       const message = `${url.hostname} resolves to a ${resolved.reason} address, which the scanner may not reach. ${what}`
       throw new AppError('target_blocked', message, { reason: resolved.reason })
@@ -83,9 +84,9 @@ export class Reachability {
       const at = address.family === 6 ? `[${address.address}]:${port}` : `${address.address}:${port}`
       tried.push(at)
       const outcome = await openConnection(address.address, port, deadline)
-      if (outcome === 'connected') return
-      reason = deadline.aborted ? late : outcome
-      if (deadline.aborted) break
+      if (outcome === 'connected' || outcome === 'timed out' || outcome === 'ETIMEDOUT') return
+      reason = outcome
+      if (deadline.aborted) return
     }
     throw refuse('target_unreachable', reason, `nothing answered on ${tried.join(', ')}`)
   }

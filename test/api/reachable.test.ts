@@ -213,4 +213,15 @@ describe('Reachability.connects', () => {
     const blocked = await refusal(new Reachability(guarded).connects(new URL('http://127.0.0.1:3000/'), 'x'))
     expect(blocked.code).toBe('target_blocked')
   })
+
+  test('no answer in time is not a refusal: a slow resolver lets the scan go on (a busy machine is slow, not down)', async () => {
+    let asked = 0
+    const hanging = () => {
+      asked++
+      return new Promise<never>(() => {})
+    }
+    const quick = { ...open, PROBE_TIMEOUT_MS: 50 }
+    await new Reachability(quick, hanging as never).connects(new URL('http://slow.test:3000/'), 'x')
+    expect(asked).toBe(1)
+  })
 })
