@@ -39,6 +39,7 @@ const resultFile = process.argv.find((a) => a.startsWith('--result='))?.slice(9)
 const MINUTES = numArg('minutes', 20, 1, 120)
 const DRAIN_MS = numArg('drain-minutes', 5, 1, 30) * 60_000
 const t0 = Date.now()
+let liveSlots: Slot[] = []
 const say = (s: string) => console.log(`[soak +${Math.round((Date.now() - t0) / 1000)} s] ${s}`)
 
 const ACCOUNTS: Array<{ name: string; plan: Plan; credits: number }> = [
@@ -119,6 +120,7 @@ async function run(stores: SoakStores): Promise<boolean> {
     mcpUrl: null,
     lives: [],
   }))
+  liveSlots = slots
   const sup = new Supervisor(slots, { env, logDir: stores.dir }, 120_000)
   const log = newLoadLog()
   const faults: Fault[] = []
@@ -161,10 +163,35 @@ async function run(stores: SoakStores): Promise<boolean> {
     await withTimeout(Promise.all([supervising, sampling, users]), 60_000, 'loops ending').catch((e) => say(String(e)))
     const t = await tally(db.sql)
     const missing = await missingIds(db, log)
+    // scan_app calls answered scanner_unavailable: what became of their scans.
+    const unavailableIds = log.scans.flatMap((s) => (s.code === 'scanner_unavailable' && s.scanId ? [s.scanId] : []))
+    const unavailable = Object.fromEntries(
+      (
+        await db.sql<{ k: string; n: number }[]>`
+          SELECT status || COALESCE(': ' || (error->>'code'), '') AS k, count(*)::int AS n FROM scans WHERE id = ANY(${unavailableIds}) GROUP BY 1`
+      ).map((r) => [r.k, r.n]),
+    )
     const restartFailures = sup.restarts.filter((r) => r.error).map((r) => `${r.slot}: ${r.error}`)
-    const text = report({ minutes: MINUTES, t0, faults, log, tally: t, missing, slots, loads, loadStart, drainMs, restartFailures })
+    const text = report({
+      minutes: MINUTES,
+      t0,
+      faults,
+      log,
+      tally: t,
+      missing,
+      unavailable,
+      slots,
+      loads,
+      loadStart,
+      drainMs,
+      restartFailures,
+    })
     console.log(`\n${text}\n`)
-    if (resultFile) await Bun.write(resultFile, JSON.stringify({ text, faults, tally: t, log, slots: slots.map((s) => ({ name: s.name, lives: s.lives })) }, null, 2))
+    if (resultFile)
+      await Bun.write(
+        resultFile,
+        JSON.stringify({ text, faults, tally: t, log, slots: slots.map((s) => ({ name: s.name, lives: s.lives })) }, null, 2),
+      )
     const lost = t.unfinished.scans.length + t.unfinished.audits.length + t.unfinished.runs.length + missing.length
     return lost === 0 && t.chargedTwice.length === 0 && t.refunds.wrong.length === 0 && t.creditsMismatch.length === 0
   } finally {
@@ -176,6 +203,15 @@ async function run(stores: SoakStores): Promise<boolean> {
 }
 
 const stores = await startStores()
+// Stopped from outside (Ctrl-C): the service's processes, then the stores, never left running.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, async () => {
+    say(`${sig}: stopping`)
+    await Promise.all(liveSlots.map((s) => signalSlot(s, 'SIGKILL').catch(() => 0)))
+    await stores.stop().catch(() => {})
+    process.exit(130)
+  })
+}
 let good = false
 try {
   good = await run(stores)

@@ -89,7 +89,12 @@ export async function chaosLoop(sup: Supervisor, stores: SoakStores, until: numb
     const gap = rand(30_000, 90_000)
     if (Date.now() + gap >= until) break
     await Bun.sleep(gap)
-    const f = await oneFault(sup, stores).catch((e) => ({ at: Date.now(), back: Date.now(), what: 'fault failed', detail: errorMessage(e) }))
+    const f = await oneFault(sup, stores).catch((e) => ({
+      at: Date.now(),
+      back: Date.now(),
+      what: 'fault failed',
+      detail: errorMessage(e),
+    }))
     faults.push(f)
     say(`fault ${faults.length}: ${f.what} (${f.detail}); back after ${((f.back - f.at) / 1000).toFixed(1)} s`)
   }

@@ -55,7 +55,13 @@ export interface LoadLog {
   transportSamples: string[]
 }
 
-export const newLoadLog = (): LoadLog => ({ scans: [], audits: [], runs: [], reads: { ok: 0, error: 0, transport: 0 }, transportSamples: [] })
+export const newLoadLog = (): LoadLog => ({
+  scans: [],
+  audits: [],
+  runs: [],
+  reads: { ok: 0, error: 0, transport: 0 },
+  transportSamples: [],
+})
 
 /** One account's MCP client, connected lazily to an api that is up and dropped when a call finds it gone. */
 export class Agent {
@@ -166,7 +172,8 @@ export async function directoryRunOnce(agent: Agent, w: Workload, log: LoadLog):
   const rec: RunCall = { account: agent.name, mode, outcome: 'transport' }
   log.runs.push(rec)
   const sites = mode === 'audit' ? w.auditSites.slice(0, 2) : [...w.scanSites].sort(() => Math.random() - 0.5).slice(0, 3)
-  const args = mode === 'audit' ? { urls: sites, mode, options: { maxPages: 5, maxDepth: 1, maxDurationSeconds: 120 } } : { urls: sites, mode }
+  const args =
+    mode === 'audit' ? { urls: sites, mode, options: { maxPages: 5, maxDepth: 1, maxDurationSeconds: 120 } } : { urls: sites, mode }
   const r = await agent.call('start_directory_run', args)
   if (r.kind === 'transport') return
   if (r.kind === 'error') {
@@ -200,11 +207,14 @@ export async function watch(apiBase: string, link: string, maxMs: number): Promi
       res.end = 'error'
     }
     ws.onclose = (ev) => {
-      res.end = ev.code === CLOSE_ENDED ? 'ended' : String(ev.code)
+      if (res.end !== 'timeout (closed by the viewer)') res.end = ev.code === CLOSE_ENDED ? 'ended' : String(ev.code)
       resolve()
     }
   })
-  await withTimeout(closed, maxMs, 'viewer').catch(() => ws.close())
+  await withTimeout(closed, maxMs, 'viewer').catch(() => {
+    res.end = 'timeout (closed by the viewer)'
+    ws.close()
+  })
   return res
 }
 

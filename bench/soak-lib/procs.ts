@@ -1,7 +1,6 @@
 // The service's processes in the soak: api and crawler slots, each a real `bun server/main.ts` (ROLE=api)
-// or `bun server/crawler.ts` child in a process group of its own (so a SIGKILL takes its Chromium along, as
-// a container's end would), on port 0, with its output appended to a log file. A slot is restarted after
-// each kill; every incarnation's resident memory is sampled from /proc.
+// or `bun server/crawler.ts` child on port 0, with its output appended to a log file. A slot is restarted
+// after each kill; every incarnation's resident memory, with its descendants' (Chromium), is sampled from /proc.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, readdirSync, readFileSync, type WriteStream } from 'node:fs'
 import { join } from 'node:path'
@@ -15,10 +14,13 @@ export interface Incarnation {
   pid: number
   startedAt: number
   readyAt: number | null
-  /** Resident memory (KiB) of the process itself, and of its whole process group (its Chromium too). */
+  /** Resident memory (KiB) of the process itself, and with its descendants (its Chromium too). */
   rssStart: { own: number; group: number } | null
   rssLast: { own: number; group: number } | null
   rssMaxGroup: number
+  /** Descendants (Chromium) still running a second after the process itself was ended, and 60 s after (then killed). */
+  orphans: number
+  orphansAfter60s: number
   endedAt: number | null
   endedBy: string | null
 }
@@ -44,23 +46,42 @@ function rssOf(pid: number): number {
   }
 }
 
-/** Summed VmRSS of every process in the group (shared pages counted in each: an upper bound). */
-function groupRss(pgid: number): number {
-  let sum = 0
+/** Every process's parent, from /proc. */
+function parents(): Map<number, number> {
+  const out = new Map<number, number>()
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) sum += rssOf(Number(name))
+      out.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
     } catch {}
   }
-  return sum
+  return out
 }
+
+/** The pids below pid in the process tree (a crawler's Chromium, which Playwright starts in a group of its own). */
+export function descendants(pid: number): number[] {
+  const ppid = parents()
+  const out: number[] = []
+  const seen = new Set([pid])
+  for (let round = 0; round < 64; round++) {
+    const next = [...ppid].filter(([c, p]) => seen.has(p) && !seen.has(c)).map(([c]) => c)
+    if (!next.length) break
+    for (const c of next) {
+      seen.add(c)
+      out.push(c)
+    }
+  }
+  return out
+}
+
+/** Summed VmRSS of the process and its descendants (shared pages counted in each: an upper bound). */
+const treeRss = (pid: number) => descendants(pid).reduce((sum, c) => sum + rssOf(c), rssOf(pid))
 
 export function sampleRss(slot: Slot): void {
   const life = slot.lives.at(-1)
   if (!life || life.endedAt !== null || !alive(slot.proc)) return
-  const r = { own: rssOf(life.pid), group: groupRss(life.pid) }
+  const r = { own: rssOf(life.pid), group: treeRss(life.pid) }
   if (r.own === 0) return
   life.rssLast = r
   life.rssStart ??= r
@@ -78,7 +99,6 @@ export async function startSlot(slot: Slot, pe: ProcEnv, readyMs: number): Promi
   const log: WriteStream = createWriteStream(join(pe.logDir, `${slot.name}.log`), { flags: 'a' })
   const p = spawn(process.execPath, [file], {
     cwd: ROOT,
-    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...pe.env, ROLE: slot.role, PORT: '0', HEALTH_PORT: '0' },
   })
@@ -91,6 +111,8 @@ export async function startSlot(slot: Slot, pe: ProcEnv, readyMs: number): Promi
     rssStart: null,
     rssLast: null,
     rssMaxGroup: 0,
+    orphans: 0,
+    orphansAfter60s: 0,
     endedAt: null,
     endedBy: null,
   }
@@ -124,16 +146,24 @@ export async function startSlot(slot: Slot, pe: ProcEnv, readyMs: number): Promi
 
 const exited = (p: ChildProcess) => (alive(p) ? new Promise<void>((r) => p.once('exit', () => r())) : Promise.resolve())
 
-const killGroup = (pid: number, sig: NodeJS.Signals) => {
+const killPid = (pid: number, sig: NodeJS.Signals) => {
   try {
-    process.kill(-pid, sig)
+    process.kill(pid, sig)
   } catch {}
 }
 
+const running = (pid: number) => {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')
+  } catch {
+    return false
+  }
+}
+
 /**
- * Ends the slot's process with a signal: SIGKILL to the whole group at once; SIGTERM to the process only,
- * as an orchestrator's stop does, then what is left of the group (its Chromium) is killed once it exits.
- * Resolves when it has exited; a process that outlives termMs after SIGTERM is killed.
+ * Ends the slot's process with a signal sent to it alone, as an orchestrator's stop or an OOM kill does.
+ * Resolves when it has exited; a process that outlives termMs after SIGTERM is killed. Its descendants (its
+ * Chromium) still running after it are counted, and killed after 60 s, as the end of a container would at once.
  */
 export async function signalSlot(slot: Slot, sig: 'SIGKILL' | 'SIGTERM', termMs = 40_000): Promise<number> {
   const p = slot.proc
@@ -142,20 +172,34 @@ export async function signalSlot(slot: Slot, sig: 'SIGKILL' | 'SIGTERM', termMs 
   sampleRss(slot)
   life.endedBy = sig
   slot.mcpUrl = null
+  const tree = descendants(p.pid!)
   const t0 = Date.now()
-  if (sig === 'SIGKILL') killGroup(p.pid!, 'SIGKILL')
-  else p.kill('SIGTERM')
+  p.kill(sig)
   const done = await withTimeout(exited(p), sig === 'SIGKILL' ? 15_000 : termMs, `${slot.name} exit`).then(
     () => true,
     () => false,
   )
+  const stopMs = Date.now() - t0
   if (!done) {
     life.endedBy = `${sig} (SIGKILL after ${termMs} ms)`
-    killGroup(p.pid!, 'SIGKILL')
+    p.kill('SIGKILL')
     await withTimeout(exited(p), 15_000, `${slot.name} exit`).catch(() => {})
   }
-  killGroup(p.pid!, 'SIGKILL')
-  return Date.now() - t0
+  void reapOrphans(life, tree)
+  return stopMs
+}
+
+/** Watches what the ended process left running for 60 s (a bounded loop), then kills what is still there. */
+async function reapOrphans(life: Incarnation, tree: number[]): Promise<void> {
+  await Bun.sleep(1_000)
+  let left = tree.filter(running)
+  life.orphans = left.length
+  for (let i = 0; i < 59 && left.length; i++) {
+    await Bun.sleep(1_000)
+    left = left.filter(running)
+  }
+  life.orphansAfter60s = left.length
+  for (const pid of left) killPid(pid, 'SIGKILL')
 }
 
 export const isUp = (slot: Slot) => alive(slot.proc) && slot.lives.at(-1)?.readyAt != null

@@ -52,6 +52,15 @@ function scanLines(scans: ScanCall[], faults: Fault[]): string[] {
   ]
 }
 
+/** Where a completed scan's time went, from the database: waiting in the queue, then in a worker. */
+function scanSplit(t: Tally, faults: Fault[]): string {
+  const quiet = t.scanTimes.filter(([c, , f]) => !duringFault(c, f, faults))
+  const q = quiet.map(([c, s]) => s - c)
+  const w = quiet.map(([, s, f]) => f - s)
+  const pp = (xs: number[]) => `p50 ${fmtInt(percentile(xs, 50))} ms, p95 ${fmtInt(percentile(xs, 95))} ms`
+  return `every completed scan outside faults (directory runs' too, n=${quiet.length}): queued ${pp(q)}; in a worker ${pp(w)}`
+}
+
 function loadLines(log: LoadLog): string[] {
   const a = log.audits
   const viewers = a.flatMap((x) => (x.viewer ? [x.viewer] : []))
@@ -76,7 +85,7 @@ function tallyLines(t: Tally, missing: string[]): string[] {
     `database directory runs: ${obj(t.runs)}`,
     `LOST: ${lost}${lost ? ` (unfinished ${JSON.stringify(t.unfinished)}, answered but absent ${missing.join(' ')})` : ''}`,
     `CHARGED TWICE: ${t.chargedTwice.length}${t.chargedTwice.length ? ` ${t.chargedTwice.join(' ')}` : ''}; audits without a charge: ${t.notCharged.length}`,
-    `REFUNDED RIGHT: ${t.refunds.right} of ${t.refunds.expected} failed as ours; wrong: ${t.refunds.wrong.length}${t.refunds.wrong.length ? ` (${t.refunds.wrong.slice(0, 5).join('; ')})` : ''}`,
+    `REFUNDED RIGHT: ${t.refunds.right} of ${t.refunds.expected} failed (each failed audit is refunded once, no other); wrong: ${t.refunds.wrong.length}${t.refunds.wrong.length ? ` (${t.refunds.wrong.slice(0, 5).join('; ')})` : ''}`,
     `credits column = ledger: ${t.creditsMismatch.length ? `NO ${t.creditsMismatch.join('; ')}` : 'yes, every account'}`,
   ]
 }
@@ -96,14 +105,20 @@ export function rssTable(slots: Slot[]): string {
       mb(last?.rssLast?.own),
       mb(last?.rssLast?.group),
       mb(Math.max(0, ...s.lives.map((l) => l.rssMaxGroup))),
-      s.lives.flatMap((l) => (l.endedBy ? [l.endedBy] : [])).join('; ') || '-',
+      s.lives
+        .flatMap((l) =>
+          l.endedBy ? [`${l.endedBy}${l.orphans ? ` (${l.orphans} children outlived it by 1 s, ${l.orphansAfter60s} by 60 s)` : ''}`] : [],
+        )
+        .join('; ') || '-',
     ])
   }
   return table(rows)
 }
 
 export function faultLines(faults: Fault[], t0: number): string[] {
-  return faults.map((f) => `  +${Math.round((f.at - t0) / 1000)} s ${f.what} (${f.detail}), back in ${((f.back - f.at) / 1000).toFixed(1)} s`)
+  return faults.map(
+    (f) => `  +${Math.round((f.at - t0) / 1000)} s ${f.what} (${f.detail}), back in ${((f.back - f.at) / 1000).toFixed(1)} s`,
+  )
 }
 
 export interface ReportInput {
@@ -113,6 +128,8 @@ export interface ReportInput {
   log: LoadLog
   tally: Tally
   missing: string[]
+  /** The scans of scan_app calls answered scanner_unavailable, by what the database says of them at the end. */
+  unavailable: Record<string, number>
   slots: Slot[]
   loads: number[]
   loadStart: string
@@ -121,7 +138,9 @@ export interface ReportInput {
 }
 
 export function report(r: ReportInput): string {
-  const loads = r.loads.length ? `min ${Math.min(...r.loads).toFixed(1)}, mean ${(r.loads.reduce((a, b) => a + b, 0) / r.loads.length).toFixed(1)}, max ${Math.max(...r.loads).toFixed(1)}` : 'n/a'
+  const loads = r.loads.length
+    ? `min ${Math.min(...r.loads).toFixed(1)}, mean ${(r.loads.reduce((a, b) => a + b, 0) / r.loads.length).toFixed(1)}, max ${Math.max(...r.loads).toFixed(1)}`
+    : 'n/a'
   return [
     `soak of ${r.minutes} min on ${new Date(r.t0).toISOString()}, ${machine()}`,
     `load average (1 min) during the run: ${loads}; at start ${r.loadStart}, at end ${loadNow()}`,
@@ -129,6 +148,12 @@ export function report(r: ReportInput): string {
     ...faultLines(r.faults, r.t0),
     ...(r.restartFailures.length ? [`process starts that failed: ${r.restartFailures.join('; ')}`] : []),
     ...scanLines(r.log.scans, r.faults),
+    scanSplit(r.tally, r.faults),
+    `scans whose scan_app answered scanner_unavailable, at the end: ${
+      Object.entries(r.unavailable)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    }`,
     ...loadLines(r.log),
     `drain after the load: ${Math.round(r.drainMs / 1000)} s`,
     ...tallyLines(r.tally, r.missing),

@@ -54,7 +54,8 @@ async function waitFor(what: string, ms: number, ok: () => boolean | Promise<boo
   throw new Error(`${what}: not ready within ${ms} ms`)
 }
 
-const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => p.once('exit', () => r())))
+const exited = (p: ChildProcess) =>
+  p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => p.once('exit', () => r()))
 
 export interface SoakRedis {
   url: string
@@ -130,14 +131,22 @@ export async function startPostgres(dir: string): Promise<SoakPostgres> {
   const gid = Number(execFileSync('id', ['-g', 'postgres']).toString())
   chownSync(pgDir, uid, gid)
   const data = join(pgDir, 'data')
-  execFileSync('runuser', ['-u', 'postgres', '--', `${PG_BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'], {
-    stdio: 'ignore',
-  })
+  execFileSync(
+    'runuser',
+    ['-u', 'postgres', '--', `${PG_BIN}/initdb`, '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'],
+    {
+      stdio: 'ignore',
+    },
+  )
   const log = openSync(join(dir, 'postgres.log'), 'a')
   const settings = ['listen_addresses=', 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=200']
-  const proc = spawn('runuser', ['-u', 'postgres', '--', `${PG_BIN}/postgres`, '-D', data, '-k', pgDir, ...settings.flatMap((s) => ['-c', s])], {
-    stdio: ['ignore', log, log],
-  })
+  const proc = spawn(
+    'runuser',
+    ['-u', 'postgres', '--', `${PG_BIN}/postgres`, '-D', data, '-k', pgDir, ...settings.flatMap((s) => ['-c', s])],
+    {
+      stdio: ['ignore', log, log],
+    },
+  )
   const sock = join(pgDir, '.s.PGSQL.5432')
   await waitFor('postgres', 60_000, () => existsSync(sock) && existsSync(join(data, 'postmaster.pid')))
   const relay = await unixRelay(sock)

@@ -1,6 +1,5 @@
 // What the soak's database says at the end: every scan, audit and directory run by state and reason, what
 // was charged and refunded, and what must never happen (lost work, a double charge, a wrong refund).
-import { AppError, type ErrorCode, isTargetFault } from '../../shared/errors.ts'
 import type { Sql } from '../../shared/db/index.ts'
 
 export interface Tally {
@@ -15,6 +14,8 @@ export interface Tally {
   refunds: { expected: number; right: number; wrong: string[] }
   /** Accounts whose credits column is not what their ledger says. */
   creditsMismatch: string[]
+  /** Completed scans' times (ms since the epoch): recorded, taken by a worker, finished. */
+  scanTimes: Array<[created: number, started: number, finished: number]>
   /** Attempts above 1: taken over after a fault. */
   retried: { scans: number; audits: number }
 }
@@ -27,16 +28,12 @@ function countBy(rows: Array<{ status: string; code: string | null; n: number }>
   return out
 }
 
-/** Whether a failed audit with this code is given its charge back: a fault of ours, and a login that failed. */
-export function refundExpected(status: string, code: string | null): boolean {
-  if (status !== 'failed') return false
-  if (code === 'login_failed') return true
-  try {
-    return !isTargetFault(new AppError((code ?? 'internal') as ErrorCode))
-  } catch {
-    return true
-  }
-}
+/**
+ * Whether an audit's charge must have come back: every way an audit fails refunds it (failAuditAndRefund: a
+ * fault of ours after the last try, a start page that could not be loaded, a queue that was down at the
+ * start, recovery giving up); a completed or cancelled one keeps its charge.
+ */
+export const refundExpected = (status: string) => status === 'failed'
 
 type AuditLedger = { id: string; status: string; code: string | null; refunded: boolean; debits: number; refunds: number }
 
@@ -49,7 +46,7 @@ async function ledgerChecks(sql: Sql, t: Tally): Promise<void> {
   for (const a of rows) {
     if (a.debits > 1) t.chargedTwice.push(a.id)
     if (a.debits === 0) t.notCharged.push(a.id)
-    const expected = refundExpected(a.status, a.code)
+    const expected = refundExpected(a.status)
     if (expected) t.refunds.expected++
     const right = expected ? a.refunds === 1 && a.refunded : a.refunds === 0 && !a.refunded
     if (right && expected) t.refunds.right++
@@ -78,6 +75,10 @@ export async function tally(sql: Sql): Promise<Tally> {
       audits: await ids(sql`SELECT id FROM audits WHERE status IN ('queued', 'running')`),
       runs: await ids(sql`SELECT id FROM directory_runs WHERE status NOT IN ('completed', 'failed')`),
     },
+    scanTimes: (
+      await sql<{ c: Date; s: Date; f: Date }[]>`
+        SELECT created_at AS c, started_at AS s, finished_at AS f FROM scans WHERE status = 'completed' AND started_at IS NOT NULL`
+    ).map((r) => [r.c.getTime(), r.s.getTime(), r.f.getTime()]),
     chargedTwice: [],
     notCharged: [],
     refunds: { expected: 0, right: 0, wrong: [] },
