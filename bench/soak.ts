@@ -5,7 +5,7 @@
 // PostgreSQL, every 30-90 s. Then a drain, and the account from the database: nothing lost, nothing charged
 // twice, every failure of ours refunded once; scan latency outside the faults; every process's memory.
 //
-//   bun bench/soak.ts [--minutes 20] [--drain-minutes 5] [--keep] [--result=FILE]
+//   bun bench/soak.ts [--minutes 20] [--drain-minutes 5] [--fault-min 30] [--fault-max 90] [--keep] [--result=FILE]
 //
 // Loopback only; fixture sites on port 0 in this process. Exits 1 when something was lost, charged twice or
 // refunded wrong.
@@ -38,6 +38,9 @@ const resultFile = process.argv.find((a) => a.startsWith('--result='))?.slice(9)
 
 const MINUTES = numArg('minutes', 20, 1, 120)
 const DRAIN_MS = numArg('drain-minutes', 5, 1, 30) * 60_000
+// Seconds between faults: a random gap in [FAULT_MIN, FAULT_MAX].
+const FAULT_MIN = numArg('fault-min', 30, 5, 600)
+const FAULT_MAX = Math.max(FAULT_MIN, numArg('fault-max', 90, 5, 600))
 const t0 = Date.now()
 let liveSlots: Slot[] = []
 const say = (s: string) => console.log(`[soak +${Math.round((Date.now() - t0) / 1000)} s] ${s}`)
@@ -151,7 +154,7 @@ async function run(stores: SoakStores): Promise<boolean> {
     })()
     let agentsDone = false
     const users = Promise.all(agents.map((a) => agentLoop(a, w, log))).finally(() => (agentsDone = true))
-    await chaosLoop(sup, stores, loadUntil, faults, say)
+    await chaosLoop(sup, stores, loadUntil, faults, say, [FAULT_MIN * 1_000, FAULT_MAX * 1_000])
     await Bun.sleep(Math.max(0, loadUntil - Date.now()))
     say(`load ends (${log.scans.length} scans, ${log.audits.length} audits, ${log.runs.length} runs asked so far); draining`)
     await Promise.all(slots.map((s) => sup.ensureUp(s)))

@@ -83,10 +83,17 @@ export async function oneFault(sup: Supervisor, stores: SoakStores): Promise<Fau
   return { at, back: Date.now(), ...f }
 }
 
-/** Faults every 30-90 s until `until` (an interval ending past it is cut short and no fault follows). */
-export async function chaosLoop(sup: Supervisor, stores: SoakStores, until: number, faults: Fault[], say: (s: string) => void) {
+/** Faults every gapMs (30-90 s by default) until `until`; no fault starts after it. */
+export async function chaosLoop(
+  sup: Supervisor,
+  stores: SoakStores,
+  until: number,
+  faults: Fault[],
+  say: (s: string) => void,
+  gapMs: [number, number] = [30_000, 90_000],
+) {
   for (let i = 0; i < 10_000; i++) {
-    const gap = rand(30_000, 90_000)
+    const gap = rand(...gapMs)
     if (Date.now() + gap >= until) break
     await Bun.sleep(gap)
     const f = await oneFault(sup, stores).catch((e) => ({
