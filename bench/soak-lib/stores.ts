@@ -168,6 +168,8 @@ export async function startPostgres(dir: string): Promise<SoakPostgres> {
       } finally {
         for (const k of kids) signal(k, 'SIGCONT')
         signal(pm, 'SIGCONT')
+        // runuser stops itself when its child stops (job control) and stays stopped: let it go on too.
+        signal(proc.pid!, 'SIGCONT')
       }
     },
     async stop() {
@@ -175,6 +177,7 @@ export async function startPostgres(dir: string): Promise<SoakPostgres> {
       const pm = postmasterPid()
       for (const k of childrenOf(pm)) signal(k, 'SIGCONT')
       signal(pm, 'SIGCONT')
+      signal(proc.pid!, 'SIGCONT')
       signal(pm, 'SIGINT')
       await withTimeout(exited(proc), 30_000, 'postgres exit').catch(() => signal(pm, 'SIGKILL'))
       await relay.stop()
