@@ -82,7 +82,7 @@ function tallyLines(t: Tally, missing: string[]): string[] {
   return [
     `database scans: ${obj(t.scans)} (taken over after a fault: ${t.retried.scans})`,
     `database audits: ${obj(t.audits)} (taken over after a fault: ${t.retried.audits})`,
-    `database directory runs: ${obj(t.runs)}`,
+    `database directory runs: ${obj(t.runs)}${t.waitingOnCap.length ? ` (${t.waitingOnCap.length} audit runs still waiting for their account's hourly cap of audit starts: not lost)` : ''}`,
     `LOST: ${lost}${lost ? ` (unfinished ${JSON.stringify(t.unfinished)}, answered but absent ${missing.join(' ')})` : ''}`,
     `CHARGED TWICE: ${t.chargedTwice.length}${t.chargedTwice.length ? ` ${t.chargedTwice.join(' ')}` : ''}; audits without a charge: ${t.notCharged.length}`,
     `REFUNDED RIGHT: ${t.refunds.right} of ${t.refunds.expected} failed (each failed audit is refunded once, no other); wrong: ${t.refunds.wrong.length}${t.refunds.wrong.length ? ` (${t.refunds.wrong.slice(0, 5).join('; ')})` : ''}`,

@@ -1,6 +1,7 @@
 // What the soak's database says at the end: every scan, audit and directory run by state and reason, what
 // was charged and refunded, and what must never happen (lost work, a double charge, a wrong refund).
 import type { Sql } from '../../shared/db/index.ts'
+import { AUDIT_STARTS } from '../../shared/rate-limits.ts'
 
 export interface Tally {
   scans: Record<string, number>
@@ -8,6 +9,11 @@ export interface Tally {
   runs: Record<string, number>
   /** Scans, audits and runs still queued or running (after the drain): lost. */
   unfinished: { scans: string[]; audits: string[]; runs: string[] }
+  /**
+   * Audit runs still running only because their account is at its hourly cap of audit starts: by design they
+   * start their items when it allows (within the run's time limit), so they are not counted as lost.
+   */
+  waitingOnCap: string[]
   /** Audits with more than one debit, or none. */
   chargedTwice: string[]
   notCharged: string[]
@@ -73,8 +79,9 @@ export async function tally(sql: Sql): Promise<Tally> {
     unfinished: {
       scans: await ids(sql`SELECT id FROM scans WHERE status IN ('queued', 'running')`),
       audits: await ids(sql`SELECT id FROM audits WHERE status IN ('queued', 'running')`),
-      runs: await ids(sql`SELECT id FROM directory_runs WHERE status NOT IN ('completed', 'failed')`),
+      runs: [],
     },
+    waitingOnCap: [],
     scanTimes: (
       await sql<{ c: Date; s: Date; f: Date }[]>`
         SELECT created_at AS c, started_at AS s, finished_at AS f FROM scans WHERE status = 'completed' AND started_at IS NOT NULL`
@@ -88,6 +95,11 @@ export async function tally(sql: Sql): Promise<Tally> {
       audits: (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audits WHERE attempts > 1`)[0]!.n,
     },
   }
+  const openRuns = await sql<{ id: string; capped: boolean }[]>`
+    SELECT r.id, (r.mode = 'audit' AND (SELECT count(*) FROM audits a
+      WHERE a.account_id = r.account_id AND a.created_at > now() - interval '1 hour') >= ${AUDIT_STARTS.perHour}) AS capped
+    FROM directory_runs r WHERE r.status NOT IN ('completed', 'failed')`
+  for (const r of openRuns) (r.capped ? t.waitingOnCap : t.unfinished.runs).push(r.id)
   await ledgerChecks(sql, t)
   return t
 }
