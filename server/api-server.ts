@@ -33,7 +33,11 @@ export function startApi(
   const app = createApp(services, appOptions)
   driveDirectoryRuns(services, onStop)
   const server = serveHttp(services, app, health)
-  onStop(() => drain(server))
+  onStop(() => {
+    // Calls that wait on a scan answer now (its scanId, to read later), while their connections still carry it.
+    services.scans.stopWaiting()
+    return drain(server)
+  })
   return server
 }
 

@@ -63,9 +63,19 @@ function readCursor(listing: 'scan_history' | 'list_apps', cursor: string | unde
 
 export class ScanService {
   private readonly reach: Reachability
+  /** Aborted when this api stops: the scan_app calls still waiting answer at once, before the drain cuts them. */
+  private stopping = new AbortController()
 
   constructor(private deps: { config: Config; db: Database; infra: Infra; log: Logger }) {
     this.reach = new Reachability(deps.config)
+  }
+
+  /**
+   * This api is stopping: every scan_app still waiting answers now, scanner_unavailable with its scanId (the
+   * scan goes on; get_scan reads it later, on any replica), instead of a connection cut when the drain ends.
+   */
+  stopWaiting(): void {
+    this.stopping.abort()
   }
 
   /** scan_app: starts a scan and waits for its report. */
@@ -148,11 +158,14 @@ export class ScanService {
         this.deps.log.warn('scan events unreachable; polling', { scanId, error: errorMessage(e) })
         return async () => {}
       })
+    const stopping = this.stopping.signal
+    const onStop = () => wake()
+    stopping.addEventListener('abort', onStop)
     try {
       const deadline = Date.now() + config.SCAN_TIMEOUT_MS
       // Read first: a scan that ended before the subscription sent its 'done' to nobody.
       let row: ScanRow | null = await getScan(db.sql, owner.account.id, scanId).catch(() => null)
-      while (!ended(row) && Date.now() < deadline && !opts.signal?.aborted) {
+      while (!ended(row) && Date.now() < deadline && !opts.signal?.aborted && !stopping.aborted) {
         if (!finished)
           await new Promise<void>((r) => {
             wake = r
@@ -165,12 +178,18 @@ export class ScanService {
       if (row?.status === 'failed') {
         throw new AppError((row.error?.code as ErrorCode) ?? 'scan_failed', row.error?.message ?? 'The scan failed', { scanId })
       }
+      if (stopping.aborted) {
+        throw new AppError('scanner_unavailable', 'This server is restarting; the scan goes on: call get_scan with this scanId later.', {
+          scanId,
+        })
+      }
       throw new AppError(
         'scanner_unavailable',
         `No scanner finished the scan within ${config.SCAN_TIMEOUT_MS} ms. It stays queued: call get_scan with this scanId later.`,
         { scanId },
       )
     } finally {
+      stopping.removeEventListener('abort', onStop)
       await unsubscribe()
     }
   }

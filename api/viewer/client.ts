@@ -18,6 +18,7 @@ const STATES: Record<string, string> = {
   completed: 'finished',
   failed: 'failed',
   cancelled: 'cancelled',
+  reconnecting: 'reconnecting',
 }
 
 /** What the socket sends: the latest frame of a lane, or the audit's progress. */
@@ -170,10 +171,14 @@ function onMessage(m: Message) {
   }
 }
 
-setInterval(elapsed, 1000)
-setInterval(fps, 500)
-if (!token) notice('invalid')
-else {
+/**
+ * A lost connection (an api restarting, a network blip) is opened again with the same token, this many times,
+ * further apart each time; a connection that is admitted again starts the count over. Only "ended" and
+ * "not valid" are final.
+ */
+const RETRY_MS = [500, 1_000, 2_000, 4_000, 8_000, 8_000, 8_000, 8_000]
+
+function connect(attempt: number) {
   const path = location.pathname.replace(/\/+$/, '')
   const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss://' : 'ws://'}${location.host}${path}/ws`)
   ws = socket
@@ -188,11 +193,23 @@ else {
     } catch {
       return
     }
+    if (m.type === 'ready') {
+      attempt = 0
+      if (following !== 'auto') socket.send(`focus:${following}`)
+    }
     onMessage(m)
   }
   socket.onclose = (ev) => {
     if (ev.code === CLOSE_ENDED) notice('ended')
     else if (ev.code === CLOSE_POLICY) notice('invalid')
-    else notice('lost')
+    else if (attempt < RETRY_MS.length) {
+      setState('reconnecting')
+      setTimeout(() => connect(attempt + 1), RETRY_MS[attempt])
+    } else notice('lost')
   }
 }
+
+setInterval(elapsed, 1000)
+setInterval(fps, 500)
+if (!token) notice('invalid')
+else connect(0)

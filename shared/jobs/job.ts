@@ -3,7 +3,8 @@
 //   finished or deleted          -> a late duplicate: ack;
 //   delivered too many times     -> fail for a reason of ours (refund what was charged), ack;
 //   not ours to run (claim says) -> the claim step has acked or released;
-//   the attempt throws           -> the target's fault (shared/errors.ts decides): fail now, no retry, ack;
+//   the attempt throws           -> after the job ended (its ack failed): ack again, nothing else;
+//                                   the target's fault (shared/errors.ts decides): fail now, no retry, ack;
 //                                   else ours: hand it back counting the attempt, or on the last
 //                                   delivery fail it (and refund), ack.
 // What a job does when it succeeds, and the acks of its own outcomes, belong to its run step.
@@ -61,6 +62,15 @@ export async function runJob<Row, Claim>(
       return
     }
     const message = errorMessage(e)
+    // The attempt stored its outcome and only what followed failed (its ack while Redis restarts): not a failed
+    // attempt. Neither failed as ours (which would tell its watchers it failed) nor handed back; the ack is tried
+    // again, and a redelivery finds the job finished.
+    const now = await steps.load(ref).catch(() => null)
+    if (now && steps.isFinished(now)) {
+      log.warn(`${steps.name} ended, but what followed failed`, { error: message })
+      await d.ack().catch(() => {})
+      return
+    }
     log.warn(`${steps.name} attempt failed; handing it back`, { error: message })
     if (d.deliveryCount >= maxDeliveries) {
       const title = steps.name[0]!.toUpperCase() + steps.name.slice(1)

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { Subprocess } from 'bun'
 import { connectClient, initializeBody, MCP_HEADERS, payload } from '../harness/client.ts'
-import { exited, killChildren, signalGroup, spawnCrawler } from '../harness/processes.ts'
+import { exited, killChildren, signalGroup, spawnApi, spawnCrawler } from '../harness/processes.ts'
 import { freshDatabase, startService } from '../harness/service.ts'
 import { startRelay } from '../harness/tcp-relay.ts'
 import { slowSite, spaSite, type Site } from '../fixtures/sites.ts'
@@ -77,6 +77,51 @@ describe('a crawler worker killed with SIGKILL mid-scan', () => {
       )
       expect(done.report.score).toBeGreaterThan(0)
       await client.close()
+    } finally {
+      await svc.stop()
+    }
+  })
+})
+
+describe('an api stopped (SIGTERM) while scan_app waits', () => {
+  test('the call answers scanner_unavailable with the scanId at once, not a reset, and the scan goes on', async () => {
+    // The service of the harness only holds the stores; the api under test is a process of its own. No crawler
+    // yet, so the scan waits in the queue for as long as the test needs.
+    const svc = await startService('production', { ROLE: 'api' })
+    const site = await spaSite()
+    sites.push(site)
+    try {
+      const api = await spawnApi(svc, { SCAN_TIMEOUT_MS: '120000' })
+      const client = await connectClient(api.mcpUrl, await svc.key())
+      const answer = client.callTool({ name: 'scan_app', arguments: { url: site.url } }, undefined, { timeout: 90_000 }).then(
+        (r) => ({ r, error: null }),
+        (e: unknown) => ({ r: null, error: e }),
+      )
+      const sql = svc.running.services.db.sql
+      const queued = await until(
+        async () => (await sql<{ id: string }[]>`SELECT id FROM scans WHERE status = 'queued'`)[0],
+        30_000,
+        'the scan recorded',
+        { everyMs: 50 },
+      )
+      signalGroup(api.proc, 'SIGTERM')
+      const { r, error } = await answer
+      expect(error).toBeNull()
+      expect(r!.isError).toBe(true)
+      const err = payload(r).error
+      expect(err.code).toBe('scanner_unavailable')
+      expect(err.scanId).toBe(queued.id)
+      await exited(api.proc)
+      // The scan was never failed: a crawler that comes up finishes it.
+      spawnCrawler(svc)
+      const done = await until(
+        async () => (await sql<{ status: string }[]>`SELECT status FROM scans WHERE id = ${queued.id}`)[0]?.status === 'completed',
+        60_000,
+        'a crawler to finish the scan',
+        { everyMs: 200 },
+      )
+      expect(done).toBe(true)
+      await client.close().catch(() => {})
     } finally {
       await svc.stop()
     }

@@ -6,6 +6,7 @@ import { openSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestService } from './service.ts'
+import { machineDeadline } from './machine.ts'
 import { within } from './wait.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -34,6 +35,42 @@ export function spawnCrawler(svc: TestService, extra: Record<string, string> = {
   })
   children.push(p)
   return p
+}
+
+/**
+ * An api-only process (`bun server/main.ts`, ROLE=api, port 0) sharing the service's PostgreSQL, Redis and
+ * key prefix, and its MCP endpoint read from the banner it prints once it listens.
+ */
+export async function spawnApi(svc: TestService, extra: Record<string, string> = {}): Promise<{ proc: ChildProcess; mcpUrl: string }> {
+  const c = svc.running.services.config
+  const log = openSync(join(tmpdir(), `appaudit-api-${process.pid}-${Date.now()}-${children.length}.log`), 'w')
+  const p = spawn('bun', ['server/main.ts'], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', log],
+    env: {
+      ...process.env,
+      ROLE: 'api',
+      PORT: '0',
+      DATABASE_URL: c.DATABASE_URL,
+      REDIS_URL: c.REDIS_URL,
+      REDIS_PREFIX: c.REDIS_PREFIX,
+      ALLOW_PRIVATE_TARGETS: 'true',
+      LOG_LEVEL: 'warn',
+      ...extra,
+    },
+  })
+  children.push(p)
+  let out = ''
+  const banner = new Promise<string>((resolve, reject) => {
+    p.stdout!.on('data', (chunk: Buffer) => {
+      out = (out + chunk.toString()).slice(-8_192)
+      const m = /MCP endpoint: (\S+)/.exec(out)
+      if (m) resolve(m[1]!.replace('localhost', '127.0.0.1'))
+    })
+    p.once('exit', (code) => reject(new Error(`api process exited with ${code} before its banner`)))
+  })
+  return { proc: p, mcpUrl: await within(banner, machineDeadline(60_000), 'api banner') }
 }
 
 /** Sends signal to the child's whole process group (the child and its browsers). */

@@ -101,6 +101,18 @@ describe('runJob', () => {
     expect(outcome).toEqual(['release counted'])
   })
 
+  test('an attempt that ended its job and then failed (its ack, while Redis restarts) is not failed, even on the last delivery', async () => {
+    const row = { finished: false }
+    const { d, outcome } = delivery(3)
+    const { s, called } = steps(row, async () => {
+      row.finished = true
+      throw new Error('The client is offline')
+    })
+    await runJob(d, s, { maxDeliveries: 3, log })
+    expect(called).toEqual(['claim', 'run', 'cleanup'])
+    expect(outcome).toEqual(['ack'])
+  })
+
   test('fails a fault of ours on the last delivery, saying why', async () => {
     const { d, outcome } = delivery(3)
     const { s, called } = steps({ finished: false }, async () => {
