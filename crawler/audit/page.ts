@@ -3,7 +3,7 @@
 //
 // Which checks run per page, and which once per site, follows from the artifacts a check declares
 // (`requires` and `optional`):
-//   - site-level: any check reading `probes`, `sourceMaps`, `cors`, `tls` or `httpRedirect`. Those
+//   - site-level: any check reading `probes`, `sourceMaps`, `cors`, `apiProbes`, `tls` or `httpRedirect`. Those
 //     artifacts describe the origin, not a page (exposed files, TLS, the http->https redirect, the CORS
 //     probe), so gather() collects them once for the start URL and their results are the crawl's
 //     siteChecks.
@@ -40,7 +40,14 @@ import { quiet, recordPage, type PageRecorder } from '../gather/page-recorder.ts
 import { errorMessage } from '../../shared/errors.ts'
 
 /** Artifacts that describe the origin rather than one page: collected once per site. */
-const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>(['probes', 'sourceMaps', 'cors', 'tls', 'httpRedirect'])
+const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>([
+  'probes',
+  'sourceMaps',
+  'cors',
+  'apiProbes',
+  'tls',
+  'httpRedirect',
+])
 /** Page checks that weigh or count resources the crawl deliberately does not load. */
 const MEDIA_DEPENDENT_CHECKS = new Set(['perf-page-weight', 'perf-request-count'])
 
@@ -365,6 +372,7 @@ async function judge(
     probes: {},
     sourceMaps: [],
     cors: null,
+    apiProbes: null,
     tls: null,
     accessibility: loaded.accessibility,
     performance: loaded.performance,

@@ -2,12 +2,13 @@
 // its own gatherer in this folder. Every connection goes through the scan's egress proxy, which refuses
 // blocked addresses. Checks judge the artifacts afterwards; nothing here decides pass or fail.
 import { mapLimit } from '../../shared/lib/async.ts'
-import { PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
+import { API_PROBE_BUDGET, PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
 import type { Artifacts } from '../../shared/checks/types.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy } from '../../shared/egress/proxy.ts'
 import { AppError } from '../../shared/errors.ts'
 import type { BrowserPool } from '../browser.ts'
+import { revealedPlans, sendApiProbes, wellKnownPlans } from './api-probes.ts'
 import { corsProbe } from './cors-probe.ts'
 import { followChain, httpFormOf } from './http-chain.ts'
 import { GATHER_LIMITS } from './limits.ts'
@@ -33,8 +34,13 @@ export interface GatherOptions {
 export interface Gathered {
   artifacts: Artifacts
   timings: Record<string, number>
-  /** Probe requests made, against PROBE_BUDGET. */
-  probes: { budget: number; sent: number; concurrency: number }
+  /** Probe requests made, against PROBE_BUDGET; the API probes among them apart, against API_PROBE_BUDGET. */
+  probes: {
+    budget: number
+    sent: number
+    concurrency: number
+    api: { budget: number; sent: number; cors: number; graphql: number; openapi: number }
+  }
 }
 
 export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathered> {
@@ -66,7 +72,8 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     opts.progress?.(40, 'probing for exposed files')
     const tProbe = performance.now()
     const finalAsUrl = new URL(finalUrl)
-    const [probeList, cors, tls] = await Promise.all([
+    const known = wellKnownPlans(finalOrigin)
+    const [probeList, cors, tls, knownProbes] = await Promise.all([
       mapLimit(
         PROBE_PATHS,
         GATHER_LIMITS.probeConcurrency,
@@ -76,15 +83,20 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       finalAsUrl.protocol === 'https:'
         ? probeTls(finalAsUrl, proxy.port, { timeoutMs: opts.probeTimeoutMs, trustedSpki: opts.trustedSpki ?? [], now: Date.now() })
         : null,
+      sendApiProbes(known, proxy, opts.probeTimeoutMs),
     ])
     const probes = Object.fromEntries(probeList)
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
     Object.assign(timings, loaded.phases)
     const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], finalOrigin)
-    const sourceMaps = await Promise.all(
-      mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs)),
-    )
+    // What the page revealed (its API paths, GraphQL endpoints, linked API documents), probed once it has loaded.
+    const revealed = loaded.page ? revealedPlans(loaded.page, finalUrl, new Set(known.map((p) => p.url))) : []
+    const [sourceMaps, revealedProbes] = await Promise.all([
+      Promise.all(mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs))),
+      sendApiProbes(revealed, proxy, opts.probeTimeoutMs),
+    ])
+    const apiProbes = [...knownProbes, ...revealedProbes]
     opts.progress?.(80, 'page loaded; judging')
     const artifacts: Artifacts = {
       target: { url: target.href, finalUrl, origin: finalOrigin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
@@ -96,13 +108,25 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       probes,
       sourceMaps,
       cors,
+      apiProbes,
       tls,
       accessibility: loaded.accessibility,
       performance: loaded.performance,
     }
     timings.gather = Math.round(performance.now() - t0)
-    const sent = probeList.length + sourceMaps.length
-    return { artifacts, timings, probes: { budget: PROBE_BUDGET, sent, concurrency: GATHER_LIMITS.probeConcurrency } }
+    const sent = probeList.length + sourceMaps.length + apiProbes.length
+    const api = {
+      budget: API_PROBE_BUDGET,
+      sent: apiProbes.length,
+      cors: apiProbes.filter((p) => p.kind === 'cors').length,
+      graphql: apiProbes.filter((p) => p.kind === 'graphql').length,
+      openapi: apiProbes.filter((p) => p.kind === 'openapi').length,
+    }
+    return {
+      artifacts,
+      timings,
+      probes: { budget: PROBE_BUDGET + API_PROBE_BUDGET, sent, concurrency: GATHER_LIMITS.probeConcurrency, api },
+    }
   } finally {
     if (slot) opts.warm!.release(slot)
     else await proxy.stop().catch(() => {})

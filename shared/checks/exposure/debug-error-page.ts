@@ -1,7 +1,7 @@
 // Stack traces and framework debug pages served to anyone: the main response, the baseline probe (what an
-// unknown path answers) and every other probe.
+// unknown path answers), every other probe, and the answers the page's own API calls got (JSON 500s).
 
-import { defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
+import { type ApiTraffic, defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
 import { decodeEntities } from '../util/html.ts'
 import { clip } from '../util/http.ts'
 import { isHtmlPage } from '../util/probe.ts'
@@ -177,9 +177,10 @@ export function findDebugPage(answer: Answer): DebugPage | null {
   return null
 }
 
-const answers = (main: HttpResponseArtifact, probes: Record<string, ProbeResult>): Answer[] => [
+const answers = (main: HttpResponseArtifact, probes: Record<string, ProbeResult>, api: ApiTraffic | undefined): Answer[] => [
   { url: main.url, status: main.status, body: main.body },
   ...Object.values(probes).filter((p) => p.status !== 0 && !p.error),
+  ...(api?.calls ?? []).filter((c) => c.status !== 0 && c.body),
 ]
 
 export const debugErrorPage = defineCheck({
@@ -188,7 +189,8 @@ export const debugErrorPage = defineCheck({
   title: 'No debug pages or stack traces are shown',
   failTitle: 'A debug page or stack trace is shown',
   description:
-    'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, and in every probed path.',
+    'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, in every probed ' +
+    "path, and in the answers the page's own API calls got while it loaded (JSON or HTML error bodies; no request of ours).",
   why:
     'Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show ' +
     'that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).',
@@ -237,11 +239,12 @@ export const debugErrorPage = defineCheck({
     iis: 'In web.config:\n<system.web>\n  <customErrors mode="RemoteOnly" />\n  <compilation debug="false" />\n</system.web>\n<system.webServer>\n  <httpErrors errorMode="DetailedLocalOnly" />\n</system.webServer>',
   },
   requires: ['mainResponse', 'probes'],
-  run: ({ mainResponse, probes }) => {
+  optional: ['page'],
+  run: ({ mainResponse, probes, page }) => {
     const byFramework = new Map<string, DebugPage & { alsoAt: string[]; occurrences: number }>()
     const seen = new Set<string>()
     let checked = 0
-    for (const answer of answers(mainResponse, probes)) {
+    for (const answer of answers(mainResponse, probes, page?.api)) {
       if (seen.has(answer.url)) continue
       seen.add(answer.url)
       checked++
@@ -259,7 +262,7 @@ export const debugErrorPage = defineCheck({
       return {
         status: 'pass',
         evidence: { checked },
-        summary: `No debug page or stack trace in the main response or ${checked - 1} probed path(s).`,
+        summary: `No debug page or stack trace in the main response or ${checked - 1} other answer(s) (probes and the page's API calls).`,
       }
     }
     const pages = [...byFramework.values()]

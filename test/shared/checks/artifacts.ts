@@ -85,6 +85,7 @@ export function makeArtifacts<const O extends Overrides = Record<never, never>>(
     },
     sourceMaps: [],
     cors: { url: SITE, origin: 'https://appaudit-cors-probe.example', status: 200, headers: { 'content-type': 'text/html' }, error: null },
+    apiProbes: [],
     tls: {
       host: 'example.com',
       port: 443,
