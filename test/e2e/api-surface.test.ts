@@ -9,7 +9,7 @@ import { connectClient, payload } from '../harness/client.ts'
 import { machineDeadline } from '../harness/machine.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { startApiSpa } from '../fixtures/sites/lib/api-spa.ts'
-import type { FixtureSite, ScanReport } from '../fixtures/sites/lib/serve.ts'
+import type { ScanReport } from '../fixtures/sites/lib/serve.ts'
 
 const API_CHECKS = [
   'api-data-exposure',
@@ -28,11 +28,11 @@ type Report = ScanReport & {
 describe('the API a page reveals, scanned end to end (embedded mode)', () => {
   let svc: TestService
   let client: Client
-  let careless: FixtureSite
-  let careful: FixtureSite
+  let careless: Awaited<ReturnType<typeof startApiSpa>>
+  let careful: Awaited<ReturnType<typeof startApiSpa>>
   const reports: Record<string, Report> = {}
 
-  const scan = async (site: FixtureSite): Promise<Report> => {
+  const scan = async (site: { url: string }): Promise<Report> => {
     const result = await client.callTool({ name: 'scan_app', arguments: { url: site.url, detail: 'full' } }, undefined, { timeout: 60_000 })
     if (result.isError) throw new Error(`scan_app ${site.url} failed: ${JSON.stringify(payload(result))}`)
     return payload(result) as Report
@@ -119,6 +119,22 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
       // 3 API paths x 2 origins; /graphql and /api/graphql; 4 well-known documents, and the linked one.
       expect(api).toMatchObject({ cors: 6, graphql: 2, openapi: 5 })
       expect(r.probes.sent).toBeLessThanOrEqual(r.probes.budget)
+    }
+  })
+
+  test("the sites received GET, HEAD and OPTIONS only, besides the page's own GraphQL POST and one introspection POST per endpoint", () => {
+    for (const site of [careless, careful]) {
+      const methods = new Set(site.received.map((r) => r.method))
+      for (const m of methods) expect(['GET', 'HEAD', 'OPTIONS', 'POST']).toContain(m)
+      const posts = site.received.filter((r) => r.method === 'POST')
+      // The page's query (once) and the introspection query at /graphql and /api/graphql.
+      expect(posts.filter((p) => !p.introspection).map((p) => p.path)).toEqual(['/api/graphql'])
+      expect(
+        posts
+          .filter((p) => p.introspection)
+          .map((p) => p.path)
+          .sort(),
+      ).toEqual(['/api/graphql', '/graphql'])
     }
   })
 

@@ -87,6 +87,17 @@ export const apiDataExposure = defineCheck({
     nextjs:
       'In the route handler, check the session (getServerSession/auth()) and return only the fields the page needs: ' +
       'prisma.user.findMany({ select: { id: true, name: true } }).',
+    vercel:
+      'In the serverless function (api/*.ts), return 401 without a session and select only public fields; never return the ' +
+      'ORM row as it is.',
+    netlify:
+      'In the Function (netlify/functions/*), check the session or JWT before answering and return an explicit object with ' +
+      'public fields only.',
+    nginx:
+      'The fix belongs in the application behind nginx. Meanwhile, refuse the endpoint to anonymous callers: location = ' +
+      '/api/users { if ($http_authorization = "") { return 401; } proxy_pass http://app; }',
+    cloudflare:
+      'Fix the origin. Meanwhile, a WAF custom rule can block the endpoint for requests without a session cookie: (http.request.uri.path eq "/api/users" and not http.cookie contains "session=") -> Block.',
     django: 'Use a serializer with an explicit fields list (never "__all__") and permission_classes = [IsAuthenticated] on the view.',
     rails:
       'Render with an explicit serializer or `render json: @users.as_json(only: [:id, :name])`, behind before_action :authenticate_user!.',

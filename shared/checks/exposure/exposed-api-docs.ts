@@ -28,6 +28,16 @@ export const exposedApiDocs = defineCheck({
     express:
       "Mount swagger-ui-express / the JSON only outside production, or behind auth: if (process.env.NODE_ENV !== 'production') app.use('/api-docs', swaggerUi.serve, swaggerUi.setup(spec)). Exclude admin routes from the spec's apis globs.",
     nextjs: 'Do not ship the generated openapi.json in public/; serve it from a route handler that checks the session.',
+    vercel:
+      'Remove the generated document from the deployed static files (public/ or the build output), or serve it from a ' +
+      'function that checks the session; keep admin routes out of the generated spec.',
+    netlify:
+      'Remove the document from the publish directory, or serve it from a Function that checks the session; keep admin routes ' +
+      'out of the generated spec.',
+    nginx: 'Refuse the documents to the public:\nlocation ~ ^/(api/vd+/)?(swagger|openapi).(json|ya?ml)$ { allow 10.0.0.0/8; deny all; }',
+    cloudflare:
+      'Put the API documents behind Cloudflare Access (Zero Trust > Access > Applications, path /api/*/swagger.json), or block ' +
+      'them with a WAF custom rule for everyone outside your team.',
   },
   requires: ['apiProbes'],
   run: ({ apiProbes }) => {

@@ -25,6 +25,18 @@ export const graphqlIntrospection = defineCheck({
       'Disable introspection in production (Apollo Server: introspection: false, the default when NODE_ENV=production; ' +
       'graphql-yoga: the disableIntrospection plugin; Hasura: disable it for the anonymous role), and protect admin ' +
       'mutations with authorization rather than obscurity.',
+    vercel: "Apollo on Vercel functions: new ApolloServer({ schema, introspection: process.env.VERCEL_ENV !== 'production' }).",
+    netlify:
+      "In the GraphQL Function: new ApolloServer({ schema, introspection: process.env.CONTEXT !== 'production' }), or the " +
+      'graphql-yoga disableIntrospection plugin.',
+    nextjs:
+      "In app/api/graphql/route.ts: createYoga({ schema, plugins: process.env.NODE_ENV === 'production' ? [useDisableIntrospection()] : [] }) (@graphql-yoga/plugin-disable-introspection), or Apollo's introspection: false.",
+    nginx:
+      'Fix the GraphQL server. Meanwhile, refuse introspection bodies at the proxy (request bodies are not inspected by nginx ' +
+      'alone; use the server option or a WAF).',
+    cloudflare:
+      'Fix the GraphQL server. Meanwhile, a WAF custom rule can block requests to /graphql whose body contains "__schema" ' +
+      '(http.request.body.raw contains "__schema"), on plans with body inspection.',
     express:
       "With Apollo Server: new ApolloServer({ typeDefs, resolvers, introspection: process.env.NODE_ENV !== 'production' }); with graphql-http, add a validation rule such as NoSchemaIntrospectionCustomRule from graphql.",
   },

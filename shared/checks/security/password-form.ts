@@ -65,6 +65,17 @@ export const passwordForm = defineCheck({
       'Post password forms with method="post" to an https address on your own site (action="/login"), and serve the login page ' +
       'itself over https. If sign-in happens on an identity provider, redirect there (OAuth/OIDC) instead of posting the password ' +
       'to it from your page.',
+    vercel:
+      'Change the form to <form action="/api/login" method="post"> handled by your own function, over https (Vercel serves https only).',
+    netlify: 'Change the form to <form action="/.netlify/functions/login" method="post"> (or your own /login), and enable Force HTTPS.',
+    nextjs:
+      'Use a server action or a route handler on your own origin: <form action={login}> (server action) or action="/api/login" ' +
+      'method="post"; never method="get" for a password.',
+    nginx:
+      'Serve the login page and its action over https (return 301 https://$host$request_uri; in the port 80 server) and point ' +
+      'the form at your own path: action="/login" method="post".',
+    cloudflare:
+      'Turn on SSL/TLS > Edge Certificates > Always Use HTTPS, and change the form to post to your own https path with method="post".',
   },
   requires: ['page'],
   run: ({ page }): CheckOutcome => {

@@ -49,6 +49,10 @@ const EXPECTED_IDS = [
   'server-info-page',
   'page-secrets',
   'end-of-life-software',
+  'api-data-exposure',
+  'graphql-introspection',
+  'exposed-api-docs',
+  'password-form',
 ]
 
 describe('check registry', () => {

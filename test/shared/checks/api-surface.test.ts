@@ -1,0 +1,182 @@
+// The checks that judge the page's API traffic and the probes it led to: what counts, and the traps that
+// must not (an SPA's index.html at /swagger.json, a CSRF token, one contact address, a script-driven form).
+import { describe, expect, test } from 'bun:test'
+import { apiDataExposure } from '../../../shared/checks/exposure/api-data-exposure.ts'
+import { debugErrorPage } from '../../../shared/checks/exposure/debug-error-page.ts'
+import { exposedApiDocs } from '../../../shared/checks/exposure/exposed-api-docs.ts'
+import { graphqlIntrospection } from '../../../shared/checks/exposure/graphql-introspection.ts'
+import { runCheck } from '../../../shared/checks/runner.ts'
+import { corsCredentialedReflection } from '../../../shared/checks/security/cors-credentialed-reflection.ts'
+import { passwordForm, passwordForms } from '../../../shared/checks/security/password-form.ts'
+import type { ApiCall } from '../../../shared/checks/types.ts'
+import { readApiDocument } from '../../../shared/checks/util/api-docs.ts'
+import { countPersonalData } from '../../../shared/checks/util/personal-data.ts'
+import { apiCall, apiProbe, makeArtifacts, SITE, SPA_HTML } from './artifacts.ts'
+
+const BCRYPT = `$2b$10$${'N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy'}`
+const withCalls = (...calls: ApiCall[]) => makeArtifacts({ page: { ...makeArtifacts().page, api: { calls, unlisted: 0, websockets: [] } } })
+
+describe('api-data-exposure', () => {
+  test('counts e-mails and password hashes in an anonymous JSON answer, without quoting them', () => {
+    const users = [1, 2, 3].map((i) => ({ id: i, email: `u${i}@shop.example`, password: BCRYPT }))
+    const r = runCheck(apiDataExposure, withCalls(apiCall('/api/users', users)))
+    expect([r.status, r.severity]).toEqual(['fail', 'critical'])
+    expect(r.evidence.exposed).toEqual([
+      { url: 'https://example.com/api/users', status: 200, counts: { emails: 3, passwordHashes: 3 }, secrets: [] },
+    ])
+    expect(JSON.stringify(r)).not.toContain('shop.example')
+    expect(JSON.stringify(r)).not.toContain(BCRYPT)
+  })
+
+  test('a list of people without credentials is high; one contact address, a CSRF token or a page cursor is nothing', () => {
+    const people = runCheck(
+      apiDataExposure,
+      withCalls(apiCall('/api/team', [{ email: 'a@x.example' }, { email: 'b@x.example', phone: '+1 555 010 9999' }])),
+    )
+    expect([people.status, people.severity]).toEqual(['fail', 'high'])
+    const calm = runCheck(
+      apiDataExposure,
+      withCalls(
+        apiCall('/api/config', {
+          support: 'help@shop.example',
+          csrfToken: 'aZ7kQ2mX9pL4vB8nR3tY6wE1',
+          nextPageToken: 'Zm9vYmFyYmF6cXV4MTIzNDU2',
+        }),
+      ),
+    )
+    expect(calm.status).toBe('pass')
+  })
+
+  test('answers to credentialed calls and error answers are not judged', () => {
+    const users = [{ email: 'a@x.example', passwordHash: BCRYPT }, { email: 'b@x.example' }]
+    const r = runCheck(
+      apiDataExposure,
+      withCalls(apiCall('/api/me', users, { credentialed: true }), apiCall('/api/x', users, { status: 500 })),
+    )
+    expect(r.status).toBe('pass')
+    expect(r.evidence.anonymousJsonAnswers).toBe(0)
+  })
+
+  test('a token under a token-like key in an anonymous answer is critical', () => {
+    expect(countPersonalData({ user: { apiKey: 'q8Zr4LmN2vXc7TbW1yHs5KdP' } }).tokens).toBe(1)
+    expect(runCheck(apiDataExposure, withCalls(apiCall('/api/session', { accessToken: 'q8Zr4LmN2vXc7TbW1yHs5KdP9' }))).severity).toBe(
+      'critical',
+    )
+  })
+})
+
+describe('debug-error-page on the API answers the page got', () => {
+  test('a JSON 500 with a Node stack trace is found', () => {
+    const stack =
+      'Error: boom\n    at Layer.handle [as handle_request] (/srv/app/node_modules/express/lib/router/layer.js:95:5)\n    at next (/srv/app/node_modules/express/lib/router/route.js:144:13)'
+    const r = runCheck(debugErrorPage, withCalls(apiCall('/api/boom', { error: 'boom', stack }, { status: 500 })))
+    expect(r.status).toBe('fail')
+    expect(JSON.stringify(r.evidence)).toContain('/api/boom')
+  })
+})
+
+describe('graphql-introspection', () => {
+  const schema = {
+    data: {
+      __schema: {
+        queryType: { name: 'Query' },
+        mutationType: { name: 'Mutation' },
+        types: [
+          { name: 'Query', fields: [{ name: 'me' }] },
+          { name: 'Mutation', fields: [{ name: 'adminDeleteUser' }, { name: 'login' }] },
+        ],
+      },
+    },
+  }
+  test('fails on a schema answer and names admin operations', () => {
+    const r = runCheck(
+      graphqlIntrospection,
+      makeArtifacts({ apiProbes: [apiProbe('graphql', '/api/graphql', schema, { source: 'traffic' })] }),
+    )
+    expect([r.status, r.severity]).toEqual(['fail', 'medium'])
+    expect(r.evidence).toMatchObject({ types: 2, queries: 1, mutations: 2, internal: ['adminDeleteUser'], source: 'traffic' })
+  })
+  test('passes when introspection is refused or the path is the SPA', () => {
+    const refused = apiProbe('graphql', '/graphql', { errors: [{ message: 'introspection disabled' }] }, { status: 400 })
+    const spa = apiProbe('graphql', '/api/graphql', SPA_HTML)
+    expect(runCheck(graphqlIntrospection, makeArtifacts({ apiProbes: [refused, spa] })).status).toBe('pass')
+  })
+})
+
+describe('exposed-api-docs', () => {
+  const doc = {
+    openapi: '3.0.3',
+    paths: {
+      '/api/users': { get: {} },
+      '/api/admin/users': { get: {}, delete: {} },
+      '/options': { get: { tags: ['Internal tools'] } },
+    },
+  }
+  test('an OpenAPI document naming admin and internal operations fails, listing a few', () => {
+    const r = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/docs/swagger.json', doc, { source: 'link' })] }))
+    expect([r.status, r.evidence.operations, r.evidence.internal]).toEqual([
+      'fail',
+      4,
+      ['GET /api/admin/users', 'DELETE /api/admin/users', 'GET /options'],
+    ])
+  })
+  test("the SPA's index.html at /swagger.json is not a document; a public one without internal operations is info", () => {
+    expect(runCheck(exposedApiDocs, makeArtifacts()).status).toBe('pass')
+    const plain = { swagger: '2.0', paths: { '/pets': { get: {} }, '/operations': { get: {} } } }
+    expect(runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/openapi.json', plain)] })).status).toBe('info')
+  })
+  test('YAML documents are read line by line', () => {
+    const yaml =
+      'openapi: 3.1.0\ninfo:\n  title: x\npaths:\n  /users:\n    get:\n      summary: u\n  /internal/jobs:\n    post:\n      summary: j\n'
+    expect(readApiDocument(yaml)).toMatchObject({ operations: 2, internal: ['POST /internal/jobs'] })
+  })
+})
+
+describe('cors-credentialed-reflection on the API paths the page used', () => {
+  const cors = (origin: string, headers: Record<string, string>) =>
+    apiProbe('cors', '/api/users', '', { origin, headers, source: 'traffic', contentType: '' })
+  test('an API path reflecting "null" with credentials fails even when the page URL does not reflect', () => {
+    const r = runCheck(
+      corsCredentialedReflection,
+      makeArtifacts({
+        apiProbes: [
+          cors('https://appaudit-cors-probe.example', {}),
+          cors('null', { 'access-control-allow-origin': 'null', 'access-control-allow-credentials': 'true' }),
+        ],
+      }),
+    )
+    expect(r.status).toBe('fail')
+    expect(r.evidence.apiPaths).toMatchObject({ probed: 1, requests: 2, allowed: [{ origin: 'null', credentials: true }] })
+  })
+  test('"*" with credentials on an API path is a note, not a finding', () => {
+    const star = cors('https://appaudit-cors-probe.example', {
+      'access-control-allow-origin': '*',
+      'access-control-allow-credentials': 'true',
+    })
+    const r = runCheck(corsCredentialedReflection, makeArtifacts({ apiProbes: [star] }))
+    expect(r.status).toBe('pass')
+    expect(r.evidence.apiPaths).toMatchObject({ wildcardWithCredentials: 1 })
+  })
+})
+
+describe('password-form', () => {
+  const page = (html: string, url = SITE) => makeArtifacts({ page: { ...makeArtifacts().page, html, finalUrl: url } })
+  const pw = '<input type="password" name="p">'
+  test('http, GET and another site are each named', () => {
+    expect(passwordForms(`<form action="http://login.other.example/s" method="post">${pw}</form>`, SITE)[0]!.problems).toEqual([
+      'http',
+      'other-site',
+    ])
+    expect(passwordForms(`<form action="/login">${pw}</form>`, SITE)[0]!.problems).toEqual(['get'])
+    expect(passwordForms(`<form action="https://idp.other.example/s" method="POST">${pw}</form>`, SITE)[0]!.problems).toEqual([
+      'other-site',
+    ])
+    expect(runCheck(passwordForm, page(`<form action="https://idp.other.example/s" method="post">${pw}</form>`)).status).toBe('warn')
+    expect(runCheck(passwordForm, page(`<form method="get" action="/s">${pw}</form>`)).status).toBe('fail')
+  })
+  test('not findings: a script-driven form, a relative action on a plain-http page, a form without a password', () => {
+    expect(runCheck(passwordForm, page(`<form>${pw}</form>`)).status).toBe('pass')
+    expect(runCheck(passwordForm, page(`<form action="/login" method="post">${pw}</form>`, 'http://example.com/')).status).toBe('pass')
+    expect(runCheck(passwordForm, page('<form action="http://x.other.example/q"><input name="q"></form>')).status).toBe('pass')
+  })
+})
