@@ -43,6 +43,7 @@ export class ApiRecorder {
       resourceType: req.resourceType(),
       requestContentType,
       credentialed: 'authorization' in req.headers(),
+      authorization: 'authorization' in req.headers(),
       graphql: isGraphqlRequest(requestContentType, req.postData(), req.url()),
       status: res.status(),
       headers,
@@ -61,6 +62,7 @@ export class ApiRecorder {
   private async fill(call: ApiCall, req: PwRequest, res: PwResponse, textual: boolean): Promise<void> {
     const all = await req.allHeaders().catch(() => ({}) as Record<string, string>)
     if (!this.closed && ('cookie' in all || 'authorization' in all)) call.credentialed = true
+    if (!this.closed && 'authorization' in all) call.authorization = true
     if (!textual || res.status() === 204) return
     const buf = await res.body().catch(() => null)
     if (!buf || this.closed || this.bytes >= GATHER_LIMITS.apiTotal) return

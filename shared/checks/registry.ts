@@ -5,6 +5,7 @@ import { apiDataExposure } from './exposure/api-data-exposure.ts'
 import { debugErrorPage } from './exposure/debug-error-page.ts'
 import { exposedApiDocs } from './exposure/exposed-api-docs.ts'
 import { graphqlIntrospection } from './exposure/graphql-introspection.ts'
+import { apiCacheAuthenticated } from './security/api-cache-authenticated.ts'
 import { passwordForm } from './security/password-form.ts'
 import { directoryListing } from './exposure/directory-listing.ts'
 import { exposedAgentInstructions } from './exposure/exposed-agent-instructions.ts'
@@ -70,6 +71,7 @@ export const CHECKS = [
   corsCredentialedReflection,
   subresourceIntegrity,
   passwordForm,
+  apiCacheAuthenticated,
   cookieSecure,
   cookieHttpOnly,
   cookieSameSite,

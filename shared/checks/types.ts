@@ -78,6 +78,8 @@ export interface ApiCall {
   requestContentType: string | null
   /** Whether the page sent credentials with it: a Cookie or an Authorization header. */
   credentialed: boolean
+  /** Whether an Authorization header went with it (shared caches must not store such answers unless told to). */
+  authorization: boolean
   /** Whether the request body was a GraphQL operation (a JSON "query" or application/graphql). */
   graphql: boolean
   /** 0 when the request failed. */

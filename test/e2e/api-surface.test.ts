@@ -12,6 +12,7 @@ import { startApiSpa } from '../fixtures/sites/lib/api-spa.ts'
 import type { ScanReport } from '../fixtures/sites/lib/serve.ts'
 
 const API_CHECKS = [
+  'api-cache-authenticated',
   'api-data-exposure',
   'debug-error-page',
   'graphql-introspection',
@@ -66,7 +67,11 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
     const exposed = (data.evidence.exposed as Array<{ url: string; counts: Record<string, number> }>)[0]!
     expect(exposed.url).toEndWith('/api/users')
     expect(exposed.counts).toEqual({ emails: 3, passwordHashes: 3 })
-    expect(data.evidence.traffic).toMatchObject({ calls: 3, methods: { GET: 2, POST: 1 }, graphql: 1 })
+    expect(data.evidence.traffic).toMatchObject({ calls: 4, methods: { GET: 3, POST: 1 }, graphql: 1, credentialed: 1 })
+
+    const cache = check(r, 'api-cache-authenticated')
+    expect([cache.status, cache.severity]).toEqual(['fail', 'medium'])
+    expect(cache.evidence).toMatchObject({ credentialedAnswers: 1, cacheable: [{ cacheControl: 'public, max-age=600', how: 'allowed' }] })
 
     const debug = check(r, 'debug-error-page')
     expect(debug.status).toBe('fail')
@@ -88,8 +93,8 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
       requests: number
       allowed: Array<{ origin: string; credentials: boolean }>
     }
-    expect(apiPaths.probed).toBe(3)
-    expect(apiPaths.requests).toBe(6)
+    expect(apiPaths.probed).toBe(4)
+    expect(apiPaths.requests).toBe(8)
     expect(apiPaths.allowed.length).toBe(5)
     expect(new Set(apiPaths.allowed.map((a) => a.origin))).toEqual(new Set(['https://appaudit-cors-probe.example', 'null']))
 
@@ -116,8 +121,8 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
       const api = r.probes.api
       expect(api.sent).toBeLessThanOrEqual(API_PROBE_BUDGET)
       expect(api.cors + api.graphql + api.openapi).toBe(api.sent)
-      // 3 API paths x 2 origins; /graphql and /api/graphql; 4 well-known documents, and the linked one.
-      expect(api).toMatchObject({ cors: 6, graphql: 2, openapi: 5 })
+      // 4 API paths x 2 origins; /graphql and /api/graphql; 4 well-known documents, and the linked one.
+      expect(api).toMatchObject({ cors: 8, graphql: 2, openapi: 5 })
       expect(r.probes.sent).toBeLessThanOrEqual(r.probes.budget)
     }
   })

@@ -6,6 +6,7 @@ import { debugErrorPage } from '../../../shared/checks/exposure/debug-error-page
 import { exposedApiDocs } from '../../../shared/checks/exposure/exposed-api-docs.ts'
 import { graphqlIntrospection } from '../../../shared/checks/exposure/graphql-introspection.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
+import { apiCacheAuthenticated } from '../../../shared/checks/security/api-cache-authenticated.ts'
 import { corsCredentialedReflection } from '../../../shared/checks/security/cors-credentialed-reflection.ts'
 import { passwordForm, passwordForms } from '../../../shared/checks/security/password-form.ts'
 import type { ApiCall } from '../../../shared/checks/types.ts'
@@ -178,5 +179,30 @@ describe('password-form', () => {
     expect(runCheck(passwordForm, page(`<form>${pw}</form>`)).status).toBe('pass')
     expect(runCheck(passwordForm, page(`<form action="/login" method="post">${pw}</form>`, 'http://example.com/')).status).toBe('pass')
     expect(runCheck(passwordForm, page('<form action="http://x.other.example/q"><input name="q"></form>')).status).toBe('pass')
+  })
+})
+
+describe('api-cache-authenticated', () => {
+  const signedIn = (cacheControl: string | null, extra: Partial<ApiCall> = {}) =>
+    apiCall(
+      '/api/me',
+      { id: 1 },
+      {
+        credentialed: true,
+        headers: { 'content-type': 'application/json', ...(cacheControl ? { 'cache-control': cacheControl } : {}) },
+        ...extra,
+      },
+    )
+  test('public or s-maxage on a credentialed answer fails; max-age with cookies warns', () => {
+    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('public, max-age=600'))).status).toBe('fail')
+    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('s-maxage=60'))).status).toBe('fail')
+    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('max-age=60')))).toMatchObject({ status: 'warn', severity: 'low' })
+  })
+  test('not findings: private or no-store, max-age on an Authorization call, anonymous answers', () => {
+    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('public, max-age=60, private'))).status).toBe('pass')
+    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('max-age=60', { authorization: true }))).status).toBe('pass')
+    expect(
+      runCheck(apiCacheAuthenticated, withCalls(apiCall('/api/p', [], { headers: { 'cache-control': 'public, max-age=600' } }))).status,
+    ).toBe('pass')
   })
 })

@@ -45,6 +45,7 @@ export function apiCall(url: string, body: unknown, extra: Partial<ApiCall> = {}
     resourceType: 'fetch',
     requestContentType: null,
     credentialed: false,
+    authorization: false,
     graphql: false,
     status: 200,
     headers: { 'content-type': 'application/json' },

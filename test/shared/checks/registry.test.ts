@@ -53,6 +53,7 @@ const EXPECTED_IDS = [
   'graphql-introspection',
   'exposed-api-docs',
   'password-form',
+  'api-cache-authenticated',
 ]
 
 describe('check registry', () => {
