@@ -8,6 +8,13 @@ import { countInText, countPersonalData, parseJson, type PersonalDataCounts } fr
 import { scanScripts } from '../util/secrets.ts'
 
 const MAX_LISTED = 5
+const LABELS: Record<string, string> = {
+  emails: 'e-mail addresses',
+  passwordHashes: 'password hashes',
+  passwordFields: 'password fields',
+  phones: 'phone numbers',
+  tokens: 'tokens',
+}
 
 interface Exposed {
   url: string
@@ -121,7 +128,7 @@ export const apiDataExposure = defineCheck({
     evidence.exposed = exposed.slice(0, MAX_LISTED).map(({ severity: _, ...e }) => e)
     const worst = exposed[0]!
     const what = Object.entries(worst.counts)
-      .map(([k, v]) => `${v} ${k}`)
+      .map(([k, v]) => `${v} ${LABELS[k] ?? k}`)
       .concat(worst.secrets)
       .join(', ')
     return {

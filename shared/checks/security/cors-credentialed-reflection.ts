@@ -112,7 +112,12 @@ function withApiPaths(main: CheckOutcome, probes: readonly ApiProbe[]): CheckOut
   }
   const evidence = { ...main.evidence, apiPaths }
   const worst = allowed[0]
-  if (!worst || rank(worst.outcome) <= rank(main)) return { ...main, evidence }
+  if (!worst || rank(worst.outcome) <= rank(main)) {
+    const paths = apiPaths.probed as number
+    const also =
+      !worst && main.status === 'pass' ? ` None of the ${paths} API path(s) the page called allows an unrelated origin either.` : ''
+    return { ...main, evidence, summary: main.summary + also }
+  }
   const how = worst.credentials ? "with the visitor's cookies" : '(without credentials)'
   return {
     ...worst.outcome,

@@ -12,7 +12,9 @@ import { passwordForm, passwordForms } from '../../../shared/checks/security/pas
 import type { ApiCall } from '../../../shared/checks/types.ts'
 import { readApiDocument } from '../../../shared/checks/util/api-docs.ts'
 import { countPersonalData } from '../../../shared/checks/util/personal-data.ts'
-import { apiCall, apiProbe, makeArtifacts, SITE, SPA_HTML } from './artifacts.ts'
+import { countRegexWork } from '../../harness/regex-work.ts'
+import { machineDeadline } from '../../harness/machine.ts'
+import { ADVERSARIAL_BODIES, apiArtifacts, apiCall, apiProbe, makeArtifacts, SITE, SPA_HTML } from './artifacts.ts'
 
 const BCRYPT = `$2b$10$${'N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy'}`
 const withCalls = (...calls: ApiCall[]) => makeArtifacts({ page: { ...makeArtifacts().page, api: { calls, unlisted: 0, websockets: [] } } })
@@ -205,4 +207,39 @@ describe('api-cache-authenticated', () => {
       runCheck(apiCacheAuthenticated, withCalls(apiCall('/api/p', [], { headers: { 'cache-control': 'public, max-age=600' } }))).status,
     ).toBe('pass')
   })
+})
+
+describe('the API checks on adversarial bodies', () => {
+  test(
+    'read 64 KiB adversarial bodies as the page, eight API answers and the probes a bounded number of times',
+    () => {
+      // The time they take is measured in bench/check-traps.ts.
+      const checks = [
+        apiDataExposure,
+        apiCacheAuthenticated,
+        graphqlIntrospection,
+        exposedApiDocs,
+        passwordForm,
+        corsCredentialedReflection,
+      ]
+      const over: string[] = []
+      for (const body of ADVERSARIAL_BODIES) {
+        for (const status of [200, 500]) {
+          const a = makeArtifacts(apiArtifacts(body, status))
+          const given = body.length * (1 + 8 + 2)
+          for (const check of checks) {
+            const { scanned } = countRegexWork(() => runCheck(check, a))
+            // api-data-exposure runs the secret scanner, whose rules read each answer once each (19 readings).
+            if (scanned > (check === apiDataExposure ? 24 : 16) * given)
+              over.push(`${check.id} on ${JSON.stringify(body.slice(0, 24))}: ${(scanned / given).toFixed(1)} readings`)
+          }
+          const { scanned } = countRegexWork(() => runCheck(debugErrorPage, makeArtifacts({ ...apiArtifacts(body, status), probes: {} })))
+          if (scanned > 16 * (given + body.length))
+            over.push(`debug-error-page on ${JSON.stringify(body.slice(0, 24))}: ${scanned} characters`)
+        }
+      }
+      expect(over).toEqual([])
+    },
+    machineDeadline(20_000),
+  )
 })

@@ -222,4 +222,20 @@ export const ADVERSARIAL_BODIES: readonly string[] = [
   'a:$apr1$'.repeat(8_000),
   'FROM x\nENV A_KEY '.repeat(3_500),
   `<th>Django Version:</th><td>${'1.'.repeat(30_000)}`,
+  'a@'.repeat(32_768),
+  `${'a'.repeat(65_000)}@b`,
+  '$2b$10$'.repeat(9_000),
+  '{"email":"'.repeat(6_500),
+  `{"paths":{${'"/admin":{"get":{},'.repeat(3_000)}`,
 ]
+
+/** The page's API answers and the API probes, each given `body`: how the API checks meet an adversarial body. */
+export function apiArtifacts(body: string, status = 200) {
+  const calls = Array.from({ length: 8 }, (_, i) => apiCall(`/api/r${i}`, body, { status, bodyTruncated: true }))
+  const probes = [
+    apiProbe('graphql', '/graphql', body, { status }),
+    apiProbe('openapi', '/swagger.json', body, { status }),
+    apiProbe('cors', '/api/r0', '', { origin: 'null', headers: { 'access-control-allow-origin': body.slice(0, 4_096) } }),
+  ]
+  return { page: { ...makeArtifacts().page, html: body, api: { calls, unlisted: 0, websockets: [] } }, apiProbes: probes }
+}
