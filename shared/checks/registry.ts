@@ -4,7 +4,6 @@ import { accessibility } from './accessibility/accessibility.ts'
 import { apiDataExposure } from './exposure/api-data-exposure.ts'
 import { debugErrorPage } from './exposure/debug-error-page.ts'
 import { exposedApiDocs } from './exposure/exposed-api-docs.ts'
-import { graphqlIntrospection } from './exposure/graphql-introspection.ts'
 import { apiCacheAuthenticated } from './security/api-cache-authenticated.ts'
 import { passwordForm } from './security/password-form.ts'
 import { directoryListing } from './exposure/directory-listing.ts'
@@ -90,7 +89,6 @@ export const CHECKS = [
   directoryListing,
   debugErrorPage,
   apiDataExposure,
-  graphqlIntrospection,
   exposedApiDocs,
   jsSecrets,
   pageSecrets,

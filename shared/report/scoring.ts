@@ -42,7 +42,6 @@ export const SCORING: Readonly<Record<CheckId, Penalty>> = {
   'directory-listing': { fail: 10, warn: 5 },
   'debug-error-page': { fail: 20, warn: 10 },
   'api-data-exposure': { fail: 40, warn: 10 },
-  'graphql-introspection': { fail: 10, warn: 5 },
   'exposed-api-docs': { fail: 10, warn: 5 },
   'password-form': { fail: 30, warn: 10 },
   'api-cache-authenticated': { fail: 15, warn: 5 },

@@ -15,7 +15,6 @@ const API_CHECKS = [
   'api-cache-authenticated',
   'api-data-exposure',
   'debug-error-page',
-  'graphql-introspection',
   'exposed-api-docs',
   'cors-credentialed-reflection',
   'password-form',
@@ -77,14 +76,12 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
     expect(debug.status).toBe('fail')
     expect(JSON.stringify(debug.evidence)).toContain('/api/boom')
 
-    const gql = check(r, 'graphql-introspection')
-    expect([gql.status, gql.severity]).toEqual(['fail', 'medium'])
-    expect(gql.evidence).toMatchObject({ mutations: 3, internal: ['adminDeleteUser', 'internalResetCache'] })
-
     const docs = check(r, 'exposed-api-docs')
     expect([docs.status, docs.severity]).toEqual(['fail', 'medium'])
-    expect(docs.evidence).toMatchObject({ source: 'link', operations: 5, internalOperations: 3 })
-    expect(String(docs.evidence.url)).toEndWith('/api/v1/swagger.json')
+    expect(docs.evidence.graphql).toMatchObject({ mutations: 3, internal: ['adminDeleteUser', 'internalResetCache'] })
+    expect(String((docs.evidence.graphql as { url: string }).url)).toEndWith('/api/graphql')
+    expect(docs.evidence.openapi).toMatchObject({ source: 'link', operations: 5, internalOperations: 3 })
+    expect(String((docs.evidence.openapi as { url: string }).url)).toEndWith('/api/v1/swagger.json')
 
     const cors = check(r, 'cors-credentialed-reflection')
     expect([cors.status, cors.severity]).toEqual(['fail', 'critical'])
@@ -112,7 +109,8 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
       const finding = c.status === 'fail' || c.status === 'warn'
       expect({ id, serious: finding && RANK[c.severity]! >= RANK.medium! }).toEqual({ id, serious: false })
     }
-    expect(check(r, 'exposed-api-docs')).toMatchObject({ status: 'info', evidence: { internalOperations: 0 } })
+    expect(check(r, 'exposed-api-docs')).toMatchObject({ status: 'info', evidence: { openapi: { internalOperations: 0 } } })
+    expect(check(r, 'exposed-api-docs').evidence.graphql).toBeUndefined()
     expect(check(r, 'api-data-exposure').evidence).toMatchObject({ anonymousJsonAnswers: 2 })
   })
 

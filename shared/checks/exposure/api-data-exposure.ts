@@ -121,7 +121,7 @@ export const apiDataExposure = defineCheck({
       return {
         status: 'pass',
         evidence,
-        summary: `No personal data or credentials in ${judged.length} anonymous JSON answer(s) of the page's ${api.calls.length} API call(s).`,
+        summary: `No personal data in ${judged.length} API answer(s).`,
       }
     }
     exposed.sort((a, b) => Number(b.severity === 'critical') - Number(a.severity === 'critical'))

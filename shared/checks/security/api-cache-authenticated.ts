@@ -62,7 +62,7 @@ export const apiCacheAuthenticated = defineCheck({
       return {
         status: 'pass',
         evidence,
-        summary: `None of ${calls.length} answer(s) to credentialed API calls may be stored by a shared cache.`,
+        summary: `No cacheable signed-in answer (${calls.length}).`,
       }
     }
     judged.sort((a, b) => Number(b.how === 'allowed') - Number(a.how === 'allowed'))

@@ -80,13 +80,12 @@ export const passwordForm = defineCheck({
   requires: ['page'],
   run: ({ page }): CheckOutcome => {
     const forms = passwordForms(page.html, page.finalUrl)
-    if (forms.length === 0)
-      return { status: 'pass', evidence: {}, summary: 'No password form sends the password over http, with GET or to another site.' }
-    const evidence = { forms: forms.slice(0, 5), count: forms.length }
+    if (forms.length === 0) return { status: 'pass', evidence: {}, summary: 'No unsafe password form.' }
+    const evidence = { forms: forms.slice(0, 5), ...(forms.length > 5 ? { count: forms.length } : {}) }
     const serious = forms.find((f) => f.problems.includes('http') || f.problems.includes('get'))
     const f = serious ?? forms[0]!
     const words = f.problems.map((p) => (p === 'http' ? 'over plain http' : p === 'get' ? 'with GET' : 'to another site'))
-    const summary = `A password form sends the password ${words.join(', ')} (${f.method} ${f.action}).`
+    const summary = `A password form posts ${words.join(', ')}: ${f.method} ${f.action}.`
     return serious ? { status: 'fail', evidence, summary } : { status: 'warn', severity: 'medium', evidence, summary }
   },
 })

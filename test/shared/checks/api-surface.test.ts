@@ -4,7 +4,6 @@ import { describe, expect, test } from 'bun:test'
 import { apiDataExposure } from '../../../shared/checks/exposure/api-data-exposure.ts'
 import { debugErrorPage } from '../../../shared/checks/exposure/debug-error-page.ts'
 import { exposedApiDocs } from '../../../shared/checks/exposure/exposed-api-docs.ts'
-import { graphqlIntrospection } from '../../../shared/checks/exposure/graphql-introspection.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 import { apiCacheAuthenticated } from '../../../shared/checks/security/api-cache-authenticated.ts'
 import { corsCredentialedReflection } from '../../../shared/checks/security/cors-credentialed-reflection.ts'
@@ -78,7 +77,7 @@ describe('debug-error-page on the API answers the page got', () => {
   })
 })
 
-describe('graphql-introspection', () => {
+describe('exposed-api-docs: GraphQL introspection', () => {
   const schema = {
     data: {
       __schema: {
@@ -92,21 +91,19 @@ describe('graphql-introspection', () => {
     },
   }
   test('fails on a schema answer and names admin operations', () => {
-    const r = runCheck(
-      graphqlIntrospection,
-      makeArtifacts({ apiProbes: [apiProbe('graphql', '/api/graphql', schema, { source: 'traffic' })] }),
-    )
+    const r = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('graphql', '/api/graphql', schema, { source: 'traffic' })] }))
     expect([r.status, r.severity]).toEqual(['fail', 'medium'])
-    expect(r.evidence).toMatchObject({ types: 2, queries: 1, mutations: 2, internal: ['adminDeleteUser'], source: 'traffic' })
+    expect(r.evidence.graphql).toMatchObject({ types: 2, queries: 1, mutations: 2, internal: ['adminDeleteUser'], source: 'traffic' })
   })
   test('passes when introspection is refused or the path is the SPA', () => {
     const refused = apiProbe('graphql', '/graphql', { errors: [{ message: 'introspection disabled' }] }, { status: 400 })
     const spa = apiProbe('graphql', '/api/graphql', SPA_HTML)
-    expect(runCheck(graphqlIntrospection, makeArtifacts({ apiProbes: [refused, spa] })).status).toBe('pass')
+    const r = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [refused, spa] }))
+    expect([r.status, r.evidence.probed]).toEqual(['pass', { graphql: 2, openapi: 0 }])
   })
 })
 
-describe('exposed-api-docs', () => {
+describe('exposed-api-docs: OpenAPI documents', () => {
   const doc = {
     openapi: '3.0.3',
     paths: {
@@ -117,10 +114,12 @@ describe('exposed-api-docs', () => {
   }
   test('an OpenAPI document naming admin and internal operations fails, listing a few', () => {
     const r = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/docs/swagger.json', doc, { source: 'link' })] }))
-    expect([r.status, r.evidence.operations, r.evidence.internal]).toEqual([
+    const o = r.evidence.openapi as Record<string, unknown>
+    expect([r.status, o.operations, o.internal, o.source]).toEqual([
       'fail',
       4,
       ['GET /api/admin/users', 'DELETE /api/admin/users', 'GET /options'],
+      'link',
     ])
   })
   test("the SPA's index.html at /swagger.json is not a document; a public one without internal operations is info", () => {
@@ -214,14 +213,7 @@ describe('the API checks on adversarial bodies', () => {
     'read 64 KiB adversarial bodies as the page, eight API answers and the probes a bounded number of times',
     () => {
       // The time they take is measured in bench/check-traps.ts.
-      const checks = [
-        apiDataExposure,
-        apiCacheAuthenticated,
-        graphqlIntrospection,
-        exposedApiDocs,
-        passwordForm,
-        corsCredentialedReflection,
-      ]
+      const checks = [apiDataExposure, apiCacheAuthenticated, exposedApiDocs, passwordForm, corsCredentialedReflection]
       const over: string[] = []
       for (const body of ADVERSARIAL_BODIES) {
         for (const status of [200, 500]) {

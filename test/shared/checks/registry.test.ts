@@ -50,7 +50,6 @@ const EXPECTED_IDS = [
   'page-secrets',
   'end-of-life-software',
   'api-data-exposure',
-  'graphql-introspection',
   'exposed-api-docs',
   'password-form',
   'api-cache-authenticated',
