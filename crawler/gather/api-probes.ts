@@ -4,7 +4,7 @@
 // itself fetched with GET, OPTIONS (a preflight) for paths it used with another method, and one POST that
 // carries only the introspection query. No redirect is followed; every request goes through the scan's
 // egress proxy. Bounded by API_PROBE_BUDGET; the checks judge the answers by content.
-import { API_PROBE_LIMITS, GRAPHQL_PROBES, OPENAPI_PROBES } from '../../shared/checks/probe-paths.ts'
+import { API_PROBE_BUDGET, API_PROBE_LIMITS, GRAPHQL_PROBES, OPENAPI_PROBES } from '../../shared/checks/probe-paths.ts'
 import type { ApiProbe, PageArtifact } from '../../shared/checks/types.ts'
 import { registrableDomain } from '../../shared/checks/util/domains.ts'
 import { startTags } from '../../shared/checks/util/html.ts'
@@ -149,4 +149,10 @@ export async function sendApiProbe(plan: ApiProbePlan, proxy: EgressProxy, timeo
 
 export function sendApiProbes(plans: readonly ApiProbePlan[], proxy: EgressProxy, timeoutMs: number): Promise<ApiProbe[]> {
   return mapLimit(plans, GATHER_LIMITS.probeConcurrency, (p) => sendApiProbe(p, proxy, timeoutMs))
+}
+
+/** How many API probes of each kind were sent, against API_PROBE_BUDGET: what the report states. */
+export function apiProbeCounts(probes: readonly ApiProbe[]) {
+  const of = (kind: ApiProbe['kind']) => probes.filter((p) => p.kind === kind).length
+  return { budget: API_PROBE_BUDGET, sent: probes.length, cors: of('cors'), graphql: of('graphql'), openapi: of('openapi') }
 }

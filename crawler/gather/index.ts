@@ -3,16 +3,16 @@
 // blocked addresses. Checks judge the artifacts afterwards; nothing here decides pass or fail.
 import { mapLimit } from '../../shared/lib/async.ts'
 import { API_PROBE_BUDGET, PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
-import type { Artifacts } from '../../shared/checks/types.ts'
+import type { ApiProbe, Artifacts } from '../../shared/checks/types.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
-import { startEgressProxy } from '../../shared/egress/proxy.ts'
+import { type EgressProxy, startEgressProxy } from '../../shared/egress/proxy.ts'
 import { AppError } from '../../shared/errors.ts'
 import type { BrowserPool } from '../browser.ts'
-import { revealedPlans, sendApiProbes, wellKnownPlans } from './api-probes.ts'
+import { type ApiProbePlan, apiProbeCounts, revealedPlans, sendApiProbes, wellKnownPlans } from './api-probes.ts'
 import { corsProbe } from './cors-probe.ts'
 import { followChain, httpFormOf } from './http-chain.ts'
 import { GATHER_LIMITS } from './limits.ts'
-import { loadPage } from './page-reader.ts'
+import { loadPage, type Loaded } from './page-reader.ts'
 import { probe, sourceMapUrls } from './probes.ts'
 import { probeTls } from './tls.ts'
 import type { WarmPages } from './warm-page.ts'
@@ -89,14 +89,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
     Object.assign(timings, loaded.phases)
-    const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], finalOrigin)
-    // What the page revealed (its API paths, GraphQL endpoints, linked API documents), probed once it has loaded.
-    const revealed = loaded.page ? revealedPlans(loaded.page, finalUrl, new Set(known.map((p) => p.url))) : []
-    const [sourceMaps, revealedProbes] = await Promise.all([
-      Promise.all(mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs))),
-      sendApiProbes(revealed, proxy, opts.probeTimeoutMs),
-    ])
-    const apiProbes = [...knownProbes, ...revealedProbes]
+    const { sourceMaps, apiProbes } = await probeWhatLoaded(loaded, finalUrl, { known, knownProbes }, proxy, opts.probeTimeoutMs)
     opts.progress?.(80, 'page loaded; judging')
     const artifacts: Artifacts = {
       target: { url: target.href, finalUrl, origin: finalOrigin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
@@ -114,23 +107,39 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       performance: loaded.performance,
     }
     timings.gather = Math.round(performance.now() - t0)
-    const sent = probeList.length + sourceMaps.length + apiProbes.length
-    const api = {
-      budget: API_PROBE_BUDGET,
-      sent: apiProbes.length,
-      cors: apiProbes.filter((p) => p.kind === 'cors').length,
-      graphql: apiProbes.filter((p) => p.kind === 'graphql').length,
-      openapi: apiProbes.filter((p) => p.kind === 'openapi').length,
-    }
-    return {
-      artifacts,
-      timings,
-      probes: { budget: PROBE_BUDGET + API_PROBE_BUDGET, sent, concurrency: GATHER_LIMITS.probeConcurrency, api },
-    }
+    return { artifacts, timings, probes: probeCounts(probeList.length + sourceMaps.length, apiProbes) }
   } finally {
     if (slot) opts.warm!.release(slot)
     else await proxy.stop().catch(() => {})
     // The next scan's page opens now, while this worker stores the report and waits for work.
     opts.warm?.prepare()
+  }
+}
+
+/** Once the page has loaded: the source maps its scripts name, and what it revealed about its API (paths, GraphQL, documents). */
+async function probeWhatLoaded(
+  loaded: Loaded,
+  finalUrl: string,
+  wellKnown: { known: ApiProbePlan[]; knownProbes: ApiProbe[] },
+  proxy: EgressProxy,
+  timeoutMs: number,
+) {
+  const origin = new URL(finalUrl).origin
+  const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], origin)
+  const revealed = loaded.page ? revealedPlans(loaded.page, finalUrl, new Set(wellKnown.known.map((p) => p.url))) : []
+  const [sourceMaps, revealedProbes] = await Promise.all([
+    Promise.all(mapUrls.map((u) => probe(origin, new URL(u).pathname + new URL(u).search, proxy, timeoutMs))),
+    sendApiProbes(revealed, proxy, timeoutMs),
+  ])
+  return { sourceMaps, apiProbes: [...wellKnown.knownProbes, ...revealedProbes] }
+}
+
+/** The probe requests made (paths and source maps, then the API probes) against their budgets, as the report states them. */
+function probeCounts(pathsAndMaps: number, apiProbes: ApiProbe[]): Gathered['probes'] {
+  return {
+    budget: PROBE_BUDGET + API_PROBE_BUDGET,
+    sent: pathsAndMaps + apiProbes.length,
+    concurrency: GATHER_LIMITS.probeConcurrency,
+    api: apiProbeCounts(apiProbes),
   }
 }
