@@ -124,6 +124,33 @@ const RULES: readonly Rule[] = [
   },
 ]
 
+/**
+ * Framework error answers in JSON (API error bodies), read from the body with its strings unescaped: Laravel's
+ * debug JSON, Rails' development JSON, Spring Boot's error JSON with its trace, .NET stack frames.
+ */
+const JSON_RULES: readonly Rule[] = [
+  { framework: 'Laravel', generic: false, find: all(/"exception"\s*:\s*"(?:Illuminate|Symfony)\\[\w\\]{1,200}"/, /"trace"\s*:\s*\[/) },
+  { framework: 'Rails', generic: false, find: all(/"traces"\s*:\s*\{/, /"(?:Application|Framework|Full) Trace"\s*:\s*\[/) },
+  {
+    framework: 'Spring Boot',
+    generic: false,
+    find: all(/"trace"\s*:\s*"(?:java|javax|jakarta|org|com)\.[\w$.]{1,200}(?:Exception|Error)\b/, JAVA_FRAME),
+  },
+  { framework: '.NET', generic: true, find: all(/\bat [\w.`<>[\]+]{1,300}\([^()\n]{0,300}\) in (?:\/|[A-Za-z]:\\)[^\n"]{1,300}:line \d+/) },
+]
+/** A JSON body worth reading as an error: it has a trace, stack or exception field. */
+const JSON_ERROR_KEY = /"(?:trace|traces|stack|stackTrace|exception|exceptionDetails)"\s*:/
+const JSON_TEXT_LIMIT = 256 * 1024
+
+/** A JSON error body with its strings unescaped (\/ \n \t \" \\), so the rules read a trace as a page shows it; else null. */
+function jsonErrorText(body: string): string | null {
+  const head = body.trimStart()[0]
+  if ((head !== '{' && head !== '[') || !JSON_ERROR_KEY.test(body)) return null
+  return body
+    .slice(0, JSON_TEXT_LIMIT)
+    .replace(/\\(["\\/ntr])/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c === 'r' ? '\r' : c))
+}
+
 /** Frame names in angle brackets that are not tags: Object.<anonymous>, <module>. */
 const FRAME_NAME = /<(anonymous|module|lambda|genexpr|listcomp|dictcomp|init|clinit|main)>/g
 const SECRET_ASSIGNMENT =
@@ -174,6 +201,12 @@ export function findDebugPage(answer: Answer): DebugPage | null {
     if (rule.generic && answer.status < 400 && index >= EARLY && isHtmlPage(body)) continue
     return { framework: rule.framework, url: answer.url, status: answer.status, excerpt: redactedExcerpt(body, index) }
   }
+  const text = jsonErrorText(body)
+  if (text === null) return null
+  for (const rule of [...JSON_RULES, ...RULES]) {
+    const index = rule.find(text)
+    if (index !== -1) return { framework: rule.framework, url: answer.url, status: answer.status, excerpt: redactedExcerpt(text, index) }
+  }
   return null
 }
 
@@ -201,7 +234,10 @@ export const debugErrorPage = defineCheck({
     'trace, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js "at Layer.handle"/"at ' +
     'Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback ' +
     '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body, or at the ' +
-    'very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' +
+    'very start of a page. JSON error bodies (with a trace, stack or exception field) are also read with their strings ' +
+    'unescaped, and recognised as Laravel debug JSON ("exception": "Illuminate\\..." with a trace), Rails development JSON ' +
+    '("traces" with "Application Trace"), Spring Boot error JSON (a "trace" with Java frames) or .NET frames ("at ... in ' +
+    '/path:line N"), besides the rules above. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' +
     'without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, ' +
     'framework, a redacted excerpt of at most 300 characters.',
   severity: 'high',

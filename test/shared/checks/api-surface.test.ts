@@ -2,7 +2,7 @@
 // must not (an SPA's index.html at /swagger.json, a CSRF token, one contact address, a script-driven form).
 import { describe, expect, test } from 'bun:test'
 import { apiDataExposure } from '../../../shared/checks/exposure/api-data-exposure.ts'
-import { debugErrorPage } from '../../../shared/checks/exposure/debug-error-page.ts'
+import { debugErrorPage, findDebugPage } from '../../../shared/checks/exposure/debug-error-page.ts'
 import { exposedApiDocs } from '../../../shared/checks/exposure/exposed-api-docs.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
 import { apiCacheAuthenticated } from '../../../shared/checks/security/api-cache-authenticated.ts'
@@ -234,4 +234,57 @@ describe('the API checks on adversarial bodies', () => {
     },
     machineDeadline(20_000),
   )
+})
+
+describe('debug-error-page: framework error answers in JSON', () => {
+  const answer = (body: unknown, status = 500) => findDebugPage({ url: 'https://example.com/api/x', status, body: JSON.stringify(body) })
+  test.each([
+    [
+      'Laravel',
+      {
+        message: 'SQLSTATE[42S02]',
+        exception: 'Illuminate\\Database\\QueryException',
+        file: '/var/www/html/vendor/laravel/framework/src/Illuminate/Database/Connection.php',
+        line: 760,
+        trace: [{ file: '/var/www/html/app/Http/Controllers/UserController.php', line: 21 }],
+      },
+    ],
+    [
+      'Rails',
+      {
+        status: 500,
+        error: 'Internal Server Error',
+        exception: '#<NoMethodError: undefined method `name` for nil>',
+        traces: { 'Application Trace': [{ id: 0, trace: "app/controllers/users_controller.rb:5:in `show'" }], 'Framework Trace': [] },
+      },
+    ],
+    [
+      'Spring Boot',
+      {
+        timestamp: '2026-11-29T01:00:00.000+00:00',
+        status: 500,
+        error: 'Internal Server Error',
+        trace:
+          'java.lang.NullPointerException: boom\n\tat com.shop.web.UserController.show(UserController.java:42)\n\tat java.base/jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:103)',
+        path: '/api/users/1',
+      },
+    ],
+    [
+      '.NET',
+      {
+        type: 'https://tools.ietf.org/html/rfc9110#section-15.6.1',
+        title: 'System.InvalidOperationException',
+        exception: {
+          details:
+            'System.InvalidOperationException: boom\r\n   at Shop.Controllers.UsersController.Get(Int32 id) in /src/Shop/Controllers/UsersController.cs:line 27',
+        },
+      },
+    ],
+  ])('%s', (framework, body) => {
+    expect(answer(body)?.framework).toBe(framework)
+  })
+  test('a JSON error without a trace is not a finding', () => {
+    expect(answer({ error: 'Not found', exception: 'NotFound', message: 'No user with id 7 was found on this server.' }, 404)).toBeNull()
+    expect(answer({ stack: [], items: ['a', 'b'], note: 'a list that happens to have a stack field' }, 200)).toBeNull()
+  })
 })
