@@ -151,6 +151,8 @@ export type PageVisit =
 export interface VisitOptions {
   navTimeoutMs: number
   blockMedia: boolean
+  /** An authenticated crawl: the page's credentialed API calls are the signed-in user's own (api-data-exposure). */
+  signedIn?: boolean
   /** Decides, from the page's DOM template key, whether axe runs on it. */
   wantsAxe(templateKey: string): boolean
   onPageStart(page: Page): void
@@ -293,7 +295,13 @@ async function visit(
     return { kind: 'page', finalUrl, httpStatus: status, ok: status < 400, links: [], base: finalUrl, checks: [], loadMs }
   }
   const axe = opts.wantsAxe(found.template)
-  const judged = await judge(page, res, { url, finalUrl, origin, status, axe, blockMedia: opts.blockMedia }, rec, guard)
+  const judged = await judge(
+    page,
+    res,
+    { url, finalUrl, origin, status, axe, blockMedia: opts.blockMedia, signedIn: opts.signedIn ?? false },
+    rec,
+    guard,
+  )
   return {
     kind: 'page',
     finalUrl,
@@ -347,7 +355,7 @@ function unjudged(finalUrl: string, base: string, error: string, t0: number): Pa
 async function judge(
   page: Page,
   res: PwResponse,
-  at: { url: string; finalUrl: string; origin: string; status: number; axe: boolean; blockMedia: boolean },
+  at: { url: string; finalUrl: string; origin: string; status: number; axe: boolean; blockMedia: boolean; signedIn: boolean },
   rec: PageRecorder,
   guard: <T>(p: Promise<T>) => Promise<T>,
 ): Promise<{ checks: CheckResult[]; cookiesSet: string[] }> {
@@ -367,7 +375,9 @@ async function judge(
     mainResponse,
     redirectChain: chainOf(url, res),
     httpRedirect: null,
-    page: loaded.page ? { ...loaded.page, cookies: cookies.jar } : null,
+    page: loaded.page
+      ? { ...loaded.page, cookies: cookies.jar, ...(loaded.page.api ? { api: { ...loaded.page.api, signedIn: at.signedIn } } : {}) }
+      : null,
     scripts: loaded.scripts,
     probes: {},
     sourceMaps: [],

@@ -98,6 +98,11 @@ export interface ApiTraffic {
   unlisted: number
   /** WebSocket URLs the page opened. */
   websockets: string[]
+  /**
+   * Whether the visit was signed in (an authenticated audit). A scan never is: whatever cookie or token its
+   * calls carry, the site handed it to an anonymous visitor.
+   */
+  signedIn?: boolean
 }
 
 /** One request of ours to an API path or document the page revealed (never a write: GET, OPTIONS or an introspection POST). */

@@ -111,7 +111,7 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
     }
     expect(check(r, 'exposed-api-docs')).toMatchObject({ status: 'info', evidence: { openapi: { internalOperations: 0 } } })
     expect(check(r, 'exposed-api-docs').evidence.graphql).toBeUndefined()
-    expect(check(r, 'api-data-exposure').evidence).toMatchObject({ anonymousJsonAnswers: 2 })
+    expect(check(r, 'api-data-exposure').evidence).toMatchObject({ anonymousJsonAnswers: 3 })
   })
 
   test('sends API probes within their budget, only GET, OPTIONS and the introspection POST, and lists them in the report', () => {

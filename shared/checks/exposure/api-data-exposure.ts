@@ -77,12 +77,14 @@ export const apiDataExposure = defineCheck({
     'An endpoint that the page fetches anonymously is public: anyone can call it. One that returns users with their e-mail ' +
     'addresses and password hashes hands out the user table, and hashes of weak passwords are cracked offline in minutes.',
   confirmation:
-    'Only successful (2xx) JSON answers to requests without a Cookie or Authorization header are judged; evidence gives counts, ' +
+    'Only successful (2xx) JSON answers to anonymous requests are judged: in a scan every call (a session cookie or token ' +
+    'the site handed an anonymous visitor does not make it signed in); in a signed-in audit, calls without a Cookie or ' +
+    'Authorization header. Evidence gives counts, ' +
     'never the values. Fails (critical) on password hashes (bcrypt, argon2, scrypt, PBKDF2, SHA-crypt), non-empty password ' +
     'fields, random-looking values under token, secret or API-key keys (not CSRF tokens, pagination cursors or nonces), or ' +
     'secrets the secret scanner recognises; fails (high) on two or more distinct e-mail addresses or phone numbers (a list of ' +
-    'people). Not findings: one e-mail address or phone number (a contact), answers to credentialed requests (a signed-in ' +
-    "user's own data), error answers. Bounded: the page's first 20 calls, 64 KB of each answer.",
+    'people). Not findings: one e-mail address or phone number (a contact), answers to credentialed requests of a signed-in ' +
+    "visit (the user's own data), error answers. Bounded: the page's first 20 calls, 64 KB of each answer.",
   severity: 'high',
   fix: {
     generic:
@@ -114,7 +116,10 @@ export const apiDataExposure = defineCheck({
     const api = page.api
     if (!api) return { status: 'skipped', evidence: {}, summary: "Not applicable: the page's API traffic was not recorded." }
     const traffic = trafficSummary(api, page.finalUrl)
-    const judged = api.calls.filter((c) => c.status >= 200 && c.status < 300 && !c.credentialed && c.body && isJson(c))
+    // Anonymous: every call of a visit that did not sign in (a cookie or token it carries was handed to an
+    // anonymous visitor); on a signed-in visit, only the calls that carried no credentials.
+    const anonymous = (c: ApiCall) => !api.signedIn || !c.credentialed
+    const judged = api.calls.filter((c) => c.status >= 200 && c.status < 300 && anonymous(c) && c.body && isJson(c))
     const exposed = judged.map(judge).filter((e): e is Exposed => e !== null)
     const evidence: Record<string, unknown> = { traffic, anonymousJsonAnswers: judged.length }
     if (exposed.length === 0) {

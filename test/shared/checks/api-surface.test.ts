@@ -49,14 +49,19 @@ describe('api-data-exposure', () => {
     expect(calm.status).toBe('pass')
   })
 
-  test('answers to credentialed calls and error answers are not judged', () => {
+  test("on a signed-in visit, answers to credentialed calls are the user's own; error answers are never judged", () => {
     const users = [{ email: 'a@x.example', passwordHash: BCRYPT }, { email: 'b@x.example' }]
-    const r = runCheck(
-      apiDataExposure,
-      withCalls(apiCall('/api/me', users, { credentialed: true }), apiCall('/api/x', users, { status: 500 })),
-    )
+    const calls = [apiCall('/api/me', users, { credentialed: true }), apiCall('/api/x', users, { status: 500 })]
+    const signedIn = makeArtifacts({ page: { ...makeArtifacts().page, api: { calls, unlisted: 0, websockets: [], signedIn: true } } })
+    const r = runCheck(apiDataExposure, signedIn)
     expect(r.status).toBe('pass')
     expect(r.evidence.anonymousJsonAnswers).toBe(0)
+  })
+
+  test('in a scan a call carrying a cookie the site handed an anonymous visitor is still anonymous', () => {
+    const users = [{ email: 'a@x.example' }, { email: 'b@x.example' }]
+    const r = runCheck(apiDataExposure, withCalls(apiCall('/api/users', users, { credentialed: true })))
+    expect([r.status, r.severity]).toEqual(['fail', 'high'])
   })
 
   test('a token under a token-like key in an anonymous answer is critical', () => {
