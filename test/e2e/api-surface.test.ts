@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { API_PROBE_BUDGET } from '../../shared/checks/probe-paths.ts'
-import { connectClient, payload } from '../harness/client.ts'
+import { auditEnded, connectClient, ok, payload } from '../harness/client.ts'
 import { machineDeadline } from '../harness/machine.ts'
 import { startService, type TestService } from '../harness/service.ts'
 import { startApiSpa } from '../fixtures/sites/lib/api-spa.ts'
@@ -146,4 +146,21 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
     for (const secret of careless.secrets ?? []) expect(whole.includes(secret)).toBe(false)
     expect(whole).not.toContain('careless-shop.example')
   })
+
+  test(
+    "an audit records each page's own API traffic: /team's call is judged on /team",
+    async () => {
+      const started = await ok(client, 'audit_app', { url: careless.url, options: { maxPages: 3, maxDepth: 1 } })
+      const done = await auditEnded(client, started.auditId, machineDeadline(90_000))
+      expect(done.status).toBe('completed')
+      const findings = await ok(client, 'get_audit', { auditId: started.auditId, section: 'findings', limit: 100 })
+      const pagesOf = (id: string) =>
+        new Set(findings.items.filter((f: { checkId: string }) => f.checkId === id).flatMap((f: { pages: string[] }) => f.pages))
+      const origin = new URL(careless.url).origin
+      expect(pagesOf('api-data-exposure')).toEqual(new Set([`${origin}/`, `${origin}/team`]))
+      expect(pagesOf('password-form').has(`${origin}/team`)).toBe(true)
+      expect(JSON.stringify(findings)).not.toContain('careless-shop.example')
+    },
+    machineDeadline(120_000),
+  )
 })
