@@ -66,7 +66,14 @@ describe('the API a page reveals, scanned end to end (embedded mode)', () => {
     const exposed = (data.evidence.exposed as Array<{ url: string; counts: Record<string, number> }>)[0]!
     expect(exposed.url).toEndWith('/api/users')
     expect(exposed.counts).toEqual({ emails: 3, passwordHashes: 3 })
-    expect(data.evidence.traffic).toMatchObject({ calls: 4, methods: { GET: 3, POST: 1 }, graphql: 1, credentialed: 1 })
+    expect(data.evidence.traffic).toMatchObject({
+      calls: 4,
+      methods: { GET: 3, POST: 1 },
+      contentTypes: { 'application/json': 4 },
+      graphql: 1,
+      credentialed: 1,
+      forms: 1,
+    })
 
     const cache = check(r, 'api-cache-authenticated')
     expect([cache.status, cache.severity]).toEqual(['fail', 'medium'])

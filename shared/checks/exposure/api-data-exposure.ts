@@ -3,6 +3,7 @@
 
 import { type ApiCall, type ApiTraffic, type CheckOutcome, defineCheck, type Severity } from '../types.ts'
 import { registrableDomain } from '../util/domains.ts'
+import { startTags } from '../util/html.ts'
 import { hostOf } from '../util/http.ts'
 import { countInText, countPersonalData, parseJson, type PersonalDataCounts } from '../util/personal-data.ts'
 import { scanScripts } from '../util/secrets.ts'
@@ -46,22 +47,27 @@ function judge(call: ApiCall): Exposed | null {
 }
 
 /** The map of the API as the page used it: counts and hosts, small. */
-export function trafficSummary(api: ApiTraffic, pageUrl: string): Record<string, unknown> {
+export function trafficSummary(api: ApiTraffic, pageUrl: string, html: string): Record<string, unknown> {
   const site = registrableDomain(hostOf(pageUrl) ?? '')
   const methods: Record<string, number> = {}
+  const contentTypes: Record<string, number> = {}
   const hosts = new Set<string>()
   for (const c of api.calls) {
     methods[c.method] = (methods[c.method] ?? 0) + 1
+    const type = (c.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase() || 'none'
+    if (type in contentTypes || Object.keys(contentTypes).length < MAX_LISTED) contentTypes[type] = (contentTypes[type] ?? 0) + 1
     const host = hostOf(c.url)
     if (host && registrableDomain(host) === site) hosts.add(host)
   }
   return {
     calls: api.calls.length + api.unlisted,
     methods,
+    contentTypes,
     sameSiteHosts: [...hosts].slice(0, MAX_LISTED),
     graphql: api.calls.filter((c) => c.graphql).length,
     credentialed: api.calls.filter((c) => c.credentialed).length,
     websockets: api.websockets.length,
+    forms: startTags(html, ['form']).length,
   }
 }
 
@@ -115,7 +121,7 @@ export const apiDataExposure = defineCheck({
   run: ({ page }): CheckOutcome => {
     const api = page.api
     if (!api) return { status: 'skipped', evidence: {}, summary: "Not applicable: the page's API traffic was not recorded." }
-    const traffic = trafficSummary(api, page.finalUrl)
+    const traffic = trafficSummary(api, page.finalUrl, page.html)
     // Anonymous: every call of a visit that did not sign in (a cookie or token it carries was handed to an
     // anonymous visitor); on a signed-in visit, only the calls that carried no credentials.
     const anonymous = (c: ApiCall) => !api.signedIn || !c.credentialed
