@@ -4,7 +4,6 @@ import { accessibility } from './accessibility/accessibility.ts'
 import { apiDataExposure } from './exposure/api-data-exposure.ts'
 import { debugErrorPage } from './exposure/debug-error-page.ts'
 import { exposedApiDocs } from './exposure/exposed-api-docs.ts'
-import { apiCacheAuthenticated } from './security/api-cache-authenticated.ts'
 import { passwordForm } from './security/password-form.ts'
 import { directoryListing } from './exposure/directory-listing.ts'
 import { exposedAgentInstructions } from './exposure/exposed-agent-instructions.ts'
@@ -70,7 +69,6 @@ export const CHECKS = [
   corsCredentialedReflection,
   subresourceIntegrity,
   passwordForm,
-  apiCacheAuthenticated,
   cookieSecure,
   cookieHttpOnly,
   cookieSameSite,

@@ -44,7 +44,6 @@ export const SCORING: Readonly<Record<CheckId, Penalty>> = {
   'api-data-exposure': { fail: 40, warn: 10 },
   'exposed-api-docs': { fail: 10, warn: 5 },
   'password-form': { fail: 30, warn: 10 },
-  'api-cache-authenticated': { fail: 15, warn: 5 },
   'page-secrets': { fail: 40, warn: 10 },
   'vulnerable-js-library': { fail: 20, warn: 10 },
   'end-of-life-software': { fail: 10, warn: 5 },

@@ -6,6 +6,7 @@ import { registrableDomain } from '../util/domains.ts'
 import { startTags } from '../util/html.ts'
 import { hostOf } from '../util/http.ts'
 import { countInText, countPersonalData, parseJson, type PersonalDataCounts } from '../util/personal-data.ts'
+import { sharedCacheability } from '../util/shared-cache.ts'
 import { scanScripts } from '../util/secrets.ts'
 
 const MAX_LISTED = 5
@@ -71,14 +72,24 @@ export function trafficSummary(api: ApiTraffic, pageUrl: string, html: string): 
   }
 }
 
+/** Answers to credentialed calls a shared cache may store: explicitly allowed first. */
+function cachedAnswers(calls: readonly ApiCall[]) {
+  return calls
+    .filter((c) => c.credentialed && c.status >= 200 && c.status < 300)
+    .map((c) => ({ url: c.url, cacheControl: c.headers['cache-control'] ?? null, how: sharedCacheability(c) }))
+    .filter((c) => c.how !== 'no')
+    .sort((a, b) => Number(b.how === 'allowed') - Number(a.how === 'allowed'))
+}
+
 export const apiDataExposure = defineCheck({
   id: 'api-data-exposure',
   category: 'exposure',
-  title: "The page's API answers expose no personal data or credentials",
-  failTitle: "The page's API answers expose personal data or credentials",
+  title: "The page's API answers expose no personal data, credentials or cacheable signed-in data",
+  failTitle: "The page's API answers expose personal data, credentials or cacheable signed-in data",
   description:
     'Reads the answers the page itself got from its fetch/XHR calls while it loaded (no request of ours) and counts, in answers ' +
-    'to requests sent without credentials, e-mail addresses, password hashes and password fields, phone numbers, tokens and secrets.',
+    'to anonymous requests, e-mail addresses, password hashes and password fields, phone numbers, tokens and secrets; and reads ' +
+    'whether answers to calls sent with a Cookie or Authorization header may be stored by shared caches.',
   why:
     'An endpoint that the page fetches anonymously is public: anyone can call it. One that returns users with their e-mail ' +
     'addresses and password hashes hands out the user table, and hashes of weak passwords are cracked offline in minutes.',
@@ -90,13 +101,18 @@ export const apiDataExposure = defineCheck({
     'fields, random-looking values under token, secret or API-key keys (not CSRF tokens, pagination cursors or nonces), or ' +
     'secrets the secret scanner recognises; fails (high) on two or more distinct e-mail addresses or phone numbers (a list of ' +
     'people). Not findings: one e-mail address or phone number (a contact), answers to credentialed requests of a signed-in ' +
-    "visit (the user's own data), error answers. Bounded: the page's first 20 calls, 64 KB of each answer.",
+    "visit (the user's own data), error answers. When none of that is found: fails (medium) when an answer to a call sent " +
+    'with a Cookie or Authorization header says "public" or "s-maxage" above 0 without "private" or "no-store" (every shared ' +
+    'cache may store it and hand it to the next visitor, RFC 9111); warns (low) when such an answer to a cookie call has ' +
+    'max-age above 0 without them (an Authorization call without "public" or s-maxage is not stored by shared caches). ' +
+    "Bounded: the page's first 20 calls, 64 KB of each answer.",
   severity: 'high',
   fix: {
     generic:
       'Decide per endpoint who may call it and what it returns: require a session for user data, select only the fields the page ' +
       "shows (never password hashes, tokens or other users' e-mail addresses), and serialise through an explicit allow-list " +
-      '(a DTO) rather than the database row.',
+      '(a DTO) rather than the database row. Send "Cache-Control: private, no-store" on every answer that depends on who is ' +
+      'signed in.',
     express:
       "Return an explicit shape and require a session:\napp.get('/api/users', requireAuth, async (req, res) => {\n  const users = await db.users.findMany({ select: { id: true, name: true } })\n  res.json(users)\n})",
     nextjs:
@@ -128,12 +144,15 @@ export const apiDataExposure = defineCheck({
     const judged = api.calls.filter((c) => c.status >= 200 && c.status < 300 && anonymous(c) && c.body && isJson(c))
     const exposed = judged.map(judge).filter((e): e is Exposed => e !== null)
     const evidence: Record<string, unknown> = { traffic, anonymousJsonAnswers: judged.length }
+    const cached = cachedAnswers(api.calls)
+    if (cached.length) evidence.cacheable = cached.slice(0, MAX_LISTED).map(({ how: _, ...c }) => c)
     if (exposed.length === 0) {
-      return {
-        status: 'pass',
-        evidence,
-        summary: `No personal data in ${judged.length} API answer(s).`,
-      }
+      if (cached.length === 0) return { status: 'pass', evidence, summary: `No personal data in ${judged.length} API answer(s).` }
+      const first = cached[0]!
+      const summary = `${first.url} answers a credentialed call with Cache-Control "${first.cacheControl ?? ''}": shared caches may store it.`
+      return first.how === 'allowed'
+        ? { status: 'fail', severity: 'medium', evidence, summary }
+        : { status: 'warn', severity: 'low', evidence, summary }
     }
     exposed.sort((a, b) => Number(b.severity === 'critical') - Number(a.severity === 'critical'))
     evidence.exposed = exposed.slice(0, MAX_LISTED).map(({ severity: _, ...e }) => e)

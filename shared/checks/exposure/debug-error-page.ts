@@ -298,7 +298,7 @@ export const debugErrorPage = defineCheck({
       return {
         status: 'pass',
         evidence: { checked },
-        summary: `No debug page or stack trace in the main response or ${checked - 1} other answer(s) (probes and the page's API calls).`,
+        summary: `No debug page or stack trace in ${checked} answers.`,
       }
     }
     const pages = [...byFramework.values()]

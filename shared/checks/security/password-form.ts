@@ -85,7 +85,7 @@ export const passwordForm = defineCheck({
     const serious = forms.find((f) => f.problems.includes('http') || f.problems.includes('get'))
     const f = serious ?? forms[0]!
     const words = f.problems.map((p) => (p === 'http' ? 'over plain http' : p === 'get' ? 'with GET' : 'to another site'))
-    const summary = `A password form posts ${words.join(', ')}: ${f.method} ${f.action}.`
+    const summary = `A password form posts ${words.join(', ')}.`
     return serious ? { status: 'fail', evidence, summary } : { status: 'warn', severity: 'medium', evidence, summary }
   },
 })

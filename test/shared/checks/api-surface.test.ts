@@ -5,7 +5,6 @@ import { apiDataExposure } from '../../../shared/checks/exposure/api-data-exposu
 import { debugErrorPage, findDebugPage } from '../../../shared/checks/exposure/debug-error-page.ts'
 import { exposedApiDocs } from '../../../shared/checks/exposure/exposed-api-docs.ts'
 import { runCheck } from '../../../shared/checks/runner.ts'
-import { apiCacheAuthenticated } from '../../../shared/checks/security/api-cache-authenticated.ts'
 import { corsCredentialedReflection } from '../../../shared/checks/security/cors-credentialed-reflection.ts'
 import { passwordForm, passwordForms } from '../../../shared/checks/security/password-form.ts'
 import type { ApiCall } from '../../../shared/checks/types.ts'
@@ -188,7 +187,7 @@ describe('password-form', () => {
   })
 })
 
-describe('api-cache-authenticated', () => {
+describe('api-data-exposure: signed-in answers shared caches may store', () => {
   const signedIn = (cacheControl: string | null, extra: Partial<ApiCall> = {}) =>
     apiCall(
       '/api/me',
@@ -200,15 +199,15 @@ describe('api-cache-authenticated', () => {
       },
     )
   test('public or s-maxage on a credentialed answer fails; max-age with cookies warns', () => {
-    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('public, max-age=600'))).status).toBe('fail')
-    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('s-maxage=60'))).status).toBe('fail')
-    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('max-age=60')))).toMatchObject({ status: 'warn', severity: 'low' })
+    expect(runCheck(apiDataExposure, withCalls(signedIn('public, max-age=600'))).status).toBe('fail')
+    expect(runCheck(apiDataExposure, withCalls(signedIn('s-maxage=60'))).status).toBe('fail')
+    expect(runCheck(apiDataExposure, withCalls(signedIn('max-age=60')))).toMatchObject({ status: 'warn', severity: 'low' })
   })
   test('not findings: private or no-store, max-age on an Authorization call, anonymous answers', () => {
-    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('public, max-age=60, private'))).status).toBe('pass')
-    expect(runCheck(apiCacheAuthenticated, withCalls(signedIn('max-age=60', { authorization: true }))).status).toBe('pass')
+    expect(runCheck(apiDataExposure, withCalls(signedIn('public, max-age=60, private'))).status).toBe('pass')
+    expect(runCheck(apiDataExposure, withCalls(signedIn('max-age=60', { authorization: true }))).status).toBe('pass')
     expect(
-      runCheck(apiCacheAuthenticated, withCalls(apiCall('/api/p', [], { headers: { 'cache-control': 'public, max-age=600' } }))).status,
+      runCheck(apiDataExposure, withCalls(apiCall('/api/p', [], { headers: { 'cache-control': 'public, max-age=600' } }))).status,
     ).toBe('pass')
   })
 })
@@ -218,7 +217,7 @@ describe('the API checks on adversarial bodies', () => {
     'read 64 KiB adversarial bodies as the page, eight API answers and the probes a bounded number of times',
     () => {
       // The time they take is measured in bench/check-traps.ts.
-      const checks = [apiDataExposure, apiCacheAuthenticated, exposedApiDocs, passwordForm, corsCredentialedReflection]
+      const checks = [apiDataExposure, exposedApiDocs, passwordForm, corsCredentialedReflection]
       const over: string[] = []
       for (const body of ADVERSARIAL_BODIES) {
         for (const status of [200, 500]) {

@@ -52,7 +52,6 @@ const EXPECTED_IDS = [
   'api-data-exposure',
   'exposed-api-docs',
   'password-form',
-  'api-cache-authenticated',
 ]
 
 describe('check registry', () => {
