@@ -147,7 +147,13 @@ export const apiDataExposure = defineCheck({
     const cached = cachedAnswers(api.calls)
     if (cached.length) evidence.cacheable = cached.slice(0, MAX_LISTED).map(({ how: _, ...c }) => c)
     if (exposed.length === 0) {
-      if (cached.length === 0) return { status: 'pass', evidence, summary: `No personal data in ${judged.length} API answer(s).` }
+      if (cached.length === 0) {
+        return {
+          status: 'pass',
+          evidence,
+          summary: api.calls.length ? `No personal data in ${judged.length} API answer(s).` : 'No API calls.',
+        }
+      }
       const first = cached[0]!
       const summary = `${first.url} answers a credentialed call with Cache-Control "${first.cacheControl ?? ''}": shared caches may store it.`
       return first.how === 'allowed'

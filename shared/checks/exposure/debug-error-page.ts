@@ -298,7 +298,7 @@ export const debugErrorPage = defineCheck({
       return {
         status: 'pass',
         evidence: { checked },
-        summary: `No debug page or stack trace in ${checked} answers.`,
+        summary: `No stack trace in ${checked} answers.`,
       }
     }
     const pages = [...byFramework.values()]

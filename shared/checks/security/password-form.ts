@@ -9,7 +9,7 @@ const FORM = /<form\b[\s\S]{0,200000}?<\/form\s*>/gi
 
 export interface PasswordForm {
   action: string
-  method: string
+  /** 'get' stands for the method; POST otherwise. */
   problems: Array<'http' | 'get' | 'other-site'>
 }
 
@@ -40,7 +40,7 @@ export function passwordForms(html: string, pageUrl: string): PasswordForm[] {
     // GET puts the password in the URL. A form with neither action nor method is submitted by script.
     if (method === 'get' && (explicitAction || form.method !== undefined)) problems.push('get')
     if (otherSite) problems.push('other-site')
-    if (problems.length) out.push({ action: `${action.origin}${action.pathname}`, method: method.toUpperCase(), problems })
+    if (problems.length) out.push({ action: `${action.origin}${action.pathname}`, problems })
   }
   return out
 }
@@ -58,7 +58,7 @@ export const passwordForm = defineCheck({
     'Fails (high) when a password form posts to an http address from an https page or to another host over http, or uses GET ' +
     '(method="get", or no method with an explicit action). Warns (medium) when it posts to another site (registrable domain), ' +
     'over https. Not findings: forms without action and method (submitted by script), a relative action on a plain-http page ' +
-    '(reported by https-redirect). Evidence: the action without its query, the method and the problems, for up to 5 forms.',
+    '(reported by https-redirect). Evidence: the action without its query and the problems ("get" for the method), for up to 5 forms.',
   severity: 'high',
   fix: {
     generic:
@@ -85,7 +85,7 @@ export const passwordForm = defineCheck({
     const serious = forms.find((f) => f.problems.includes('http') || f.problems.includes('get'))
     const f = serious ?? forms[0]!
     const words = f.problems.map((p) => (p === 'http' ? 'over plain http' : p === 'get' ? 'with GET' : 'to another site'))
-    const summary = `A password form posts ${words.join(', ')}.`
+    const summary = `Password form posts ${words.join(', ')}.`
     return serious ? { status: 'fail', evidence, summary } : { status: 'warn', severity: 'medium', evidence, summary }
   },
 })
