@@ -108,6 +108,6 @@ export const exposedApiDocs = defineCheck({
     if (doc.evidence) {
       return { status: 'info', severity: 'info', evidence, summary: `Public API document, ${doc.evidence.operations} operations.` }
     }
-    return { status: 'pass', evidence, summary: `No API schema (${gql.sent + doc.sent} tried).` }
+    return { status: 'pass', evidence, summary: 'No API schema.' }
   },
 })

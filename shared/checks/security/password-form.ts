@@ -84,7 +84,7 @@ export const passwordForm = defineCheck({
     const evidence = { forms: forms.slice(0, 5), ...(forms.length > 5 ? { count: forms.length } : {}) }
     const serious = forms.find((f) => f.problems.includes('http') || f.problems.includes('get'))
     const f = serious ?? forms[0]!
-    const words = f.problems.map((p) => (p === 'http' ? 'over plain http' : p === 'get' ? 'with GET' : 'to another site'))
+    const words = f.problems.map((p) => (p === 'http' ? 'over http' : p === 'get' ? 'with GET' : 'to another site'))
     const summary = `Password form posts ${words.join(', ')}.`
     return serious ? { status: 'fail', evidence, summary } : { status: 'warn', severity: 'medium', evidence, summary }
   },
