@@ -1,7 +1,8 @@
 // Every check against bodies shaped to trap its patterns, timed. The tests bound how many times the checks
 // read these bodies (test/shared/checks/exposure.test.ts, with test/harness/regex-work.ts); time spent
 // backtracking inside one pattern is seen only here. Each of the 64 KiB adversarial bodies is served at
-// every probed path, as the main page (four times over) and as a source map, and all checks run on it.
+// every probed path, as the main page (four times over), as a source map, as the rendered page, eight API
+// answers and the API probes' answers, and all checks run on it.
 //
 //   bun bench/check-traps.ts [--quick] [--result=FILE]
 //
@@ -10,7 +11,7 @@
 import { CHECKS } from '../shared/checks/registry.ts'
 import { runCheck } from '../shared/checks/runner.ts'
 import { PROBE_PATHS } from '../shared/checks/probe-paths.ts'
-import { ADVERSARIAL_BODIES, makeArtifacts, probe } from '../test/shared/checks/artifacts.ts'
+import { ADVERSARIAL_BODIES, apiArtifacts, makeArtifacts, probe } from '../test/shared/checks/artifacts.ts'
 import { flag, fmtMs, summarize, table, writeResult } from './lib/stats.ts'
 
 const runs = flag('quick') === true ? 3 : 10
@@ -20,6 +21,8 @@ function artifactsFor(body: string) {
     mainResponse: { body: body.repeat(4), status: 500 },
     probes: Object.fromEntries(PROBE_PATHS.map((p) => [p, probe(p, body, 500, 'text/plain')])),
     sourceMaps: [probe('/a.js.map', body, 200, 'application/json')],
+    // As the page's HTML, eight of its API answers and the API probes' answers.
+    ...apiArtifacts(body),
   })
 }
 

@@ -14,12 +14,14 @@
 //
 //   bun bench/scan-latency.ts            15 scans per mode after 2 warm-up scans, embedded and production
 //   bun bench/scan-latency.ts --quick    5 scans after 1 warm-up
-//   options: --scans=N --warmup=N --mode=embedded|production|both --site=spa|hardened|weak
+//   options: --scans=N --warmup=N --mode=embedded|production|both --site=spa|hardened|weak|api
+//   (api: the careless API SPA of test/fixtures/sites/lib/api-spa.ts, whose page calls its API while it loads)
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { loadavg } from 'node:os'
 import { chromium, type Browser } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
 import { hardenedSite, spaSite, testCertificate, weakSite, type Site } from '../test/fixtures/sites.ts'
+import { startApiSpa } from '../test/fixtures/sites/lib/api-spa.ts'
 import { connectClient, payload } from '../test/harness/client.ts'
 import type { Mode } from '../test/harness/service.ts'
 import { startBenchService } from './lib/service.ts'
@@ -28,7 +30,7 @@ import { flag, fmtMs, fmtRatio, intFlag, settle, summarize, table, withTimeout, 
 export const TARGET_MEDIAN_MS = 2_000
 const SCAN_TIMEOUT_MS = 60_000
 
-type SiteName = 'spa' | 'hardened' | 'weak'
+type SiteName = 'spa' | 'hardened' | 'weak' | 'api'
 
 export interface ModeResult {
   mode: Mode
@@ -56,6 +58,7 @@ export interface LatencyResult {
 async function startSite(name: SiteName, tls: ReturnType<typeof testCertificate> | null): Promise<Site> {
   if (name === 'hardened') return hardenedSite(tls!)
   if (name === 'weak') return weakSite()
+  if (name === 'api') return startApiSpa(true)
   return spaSite()
 }
 
@@ -210,8 +213,8 @@ export async function benchScanLatency(
 if (import.meta.main) {
   const mode = flag('mode')
   const siteFlag = flag('site')
-  if (siteFlag !== undefined && siteFlag !== 'spa' && siteFlag !== 'hardened' && siteFlag !== 'weak')
-    throw new Error('--site must be spa, hardened or weak')
+  if (siteFlag !== undefined && !['spa', 'hardened', 'weak', 'api'].includes(String(siteFlag)))
+    throw new Error('--site must be spa, hardened, weak or api')
   if (mode !== undefined && mode !== 'embedded' && mode !== 'production' && mode !== 'both')
     throw new Error('--mode must be embedded, production or both')
   const result = await benchScanLatency({

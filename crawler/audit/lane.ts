@@ -93,6 +93,7 @@ export class PageLane {
     const task = visitPage(this.tab!, entry.url, this.settings.origin, {
       navTimeoutMs,
       blockMedia: this.settings.blockMedia,
+      signedIn: this.settings.auth !== undefined,
       wantsAxe,
       onPageStart: o.onPageStart,
     })

@@ -3,7 +3,7 @@
 //
 // Which checks run per page, and which once per site, follows from the artifacts a check declares
 // (`requires` and `optional`):
-//   - site-level: any check reading `probes`, `sourceMaps`, `cors`, `tls` or `httpRedirect`. Those
+//   - site-level: any check reading `probes`, `sourceMaps`, `cors`, `apiProbes`, `tls` or `httpRedirect`. Those
 //     artifacts describe the origin, not a page (exposed files, TLS, the http->https redirect, the CORS
 //     probe), so gather() collects them once for the start URL and their results are the crawl's
 //     siteChecks.
@@ -40,7 +40,14 @@ import { quiet, recordPage, type PageRecorder } from '../gather/page-recorder.ts
 import { errorMessage } from '../../shared/errors.ts'
 
 /** Artifacts that describe the origin rather than one page: collected once per site. */
-const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>(['probes', 'sourceMaps', 'cors', 'tls', 'httpRedirect'])
+const SITE_ARTIFACTS: ReadonlySet<ArtifactName> = new Set<ArtifactName>([
+  'probes',
+  'sourceMaps',
+  'cors',
+  'apiProbes',
+  'tls',
+  'httpRedirect',
+])
 /** Page checks that weigh or count resources the crawl deliberately does not load. */
 const MEDIA_DEPENDENT_CHECKS = new Set(['perf-page-weight', 'perf-request-count'])
 
@@ -144,6 +151,8 @@ export type PageVisit =
 export interface VisitOptions {
   navTimeoutMs: number
   blockMedia: boolean
+  /** An authenticated crawl: the page's credentialed API calls are the signed-in user's own (api-data-exposure). */
+  signedIn?: boolean
   /** Decides, from the page's DOM template key, whether axe runs on it. */
   wantsAxe(templateKey: string): boolean
   onPageStart(page: Page): void
@@ -286,7 +295,13 @@ async function visit(
     return { kind: 'page', finalUrl, httpStatus: status, ok: status < 400, links: [], base: finalUrl, checks: [], loadMs }
   }
   const axe = opts.wantsAxe(found.template)
-  const judged = await judge(page, res, { url, finalUrl, origin, status, axe, blockMedia: opts.blockMedia }, rec, guard)
+  const judged = await judge(
+    page,
+    res,
+    { url, finalUrl, origin, status, axe, blockMedia: opts.blockMedia, signedIn: opts.signedIn ?? false },
+    rec,
+    guard,
+  )
   return {
     kind: 'page',
     finalUrl,
@@ -340,7 +355,7 @@ function unjudged(finalUrl: string, base: string, error: string, t0: number): Pa
 async function judge(
   page: Page,
   res: PwResponse,
-  at: { url: string; finalUrl: string; origin: string; status: number; axe: boolean; blockMedia: boolean },
+  at: { url: string; finalUrl: string; origin: string; status: number; axe: boolean; blockMedia: boolean; signedIn: boolean },
   rec: PageRecorder,
   guard: <T>(p: Promise<T>) => Promise<T>,
 ): Promise<{ checks: CheckResult[]; cookiesSet: string[] }> {
@@ -360,11 +375,14 @@ async function judge(
     mainResponse,
     redirectChain: chainOf(url, res),
     httpRedirect: null,
-    page: loaded.page ? { ...loaded.page, cookies: cookies.jar } : null,
+    page: loaded.page
+      ? { ...loaded.page, cookies: cookies.jar, ...(loaded.page.api ? { api: { ...loaded.page.api, signedIn: at.signedIn } } : {}) }
+      : null,
     scripts: loaded.scripts,
     probes: {},
     sourceMaps: [],
     cors: null,
+    apiProbes: null,
     tls: null,
     accessibility: loaded.accessibility,
     performance: loaded.performance,

@@ -2,16 +2,17 @@
 // its own gatherer in this folder. Every connection goes through the scan's egress proxy, which refuses
 // blocked addresses. Checks judge the artifacts afterwards; nothing here decides pass or fail.
 import { mapLimit } from '../../shared/lib/async.ts'
-import { PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
-import type { Artifacts } from '../../shared/checks/types.ts'
+import { API_PROBE_BUDGET, PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
+import type { ApiProbe, Artifacts } from '../../shared/checks/types.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
-import { startEgressProxy } from '../../shared/egress/proxy.ts'
+import { type EgressProxy, startEgressProxy } from '../../shared/egress/proxy.ts'
 import { AppError } from '../../shared/errors.ts'
 import type { BrowserPool } from '../browser.ts'
+import { type ApiProbePlan, apiProbeCounts, revealedPlans, sendApiProbes, wellKnownPlans } from './api-probes.ts'
 import { corsProbe } from './cors-probe.ts'
 import { followChain, httpFormOf } from './http-chain.ts'
 import { GATHER_LIMITS } from './limits.ts'
-import { loadPage } from './page-reader.ts'
+import { loadPage, type Loaded } from './page-reader.ts'
 import { probe, sourceMapUrls } from './probes.ts'
 import { probeTls } from './tls.ts'
 import type { WarmPages } from './warm-page.ts'
@@ -33,8 +34,13 @@ export interface GatherOptions {
 export interface Gathered {
   artifacts: Artifacts
   timings: Record<string, number>
-  /** Probe requests made, against PROBE_BUDGET. */
-  probes: { budget: number; sent: number; concurrency: number }
+  /** Probe requests made, against PROBE_BUDGET; the API probes among them apart, against API_PROBE_BUDGET. */
+  probes: {
+    budget: number
+    sent: number
+    concurrency: number
+    api: { budget: number; sent: number; cors: number; graphql: number; openapi: number }
+  }
 }
 
 export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathered> {
@@ -66,7 +72,8 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     opts.progress?.(40, 'probing for exposed files')
     const tProbe = performance.now()
     const finalAsUrl = new URL(finalUrl)
-    const [probeList, cors, tls] = await Promise.all([
+    const known = wellKnownPlans(finalOrigin)
+    const [probeList, cors, tls, knownProbes] = await Promise.all([
       mapLimit(
         PROBE_PATHS,
         GATHER_LIMITS.probeConcurrency,
@@ -76,15 +83,13 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       finalAsUrl.protocol === 'https:'
         ? probeTls(finalAsUrl, proxy.port, { timeoutMs: opts.probeTimeoutMs, trustedSpki: opts.trustedSpki ?? [], now: Date.now() })
         : null,
+      sendApiProbes(known, proxy, opts.probeTimeoutMs),
     ])
     const probes = Object.fromEntries(probeList)
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
     Object.assign(timings, loaded.phases)
-    const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], finalOrigin)
-    const sourceMaps = await Promise.all(
-      mapUrls.map((u) => probe(finalOrigin, new URL(u).pathname + new URL(u).search, proxy, opts.probeTimeoutMs)),
-    )
+    const { sourceMaps, apiProbes } = await probeWhatLoaded(loaded, finalUrl, { known, knownProbes }, proxy, opts.probeTimeoutMs)
     opts.progress?.(80, 'page loaded; judging')
     const artifacts: Artifacts = {
       target: { url: target.href, finalUrl, origin: finalOrigin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
@@ -96,17 +101,45 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       probes,
       sourceMaps,
       cors,
+      apiProbes,
       tls,
       accessibility: loaded.accessibility,
       performance: loaded.performance,
     }
     timings.gather = Math.round(performance.now() - t0)
-    const sent = probeList.length + sourceMaps.length
-    return { artifacts, timings, probes: { budget: PROBE_BUDGET, sent, concurrency: GATHER_LIMITS.probeConcurrency } }
+    return { artifacts, timings, probes: probeCounts(probeList.length + sourceMaps.length, apiProbes) }
   } finally {
     if (slot) opts.warm!.release(slot)
     else await proxy.stop().catch(() => {})
     // The next scan's page opens now, while this worker stores the report and waits for work.
     opts.warm?.prepare()
+  }
+}
+
+/** Once the page has loaded: the source maps its scripts name, and what it revealed about its API (paths, GraphQL, documents). */
+async function probeWhatLoaded(
+  loaded: Loaded,
+  finalUrl: string,
+  wellKnown: { known: ApiProbePlan[]; knownProbes: ApiProbe[] },
+  proxy: EgressProxy,
+  timeoutMs: number,
+) {
+  const origin = new URL(finalUrl).origin
+  const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], origin)
+  const revealed = loaded.page ? revealedPlans(loaded.page, finalUrl, new Set(wellKnown.known.map((p) => p.url))) : []
+  const [sourceMaps, revealedProbes] = await Promise.all([
+    Promise.all(mapUrls.map((u) => probe(origin, new URL(u).pathname + new URL(u).search, proxy, timeoutMs))),
+    sendApiProbes(revealed, proxy, timeoutMs),
+  ])
+  return { sourceMaps, apiProbes: [...wellKnown.knownProbes, ...revealedProbes] }
+}
+
+/** The probe requests made (paths and source maps, then the API probes) against their budgets, as the report states them. */
+function probeCounts(pathsAndMaps: number, apiProbes: ApiProbe[]): Gathered['probes'] {
+  return {
+    budget: PROBE_BUDGET + API_PROBE_BUDGET,
+    sent: pathsAndMaps + apiProbes.length,
+    concurrency: GATHER_LIMITS.probeConcurrency,
+    api: apiProbeCounts(apiProbes),
   }
 }

@@ -11,6 +11,13 @@ export const GATHER_LIMITS = {
   inlineText: 64 * 1024,
   inlineElements: 20_000,
   requests: 500,
+  /** The page's own fetch/XHR calls kept with their answers, the bytes of each answer, and of all together. */
+  apiCalls: 20,
+  apiBody: 64 * 1024,
+  apiTotal: 512 * 1024,
+  websockets: 10,
+  /** How long reading the page's API answers may wait once the page has been read (a stream never ends). */
+  apiReadMs: 300,
   redirects: 10,
   sourceMaps: 5,
   /** After load: how long the network must stay idle, and the longest wait for it. */

@@ -99,7 +99,8 @@ export async function readLoadedPage(
   const accessibility = opts.axe ? await runAxe(page, { preloaded, ...(opts.axeFinisher ? { finisher: opts.axeFinisher } : {}) }) : null
   if (opts.axe) phases.axe = since(tAxe)
   const finalUrl = page.url()
-  const external = (await Promise.all(rec.scriptBodies)).filter((s): s is ScriptArtifact => s !== null)
+  const [externalOrNull, api] = await Promise.all([Promise.all(rec.scriptBodies), rec.api.traffic()])
+  const external = externalOrNull.filter((s): s is ScriptArtifact => s !== null)
   const scripts = [
     ...external,
     ...inline
@@ -116,6 +117,7 @@ export async function readLoadedPage(
       cookies: cookies.map(toCookie),
       consoleErrors: rec.consoleErrors,
       ...(inlineCode ? { inline: inlineCode } : {}),
+      api,
     },
     scripts,
     accessibility,

@@ -1,7 +1,8 @@
 // What a page does while it loads, recorded from Playwright's events: requests, script bodies, console errors,
 // and the traffic the quiet window waits on. Shared by the scan and the site crawler.
-import type { ConsoleMessage, Frame, Page, Request as PwRequest, Response as PwResponse } from 'playwright-core'
+import type { ConsoleMessage, Frame, Page, Request as PwRequest, Response as PwResponse, WebSocket } from 'playwright-core'
 import type { BrowserRequest, ScriptArtifact } from '../../shared/checks/types.ts'
+import { ApiRecorder } from './api-traffic.ts'
 import { GATHER_LIMITS } from './limits.ts'
 
 /** Resolves once no request has been in flight for `quietMs`, or after `maxMs`. */
@@ -30,6 +31,8 @@ export interface PageRecorder {
    * raw headers costs a round trip per response.
    */
   setCookieNames: Promise<string[]>[]
+  /** The page's own fetch/XHR calls with their answers, and its WebSockets. */
+  api: ApiRecorder
   /** Removes the listeners: a crawl lane navigates one tab from page to page and records each visit anew. */
   detach(): void
 }
@@ -66,6 +69,7 @@ class Recording implements PageRecorder {
   traffic = { inflight: 0, last: performance.now() }
   recording = true
   setCookieNames: Promise<string[]>[] = []
+  api = new ApiRecorder()
   /** Requests of this page still in flight (finished or failed ones leave): the quiet window reads its size. */
   private readonly counted = new Set<PwRequest>()
   // waiting: no navigation yet; navigating: the main frame's navigation request is out but the old
@@ -83,6 +87,7 @@ class Recording implements PageRecorder {
     page.on('requestfinished', this.settle)
     page.on('requestfailed', this.onFailed)
     page.on('response', this.onResponse)
+    page.on('websocket', this.onWebSocket)
   }
 
   detach(): void {
@@ -92,6 +97,11 @@ class Recording implements PageRecorder {
     this.page.off('requestfinished', this.settle)
     this.page.off('requestfailed', this.onFailed)
     this.page.off('response', this.onResponse)
+    this.page.off('websocket', this.onWebSocket)
+  }
+
+  private readonly onWebSocket = (ws: WebSocket) => {
+    if (this.phase === 'started' && this.recording) this.api.onWebSocket(ws)
   }
 
   private readonly onConsole = (m: ConsoleMessage) => {
@@ -135,6 +145,7 @@ class Recording implements PageRecorder {
     if (this.setCookies && this.recording && this.setCookieNames.length < SET_COOKIE_RESPONSES) {
       this.setCookieNames.push(res.headerValue('set-cookie').then(setCookieNamesOf, () => []))
     }
+    if (this.recording) this.api.onResponse(res)
     const req = this.requests.get(res.request())
     if (req) {
       req.status = res.status()

@@ -139,3 +139,22 @@ export const PROBE_PATHS: readonly string[] = [
  * name (GATHER_LIMITS.sourceMaps). Stated in the report; a test keeps PROBE_PATHS within it.
  */
 export const PROBE_BUDGET = 90
+
+/**
+ * API probes: only what the page reveals, plus a few well-known API documents. Sent after the page has
+ * loaded (crawler/gather/api-probes.ts), never a write: GET, OPTIONS, or one POST of the GraphQL
+ * introspection query. Counted apart from PROBE_BUDGET (API_PROBE_BUDGET).
+ */
+export const OPENAPI_PROBES = ['/swagger.json', '/openapi.json', '/v3/api-docs', '/api-docs'] as const
+export const GRAPHQL_PROBES = ['/graphql', '/api/graphql'] as const
+export const API_PROBE_LIMITS = {
+  /** API paths of the page's traffic probed for CORS, each with a foreign Origin and with "null". */
+  corsPaths: 4,
+  /** GraphQL endpoints sent the introspection query: the page's own and GRAPHQL_PROBES, at most this many. */
+  graphql: 3,
+  /** OpenAPI/Swagger documents linked from the page, fetched besides OPENAPI_PROBES. */
+  openapiLinks: 2,
+}
+/** Requests one scan makes at most for API probes. */
+export const API_PROBE_BUDGET =
+  API_PROBE_LIMITS.corsPaths * 2 + API_PROBE_LIMITS.graphql + API_PROBE_LIMITS.openapiLinks + OPENAPI_PROBES.length

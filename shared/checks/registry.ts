@@ -1,7 +1,10 @@
 // Every check, in report order. Adding a check: import it here and give it a row in shared/report/scoring.ts.
 
 import { accessibility } from './accessibility/accessibility.ts'
+import { apiDataExposure } from './exposure/api-data-exposure.ts'
 import { debugErrorPage } from './exposure/debug-error-page.ts'
+import { exposedApiDocs } from './exposure/exposed-api-docs.ts'
+import { passwordForm } from './security/password-form.ts'
 import { directoryListing } from './exposure/directory-listing.ts'
 import { exposedAgentInstructions } from './exposure/exposed-agent-instructions.ts'
 import { exposedBackupFiles } from './exposure/exposed-backup-files.ts'
@@ -51,7 +54,7 @@ import { xContentTypeOptions } from './security/x-content-type-options.ts'
 import type { Check } from './types.ts'
 
 /** Bumped whenever a check's judgement changes; a check whose meaning changes gets a new id instead. */
-export const CHECKS_VERSION = '2026.11.5'
+export const CHECKS_VERSION = '2026.11.6'
 
 export const CHECKS = [
   httpsRedirect,
@@ -66,6 +69,7 @@ export const CHECKS = [
   crossOriginIsolation,
   corsCredentialedReflection,
   subresourceIntegrity,
+  passwordForm,
   cookieSecure,
   cookieHttpOnly,
   cookieSameSite,
@@ -84,6 +88,8 @@ export const CHECKS = [
   serverInfoPage,
   directoryListing,
   debugErrorPage,
+  apiDataExposure,
+  exposedApiDocs,
   jsSecrets,
   pageSecrets,
   vulnerableJsLibrary,

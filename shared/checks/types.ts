@@ -65,6 +65,64 @@ export interface PageArtifact {
   consoleErrors: string[]
   /** Inline code in the rendered DOM, for a Content-Security-Policy computed from the page; absent when not read. */
   inline?: InlineCode
+  /** The page's own API traffic (fetch, XHR, EventSource, WebSocket) while it loaded; absent when not recorded. */
+  api?: ApiTraffic
+}
+
+/** One fetch/XHR the page made, with the answer it got (no request of ours). */
+export interface ApiCall {
+  url: string
+  method: string
+  resourceType: string
+  /** Content-Type the page sent with its request body, or null. */
+  requestContentType: string | null
+  /** Whether the page sent credentials with it: a Cookie or an Authorization header. */
+  credentialed: boolean
+  /** Whether an Authorization header went with it (shared caches must not store such answers unless told to). */
+  authorization: boolean
+  /** Whether the request body was a GraphQL operation (a JSON "query" or application/graphql). */
+  graphql: boolean
+  /** 0 when the request failed. */
+  status: number
+  /** Response headers, lower-cased. */
+  headers: Record<string, string>
+  /** Response body as text, cut at the gatherer's limit; empty when not read (a stream, a cap reached). */
+  body: string
+  bodyTruncated: boolean
+}
+
+/** The page's API traffic: the map of the app's API as the page itself uses it. */
+export interface ApiTraffic {
+  calls: ApiCall[]
+  /** fetch/XHR requests beyond the ones listed (the recorder keeps a bounded number). */
+  unlisted: number
+  /** WebSocket URLs the page opened. */
+  websockets: string[]
+  /**
+   * Whether the visit was signed in (an authenticated audit). A scan never is: whatever cookie or token its
+   * calls carry, the site handed it to an anonymous visitor.
+   */
+  signedIn?: boolean
+}
+
+/** One request of ours to an API path or document the page revealed (never a write: GET, OPTIONS or an introspection POST). */
+export interface ApiProbe {
+  kind: 'cors' | 'graphql' | 'openapi'
+  url: string
+  method: 'GET' | 'OPTIONS' | 'POST'
+  /** For CORS probes: the Origin header sent (a foreign origin or "null"). */
+  origin?: string
+  /** 0 when the request failed. */
+  status: number
+  /** Response headers, lower-cased. */
+  headers: Record<string, string>
+  contentType: string
+  /** Body as text, cut at the gatherer's limit (CORS probes keep none). */
+  body: string
+  bodyTruncated: boolean
+  /** Where the URL came from: the page's traffic, a link in the page, or a well-known path. */
+  source: 'traffic' | 'link' | 'well-known'
+  error: string | null
 }
 
 /** One inline piece of code (a <script> or <style> block, or an attribute value), by its CSP hash. */
@@ -218,6 +276,8 @@ export interface Artifacts {
   sourceMaps: ProbeResult[]
   /** The CORS probe, or null when it could not be made. */
   cors: CorsProbeArtifact | null
+  /** Probes of what the page's traffic and links revealed (CORS on API paths, GraphQL, OpenAPI); null when not made. */
+  apiProbes: ApiProbe[] | null
   /** The TLS handshake of an https final URL; null for http. */
   tls: TlsArtifact | null
   /** axe-core results; null when the page did not load or axe could not run. */

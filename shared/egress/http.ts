@@ -32,7 +32,10 @@ export type Hop =
   | EgressFailure
 
 export interface HopOptions {
-  method?: 'GET' | 'HEAD'
+  /** Never a write: POST only carries the GraphQL introspection query (crawler/gather/api-probes.ts). */
+  method?: 'GET' | 'HEAD' | 'OPTIONS' | 'POST'
+  /** A request body, for that POST only. */
+  body?: string
   userAgent: string
   headers?: Record<string, string>
   timeoutMs: number
@@ -50,6 +53,7 @@ export async function fetchHop(proxy: EgressProxy, url: string, o: HopOptions): 
   try {
     res = await fetch(url, {
       method: o.method ?? 'GET',
+      ...(o.body !== undefined ? { body: o.body } : {}),
       proxy: proxy.url,
       redirect: 'manual',
       signal: o.signal ? AbortSignal.any([timeout, o.signal]) : timeout,

@@ -95,6 +95,18 @@ export const ReportSchema = Type.Object({
         budget: Type.Integer({ description: 'Requests a scan makes at most for probes (paths and source maps)' }),
         sent: Type.Integer({ description: 'Probe requests this scan made' }),
         concurrency: Type.Integer({ description: 'Probe requests in flight at once' }),
+        api: Type.Optional(
+          Type.Object(
+            {
+              budget: Type.Integer({ description: 'API probe requests a scan makes at most' }),
+              sent: Type.Integer({ description: 'API probe requests this scan made (counted in sent above)' }),
+              cors: Type.Integer({ description: 'CORS requests to API paths the page used (foreign and null Origin)' }),
+              graphql: Type.Integer({ description: 'GraphQL introspection POSTs' }),
+              openapi: Type.Integer({ description: 'GETs of OpenAPI/Swagger documents' }),
+            },
+            { description: 'Probes of what the page revealed about its API; GET, OPTIONS and the introspection POST only' },
+          ),
+        ),
       },
       { description: 'The plain-HTTP probes of the site (exposed files, status pages), besides the page load' },
     ),

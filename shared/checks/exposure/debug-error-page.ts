@@ -1,7 +1,7 @@
 // Stack traces and framework debug pages served to anyone: the main response, the baseline probe (what an
-// unknown path answers) and every other probe.
+// unknown path answers), every other probe, and the answers the page's own API calls got (JSON 500s).
 
-import { defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
+import { type ApiTraffic, defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
 import { decodeEntities } from '../util/html.ts'
 import { clip } from '../util/http.ts'
 import { isHtmlPage } from '../util/probe.ts'
@@ -136,6 +136,33 @@ const RULES: readonly Rule[] = [
   },
 ]
 
+/**
+ * Framework error answers in JSON (API error bodies), read from the body with its strings unescaped: Laravel's
+ * debug JSON, Rails' development JSON, Spring Boot's error JSON with its trace, .NET stack frames.
+ */
+const JSON_RULES: readonly Rule[] = [
+  { framework: 'Laravel', generic: false, find: all(/"exception"\s*:\s*"(?:Illuminate|Symfony)\\[\w\\]{1,200}"/, /"trace"\s*:\s*\[/) },
+  { framework: 'Rails', generic: false, find: all(/"traces"\s*:\s*\{/, /"(?:Application|Framework|Full) Trace"\s*:\s*\[/) },
+  {
+    framework: 'Spring Boot',
+    generic: false,
+    find: all(/"trace"\s*:\s*"(?:java|javax|jakarta|org|com)\.[\w$.]{1,200}(?:Exception|Error)\b/, JAVA_FRAME),
+  },
+  { framework: '.NET', generic: true, find: all(/\bat [\w.`<>[\]+]{1,300}\([^()\n]{0,300}\) in (?:\/|[A-Za-z]:\\)[^\n"]{1,300}:line \d+/) },
+]
+/** A JSON body worth reading as an error: it has a trace, stack or exception field. */
+const JSON_ERROR_KEY = /"(?:trace|traces|stack|stackTrace|exception|exceptionDetails)"\s*:/
+const JSON_TEXT_LIMIT = 256 * 1024
+
+/** A JSON error body with its strings unescaped (\/ \n \t \" \\), so the rules read a trace as a page shows it; else null. */
+function jsonErrorText(body: string): string | null {
+  const head = body.trimStart()[0]
+  if ((head !== '{' && head !== '[') || !JSON_ERROR_KEY.test(body)) return null
+  return body
+    .slice(0, JSON_TEXT_LIMIT)
+    .replace(/\\(["\\/ntr])/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c === 'r' ? '\r' : c))
+}
+
 /** Frame names in angle brackets that are not tags: Object.<anonymous>, <module>. */
 const FRAME_NAME = /<(anonymous|module|lambda|genexpr|listcomp|dictcomp|init|clinit|main)>/g
 const SECRET_ASSIGNMENT =
@@ -186,12 +213,19 @@ export function findDebugPage(answer: Answer): DebugPage | null {
     if (rule.generic && answer.status < 400 && index >= EARLY && isHtmlPage(body)) continue
     return { framework: rule.framework, url: answer.url, status: answer.status, excerpt: redactedExcerpt(body, index) }
   }
+  const text = jsonErrorText(body)
+  if (text === null) return null
+  for (const rule of [...JSON_RULES, ...RULES]) {
+    const index = rule.find(text)
+    if (index !== -1) return { framework: rule.framework, url: answer.url, status: answer.status, excerpt: redactedExcerpt(text, index) }
+  }
   return null
 }
 
-const answers = (main: HttpResponseArtifact, probes: Record<string, ProbeResult>): Answer[] => [
+const answers = (main: HttpResponseArtifact, probes: Record<string, ProbeResult>, api: ApiTraffic | undefined): Answer[] => [
   { url: main.url, status: main.status, body: main.body },
   ...Object.values(probes).filter((p) => p.status !== 0 && !p.error),
+  ...(api?.calls ?? []).filter((c) => c.status !== 0 && c.body),
 ]
 
 export const debugErrorPage = defineCheck({
@@ -200,7 +234,8 @@ export const debugErrorPage = defineCheck({
   title: 'No debug pages or stack traces are shown',
   failTitle: 'A debug page or stack trace is shown',
   description:
-    'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, and in every probed path.',
+    'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, in every probed ' +
+    "path, and in the answers the page's own API calls got while it loaded (JSON or HTML error bodies; no request of ours).",
   why:
     'Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show ' +
     'that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).',
@@ -211,9 +246,11 @@ export const debugErrorPage = defineCheck({
     'trace, Symfony\u2019s exception page, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js ' +
     '"at Layer.handle" of Express 4, "at Layer.handleRequest" of Express 5, Koa\u2019s dispatch, any frame in node_modules or "at ' +
     'Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback ' +
-    '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body (JSON ' +
-    'error answers included, escaped quotes and all), or at the ' +
-    'very start of a page. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' +
+    '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body (JSON error answers included), or at the ' +
+    'very start of a page. JSON error bodies (with a trace, stack or exception field) are also read with their strings ' +
+    'unescaped, and recognised as Laravel debug JSON ("exception": "Illuminate\\..." with a trace), Rails development JSON ' +
+    '("traces" with "Application Trace"), Spring Boot error JSON (a "trace" with Java frames) or .NET frames ("at ... in ' +
+    '/path:line N"), besides the rules above. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' +
     'without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, ' +
     'framework, a redacted excerpt of at most 300 characters.',
   severity: 'high',
@@ -251,11 +288,12 @@ export const debugErrorPage = defineCheck({
     iis: 'In web.config:\n<system.web>\n  <customErrors mode="RemoteOnly" />\n  <compilation debug="false" />\n</system.web>\n<system.webServer>\n  <httpErrors errorMode="DetailedLocalOnly" />\n</system.webServer>',
   },
   requires: ['mainResponse', 'probes'],
-  run: ({ mainResponse, probes }) => {
+  optional: ['page'],
+  run: ({ mainResponse, probes, page }) => {
     const byFramework = new Map<string, DebugPage & { alsoAt: string[]; occurrences: number }>()
     const seen = new Set<string>()
     let checked = 0
-    for (const answer of answers(mainResponse, probes)) {
+    for (const answer of answers(mainResponse, probes, page?.api)) {
       if (seen.has(answer.url)) continue
       seen.add(answer.url)
       checked++
@@ -273,7 +311,7 @@ export const debugErrorPage = defineCheck({
       return {
         status: 'pass',
         evidence: { checked },
-        summary: `No debug page or stack trace in the main response or ${checked - 1} probed path(s).`,
+        summary: `No stack trace in ${checked} answers.`,
       }
     }
     const pages = [...byFramework.values()]

@@ -1,6 +1,6 @@
 // CORS that hands an unrelated site the page's response, with the visitor's cookies (Fetch §3.2 CORS check).
 
-import { type CheckOutcome, type CorsProbeArtifact, defineCheck } from '../types.ts'
+import { type ApiProbe, type CheckOutcome, type CorsProbeArtifact, defineCheck } from '../types.ts'
 import { headerValue } from '../util/http.ts'
 
 const ALLOW_LIST_EXAMPLE = 'https://app.example.com'
@@ -12,7 +12,9 @@ export const corsCredentialedReflection = defineCheck({
   failTitle: 'CORS lets other sites read responses with credentials',
   description:
     'Sends a GET of the final URL with "Origin: https://appaudit-cors-probe.example", a site the target has never heard of, and reads' +
-    ' Access-Control-Allow-Origin and Access-Control-Allow-Credentials in the answer.',
+    ' Access-Control-Allow-Origin and Access-Control-Allow-Credentials in the answer; then the same, with that Origin and with ' +
+    '"Origin: null", on up to 4 same-site API paths the page called while it loaded (GET where the page used GET, an OPTIONS ' +
+    'preflight where it used another method).',
   why:
     'A server that copies any Origin into Access-Control-Allow-Origin and adds Access-Control-Allow-Credentials: true lets every ' +
     "website a signed-in visitor opens read that visitor's pages and API answers with their cookies: account data, CSRF tokens, API " +
@@ -24,8 +26,9 @@ export const corsCredentialedReflection = defineCheck({
     ' warns (low) for "null" without credentials. Not findings: "*" with or without credentials (browsers refuse "*" on credentialed ' +
     "requests, so it only shares what anyone can fetch), a fixed origin that is not the probe's, no CORS headers at all, an " +
     'Access-Control-Allow-Credentials value other than exactly "true" (browsers ignore it), and a list of several origins (browsers ' +
-    'reject it; reported as a note). Skipped when the probe could not be made. Only the final URL is probed, with GET: API paths on ' +
-    'other URLs and preflighted methods are not tested.',
+    'reject it; reported as a note). Skipped when the probe could not be made. API paths are only those the page itself called: ' +
+    'evidence lists how many were probed and, for up to 5 answers that allow an unrelated origin, the URL, the Origin sent and ' +
+    'whether credentials are allowed.',
   severity: 'critical',
   fix: {
     generic:
@@ -39,37 +42,89 @@ export const corsCredentialedReflection = defineCheck({
     cloudflare: `Fix the origin server first. As a stop-gap, a Worker can drop reflected CORS headers for unknown origins:\nconst ALLOWED = new Set(['${ALLOW_LIST_EXAMPLE}'])\nexport default { async fetch(req) {\n  const upstream = await fetch(req)\n  const res = new Response(upstream.body, upstream)\n  const origin = req.headers.get('Origin')\n  if (!origin || !ALLOWED.has(origin)) {\n    res.headers.delete('Access-Control-Allow-Origin')\n    res.headers.delete('Access-Control-Allow-Credentials')\n  }\n  return res\n} }`,
   },
   requires: ['cors'],
-  run: ({ cors }) => {
-    if (cors.error || cors.status === 0) {
-      return {
-        status: 'skipped',
-        evidence: { url: cors.url, probeOrigin: cors.origin, status: cors.status, error: cors.error ?? 'no response' },
-        summary: `Not applicable: the CORS probe failed (${cors.error ?? 'no response'}).`,
-      }
+  optional: ['apiProbes'],
+  run: ({ cors, apiProbes }) => withApiPaths(judgeMain(cors), apiProbes ?? []),
+})
+
+function judgeMain(cors: CorsProbeArtifact): CheckOutcome {
+  if (cors.error || cors.status === 0) {
+    return {
+      status: 'skipped',
+      evidence: { url: cors.url, probeOrigin: cors.origin, status: cors.status, error: cors.error ?? 'no response' },
+      summary: `Not applicable: the CORS probe failed (${cors.error ?? 'no response'}).`,
     }
-    const { acao, credentials, evidence } = readAnswer(cors)
-    if (acao === null)
-      return {
-        status: 'pass',
-        evidence,
-        summary: 'The server does not allow other origins to read the page (no Access-Control-Allow-Origin).',
-      }
-    if (acao === '*') {
-      evidence.note = credentials
-        ? 'Browsers refuse "*" on credentialed requests, so Access-Control-Allow-Credentials has no effect here.'
-        : '"*" shares only what any anonymous client can fetch.'
-      return { status: 'pass', evidence, summary: 'Access-Control-Allow-Origin is "*", which never shares responses made with cookies.' }
-    }
-    if (acao.includes(',')) return originList(acao, cors.origin, evidence)
-    if (acao === cors.origin) return reflected(cors.origin, credentials, evidence)
-    if (acao === 'null') return nullOrigin(credentials, evidence)
+  }
+  const { acao, credentials, evidence } = readAnswer(cors)
+  if (acao === null)
     return {
       status: 'pass',
       evidence,
-      summary: `The probe origin was not allowed; Access-Control-Allow-Origin is the fixed origin ${acao}.`,
+      summary: 'The server does not allow other origins to read the page (no Access-Control-Allow-Origin).',
     }
-  },
-})
+  if (acao === '*') {
+    evidence.note = credentials
+      ? 'Browsers refuse "*" on credentialed requests, so Access-Control-Allow-Credentials has no effect here.'
+      : '"*" shares only what any anonymous client can fetch.'
+    return { status: 'pass', evidence, summary: 'Access-Control-Allow-Origin is "*", which never shares responses made with cookies.' }
+  }
+  if (acao.includes(',')) return originList(acao, cors.origin, evidence)
+  if (acao === cors.origin) return reflected(cors.origin, credentials, evidence)
+  if (acao === 'null') return nullOrigin(credentials, evidence)
+  return {
+    status: 'pass',
+    evidence,
+    summary: `The probe origin was not allowed; Access-Control-Allow-Origin is the fixed origin ${acao}.`,
+  }
+}
+
+const rank = (o: Pick<CheckOutcome, 'status' | 'severity'>) =>
+  o.status === 'fail' ? 4 : o.status === 'warn' ? (o.severity === 'low' ? 1 : 2) : 0
+
+/** The CORS probes of the page's API paths, merged into the main outcome: the worse of the two leads. */
+function withApiPaths(main: CheckOutcome, probes: readonly ApiProbe[]): CheckOutcome {
+  const sent = probes.filter((p) => p.kind === 'cors')
+  if (sent.length === 0) return main
+  const allowed: Array<{
+    url: string
+    method: string
+    origin: string
+    credentials: boolean
+    outcome: Pick<CheckOutcome, 'status' | 'severity'>
+  }> = []
+  let wildcardWithCredentials = 0
+  for (const p of sent) {
+    if (p.status === 0 || !p.origin) continue
+    const acao = headerValue(p.headers, 'access-control-allow-origin')
+    const credentials = headerValue(p.headers, 'access-control-allow-credentials') === 'true'
+    if (acao === '*' && credentials) wildcardWithCredentials++
+    if (acao !== p.origin) continue
+    const outcome = credentials
+      ? { status: 'fail' as const }
+      : { status: 'warn' as const, severity: p.origin === 'null' ? ('low' as const) : ('medium' as const) }
+    allowed.push({ url: p.url, method: p.method, origin: p.origin, credentials, outcome })
+  }
+  allowed.sort((a, b) => rank(b.outcome) - rank(a.outcome))
+  const apiPaths: Record<string, unknown> = {
+    probed: new Set(sent.map((p) => p.url)).size,
+    requests: sent.length,
+    allowed: allowed.slice(0, 5).map(({ outcome: _, ...a }) => a),
+    ...(wildcardWithCredentials ? { wildcardWithCredentials, note: 'Browsers refuse "*" on credentialed requests.' } : {}),
+  }
+  const evidence = { ...main.evidence, apiPaths }
+  const worst = allowed[0]
+  if (!worst || rank(worst.outcome) <= rank(main)) {
+    const paths = apiPaths.probed as number
+    const also =
+      !worst && main.status === 'pass' ? ` None of the ${paths} API path(s) the page called allows an unrelated origin either.` : ''
+    return { ...main, evidence, summary: main.summary + also }
+  }
+  const how = worst.credentials ? "with the visitor's cookies" : '(without credentials)'
+  return {
+    ...worst.outcome,
+    evidence,
+    summary: `The API path ${worst.url} lets ${worst.origin === 'null' ? 'the origin "null" (any sandboxed iframe)' : `the unrelated origin ${worst.origin}`} read its answers ${how}${allowed.length > 1 ? `; ${allowed.length - 1} other API answer(s) allow it too` : ''}.`,
+  }
+}
 
 /** The CORS headers of the probe's answer, and whether they enable credentials. */
 function readAnswer(cors: CorsProbeArtifact) {

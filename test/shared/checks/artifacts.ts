@@ -1,6 +1,14 @@
 // A complete Artifacts object for a well-configured https site, with shallow per-artifact overrides.
 
-import type { Artifacts, BrowserRequest, HttpResponseArtifact, ProbeResult, ScriptArtifact } from '../../../shared/checks/types.ts'
+import type {
+  ApiCall,
+  ApiProbe,
+  Artifacts,
+  BrowserRequest,
+  HttpResponseArtifact,
+  ProbeResult,
+  ScriptArtifact,
+} from '../../../shared/checks/types.ts'
 import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 
 export const SITE = 'https://example.com/'
@@ -27,6 +35,42 @@ export function probe(path: string, body: string, status = 200, contentType = 't
 
 export function request(url: string, resourceType: string, extra: Partial<BrowserRequest> = {}): BrowserRequest {
   return { url, method: 'GET', resourceType, status: 200, failure: null, headers: {}, initiatorUrl: SITE, ...extra }
+}
+
+/** One fetch/XHR call of the page and the answer it got (JSON, anonymous, 200 unless told). */
+export function apiCall(url: string, body: unknown, extra: Partial<ApiCall> = {}): ApiCall {
+  return {
+    url: new URL(url, SITE).href,
+    method: 'GET',
+    resourceType: 'fetch',
+    requestContentType: null,
+    credentialed: false,
+    authorization: false,
+    graphql: false,
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    bodyTruncated: false,
+    ...extra,
+  }
+}
+
+/** One API probe's answer (200 JSON unless told). */
+export function apiProbe(kind: ApiProbe['kind'], url: string, body: unknown, extra: Partial<ApiProbe> = {}): ApiProbe {
+  const contentType = typeof body === 'string' ? 'text/html' : 'application/json'
+  return {
+    kind,
+    url: new URL(url, SITE).href,
+    method: kind === 'graphql' ? 'POST' : 'GET',
+    status: 200,
+    headers: { 'content-type': contentType },
+    contentType,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    bodyTruncated: false,
+    source: 'well-known',
+    error: null,
+    ...extra,
+  }
 }
 
 export function script(url: string, body: string, inline = false): ScriptArtifact {
@@ -76,6 +120,7 @@ export function makeArtifacts<const O extends Overrides = Record<never, never>>(
       requests: [request(SITE, 'document'), request('https://example.com/assets/index-3f2a.js', 'script')],
       cookies: [],
       consoleErrors: [],
+      api: { calls: [apiCall('/api/products', [{ id: 1, name: 'Mug' }])], unlisted: 0, websockets: [] },
     },
     scripts: [script('https://example.com/assets/index-3f2a.js', 'const a=document.getElementById("root");a.textContent="hi";')],
     probes: {
@@ -85,6 +130,8 @@ export function makeArtifacts<const O extends Overrides = Record<never, never>>(
     },
     sourceMaps: [],
     cors: { url: SITE, origin: 'https://appaudit-cors-probe.example', status: 200, headers: { 'content-type': 'text/html' }, error: null },
+    // What a real scan always sends: the well-known GraphQL endpoints and API documents (this site has none).
+    apiProbes: [apiProbe('graphql', '/graphql', 'Not Found', { status: 404 }), apiProbe('openapi', '/swagger.json', SPA_HTML)],
     tls: {
       host: 'example.com',
       port: 443,
@@ -175,4 +222,20 @@ export const ADVERSARIAL_BODIES: readonly string[] = [
   'a:$apr1$'.repeat(8_000),
   'FROM x\nENV A_KEY '.repeat(3_500),
   `<th>Django Version:</th><td>${'1.'.repeat(30_000)}`,
+  'a@'.repeat(32_768),
+  `${'a'.repeat(65_000)}@b`,
+  '$2b$10$'.repeat(9_000),
+  '{"email":"'.repeat(6_500),
+  `{"paths":{${'"/admin":{"get":{},'.repeat(3_000)}`,
 ]
+
+/** The page's API answers and the API probes, each given `body`: how the API checks meet an adversarial body. */
+export function apiArtifacts(body: string, status = 200) {
+  const calls = Array.from({ length: 8 }, (_, i) => apiCall(`/api/r${i}`, body, { status, bodyTruncated: true }))
+  const probes = [
+    apiProbe('graphql', '/graphql', body, { status }),
+    apiProbe('openapi', '/swagger.json', body, { status }),
+    apiProbe('cors', '/api/r0', '', { origin: 'null', headers: { 'access-control-allow-origin': body.slice(0, 4_096) } }),
+  ]
+  return { page: { ...makeArtifacts().page, html: body, api: { calls, unlisted: 0, websockets: [] } }, apiProbes: probes }
+}

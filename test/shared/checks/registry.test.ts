@@ -50,6 +50,9 @@ const EXPECTED_IDS = [
   'server-info-page',
   'page-secrets',
   'end-of-life-software',
+  'api-data-exposure',
+  'exposed-api-docs',
+  'password-form',
 ]
 
 describe('check registry', () => {
