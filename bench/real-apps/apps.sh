@@ -7,11 +7,13 @@
 # port is retried on others. The URLs go to $REALAPPS_DIR/state.json.
 #
 #   bench/real-apps/apps.sh start | stop | status
+#   (state.json: {"wordpress": {"default": "http://127.0.0.1:P/", "hardened": "http://127.0.0.1:Q/"}, ...})
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${REALAPPS_DIR:-/tmp/appaudit-realapps}
 JUICE=${JUICE_DIR:-/tmp/realapps/juice}
-APPS=(wordpress dokuwiki phpmyadmin mediawiki)
+# REALAPPS_APPS="wordpress dokuwiki" starts only those; REALAPPS_NO_NGINX=1 leaves the careful configuration out.
+read -r -a APPS <<<"${REALAPPS_APPS:-wordpress dokuwiki phpmyadmin mediawiki juiceshop}"
 declare -A PATHS=([wordpress]=/ [dokuwiki]=/dokuwiki/ [phpmyadmin]=/phpmyadmin/ [mediawiki]=/mediawiki/ [juiceshop]=/)
 
 rand_port() { echo $((20000 + RANDOM % 40000)); }
@@ -21,6 +23,7 @@ installed() {
     wordpress) [ -f /etc/wordpress/config-127.0.0.1.php ] ;;
     dokuwiki) [ -f /etc/dokuwiki/apache.conf ] ;;
     phpmyadmin) [ -f /etc/phpmyadmin/apache.conf ] ;;
+    juiceshop) return 1 ;; # not an Apache application: start_juice
     mediawiki) [ -f /etc/mediawiki/LocalSettings.php ] && [ -f /etc/apache2/conf-available/mediawiki.conf ] ;;
   esac
 }
@@ -157,7 +160,7 @@ start_apache() {
 }
 
 start_juice() {
-  [ -f "$JUICE/build/app.js" ] || return 0
+  [ -f "$JUICE/build/app.js" ] && [[ " ${APPS[*]} " == *" juiceshop "* ]] || return 0
   local tries port
   for tries in 1 2 3 4 5; do
     port=$(rand_port)
@@ -194,14 +197,14 @@ start() {
   start_juice
   local backends=("${APACHE_SPECS[@]}")
   [ -n "$JUICE_PORT" ] && backends+=("juiceshop:$JUICE_PORT")
-  start_nginx "${backends[@]}" || return 1
+  if [ -z "${REALAPPS_NO_NGINX:-}" ]; then start_nginx "${backends[@]}" || return 1; fi
   {
     echo '{'
     local first=1 s app
     for s in "${backends[@]}"; do
       app=${s%%:*}
-      local hp
-      for n in "${NGINX_SPECS[@]}"; do [ "${n%%:*}" = "$app" ] && { IFS=: read -r _ hp _ <<<"$n"; }; done
+      local hp=0 n
+      for n in "${NGINX_SPECS[@]+"${NGINX_SPECS[@]}"}"; do [ "${n%%:*}" = "$app" ] && { IFS=: read -r _ hp _ <<<"$n"; }; done
       [ $first = 1 ] || echo ','
       first=0
       printf '  "%s": {"default": "http://127.0.0.1:%s%s", "hardened": "http://127.0.0.1:%s%s"}' \

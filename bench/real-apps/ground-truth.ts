@@ -37,7 +37,8 @@ function apacheDefaults(app: string, sends: ('nosniff' | 'csp')[] = []): GroundT
       ours: ['version-disclosure'],
       oursText: /Apache\/2\.4/,
       wapitiCategory: /Fingerprint web server|Fingerprint web technology/i,
-      wapitiText: /Apache.{0,40}2\.4/i,
+      // wapp's fingerprint: {"versions": ["2.4.71"], "name": "Apache", ...}
+      wapitiText: /"versions": \["2\.4[^\]]*\], "name": "Apache"/,
     },
     {
       id: `${app}-server-status`,
@@ -127,8 +128,8 @@ const WORDPRESS: GroundTruthItem[] = [
     source: 'OWASP WSTG-INFO-08 (meta generator, WordPress example)',
     ours: ['version-disclosure'],
     oursText: /WordPress/i,
-    wapitiCategory: /Fingerprint web (application framework|technology)|Fingerprint web/i,
-    wapitiText: /WordPress/i,
+    wapitiCategory: /Fingerprint web/i,
+    wapitiText: /"versions": \["\d[^\]]*\], "name": "WordPress"/,
   },
   {
     id: 'wp-cron',
@@ -191,8 +192,8 @@ const MEDIAWIKI: GroundTruthItem[] = [
     source: 'OWASP WSTG-INFO-08 (meta generator)',
     ours: ['version-disclosure'],
     oursText: /MediaWiki/i,
-    wapitiCategory: /Fingerprint/i,
-    wapitiText: /MediaWiki/i,
+    wapitiCategory: /Fingerprint web/i,
+    wapitiText: /"versions": \["\d[^\]]*\], "name": "MediaWiki"/,
   },
   // Page views only: edit pages send X-Frame-Options: DENY ($wgEditPageFrameOptions), $wgBreakFrames is off.
   clickjacking('mw', 'Wiki pages (https://www.mediawiki.org/wiki/Manual:$wgBreakFrames)'),

@@ -1,10 +1,12 @@
 // Wapiti (Debian's /usr/bin/wapiti) as the peer: one bounded run per application, JSON report, read back as a
 // flat list of findings (category, level, path, info).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 export const WAPITI = process.env.WAPITI_BIN ?? '/usr/bin/wapiti'
+/** Where bench/real-apps/wapiti-db.sh puts the Nikto and Wappalyzer databases. */
+export const WAPITI_CONFIG = process.env.WAPITI_CONFIG ?? '/var/lib/appaudit-realapps/wapiti-config'
 /**
  * Its default ("common") attack modules plus those that look for exposed files and server information
  * without injecting anything: backup files, Nikto's database, HTTP methods, technology fingerprints (wapp),
@@ -42,6 +44,7 @@ export async function runWapiti(url: string, maxScanS: number, maxAttackS: numbe
   const args = [WAPITI, '-u', url, '--scope', 'folder', '-m', WAPITI_MODULES, '--max-scan-time', String(maxScanS)]
   args.push('--max-attack-time', String(maxAttackS), '-d', '3', '--max-links-per-page', '50', '--flush-session')
   args.push('--store-session', dir, '-f', 'json', '-o', out, '-v', '1')
+  if (existsSync(join(WAPITI_CONFIG, 'nikto_db'))) args.push('--store-config', WAPITI_CONFIG)
   const t0 = performance.now()
   const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', cwd: dir })
   const killer = setTimeout(() => p.kill('SIGKILL'), (maxScanS * 2 + 60) * 1000)
