@@ -217,8 +217,17 @@ start() {
 }
 
 stop() {
+  local pids=() f i
+  for f in nginx.pid apache.pid; do [ -s "$DIR/$f" ] && pids+=("$(cat "$DIR/$f")"); done
   [ -s "$DIR/nginx.pid" ] && kill "$(cat "$DIR/nginx.pid")" 2>/dev/null
   [ -s "$DIR/apache.pid" ] && apache2 -f "$DIR/apache.conf" -k stop 2>/dev/null
+  # Both stop in the background: wait (bounded) until their master processes are gone.
+  for i in $(seq 1 30); do
+    local alive=0
+    for f in "${pids[@]+"${pids[@]}"}"; do kill -0 "$f" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 1
+  done
   [ -s "$DIR/juice.pid" ] && kill -- "-$(cat "$DIR/juice.pid")" 2>/dev/null
   rm -f "$DIR/state.json" "$DIR/juice.pid"
   return 0
