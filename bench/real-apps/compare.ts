@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     console.log(
       `wapiti ${await wapitiVersion()} -m ${WAPITI_MODULES}, --max-scan-time ${wapitiTime}, on ${apps.length} applications at once`,
     )
-    const runs = await Promise.all(results.map((r) => runWapiti(r.urls.default, wapitiTime, Math.ceil(wapitiTime / 6))))
+    const runs = await Promise.all(results.map((r) => runWapiti(r.urls.default, wapitiTime, Math.ceil(wapitiTime / 16))))
     runs.forEach((run, i) => {
       results[i]!.wapiti = run
     })
