@@ -145,7 +145,7 @@ start_apache() {
   for tries in 1 2 3 4 5; do
     specs=()
     for app in "${APPS[@]}"; do installed "$app" && specs+=("$app:$(rand_port)"); done
-    [ ${#specs[@]} -eq 0 ] && { echo "no application installed (bench/real-apps/install.sh)" >&2; return 1; }
+    [ ${#specs[@]} -eq 0 ] && { APACHE_SPECS=(); return 0; } # none selected or installed
     apache_conf "${specs[@]}" >"$DIR/apache.conf"
     apache2 -f "$DIR/apache.conf" -k start 2>>"$DIR/apache-start.log"
     sleep 2
@@ -195,8 +195,9 @@ start() {
   APACHE_SPECS=() NGINX_SPECS=() JUICE_PORT=
   start_apache || return 1
   start_juice
-  local backends=("${APACHE_SPECS[@]}")
+  local backends=("${APACHE_SPECS[@]+"${APACHE_SPECS[@]}"}")
   [ -n "$JUICE_PORT" ] && backends+=("juiceshop:$JUICE_PORT")
+  [ ${#backends[@]} -eq 0 ] && { echo "no application installed or selected (bench/real-apps/install.sh, juice-shop.sh)" >&2; return 1; }
   if [ -z "${REALAPPS_NO_NGINX:-}" ]; then start_nginx "${backends[@]}" || return 1; fi
   {
     echo '{'
