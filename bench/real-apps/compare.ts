@@ -110,6 +110,7 @@ function printApp(r: AppResult): void {
   console.log(`\n== ${r.app}  ${r.urls.default}  (careful: ${r.urls.hardened})`)
   if (r.ours.error) console.log(`ours failed: ${r.ours.error}`)
   if (r.wapiti?.error) console.log(`wapiti failed: ${r.wapiti.error}\n${r.wapiti.tail}`)
+  if (r.wapiti?.interrupted) console.log('wapiti ran past its time limit: interrupted, its report holds what it found by then')
   console.log(appTable(r))
   const extra = findings(r.ours.report).filter((c) => MEDIUM_UP.has(c.severity))
   console.log(`ours, all findings medium+: ${extra.map((c) => `${c.id}(${c.severity})`).join(', ') || 'none'}`)
@@ -185,6 +186,7 @@ function slim(r: AppResult) {
     falseAlarms: falseAlarms(r.oursHardened.report).map((c) => `${c.id}:${c.severity}: ${c.summary}`),
     wapitiFindings: (r.wapiti?.findings ?? []).map((f) => `${f.kind}:${f.category}:${f.path}:${f.info.slice(0, 120)}`),
     wapitiError: r.wapiti?.error ?? null,
+    wapitiInterrupted: r.wapiti?.interrupted ?? false,
   }
 }
 

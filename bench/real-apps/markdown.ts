@@ -10,6 +10,7 @@ interface Slim {
   items: { id: string; local: boolean; ours: string | null; wapiti: string | null }[]
   falseAlarms: string[]
   wapitiError: string | null
+  wapitiInterrupted?: boolean
 }
 
 const s = (ms: number | null) => (ms == null || !Number.isFinite(ms) ? 'n/a' : `${(ms / 1000).toFixed(1)} s`)
@@ -23,7 +24,7 @@ for (const r of run.results) {
   const us = counted.filter((i) => i.ours).length
   const them = counted.filter((i) => i.wapiti).length
   out.push(`| **found, of ${counted.length}** | **${us}** | **${r.wapitiError ? `no report (${r.wapitiError.slice(0, 40)})` : them}** |`)
-  out.push(`| time | ${s(r.oursMs)} | ${s(r.wapitiMs)} |`, '')
+  out.push(`| time | ${s(r.oursMs)} | ${s(r.wapitiMs)}${r.wapitiInterrupted ? ' (interrupted at its limit)' : ''} |`, '')
   out.push(
     `Ours on the careful configuration, medium or above: ${r.falseAlarms.length ? r.falseAlarms.map((f) => `\`${f}\``).join('; ') : 'none'}.`,
     '',

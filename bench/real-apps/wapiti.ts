@@ -26,6 +26,8 @@ export interface WapitiRun {
   ms: number
   findings: WapitiFinding[]
   error: string | null
+  /** Stopped past its time limit (Ctrl-C, "r"): the report holds what it had found by then. */
+  interrupted: boolean
   /** Wapiti's own log, last lines (why a module did nothing, e.g. Nikto's database not downloadable). */
   tail: string
 }
@@ -37,7 +39,11 @@ export async function wapitiVersion(): Promise<string> {
   return /Wapiti[- ]?(\d[\w.]*)/i.exec(out)?.[1] ?? 'unknown'
 }
 
-/** Runs Wapiti on one URL, bounded by maxScanS (its own limit) and a hard kill at maxScanS * 2 + 60 s. */
+/**
+ * Runs Wapiti on one URL, bounded by maxScanS (its own limit, which 3.0.4 does not always honour in its
+ * attack phase): 60 s past it Wapiti is interrupted the way a person would, Ctrl-C then "r" (stop and write
+ * the report of what it found so far); killed 120 s after that.
+ */
 export async function runWapiti(url: string, maxScanS: number, maxAttackS: number): Promise<WapitiRun> {
   const dir = mkdtempSync(join(tmpdir(), 'appaudit-wapiti-'))
   const out = join(dir, 'report.json')
@@ -46,10 +52,23 @@ export async function runWapiti(url: string, maxScanS: number, maxAttackS: numbe
   args.push('--store-session', dir, '-f', 'json', '-o', out, '-v', '1')
   if (existsSync(join(WAPITI_CONFIG, 'nikto_db'))) args.push('--store-config', WAPITI_CONFIG)
   const t0 = performance.now()
-  const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', cwd: dir })
-  const killer = setTimeout(() => p.kill('SIGKILL'), (maxScanS * 2 + 60) * 1000)
+  const p = Bun.spawn(args, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', cwd: dir })
+  let interrupted = false
+  const interrupt = setTimeout(
+    () => {
+      interrupted = true
+      p.kill('SIGINT')
+      setTimeout(() => {
+        p.stdin.write('r\n')
+        p.stdin.flush()
+      }, 2_000)
+    },
+    (maxScanS + 60) * 1000,
+  )
+  const killer = setTimeout(() => p.kill('SIGKILL'), (maxScanS + 180) * 1000)
   const [stdout, stderr] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()])
   const code = await p.exited
+  clearTimeout(interrupt)
   clearTimeout(killer)
   const ms = performance.now() - t0
   const tail = (stdout + stderr)
@@ -59,9 +78,9 @@ export async function runWapiti(url: string, maxScanS: number, maxAttackS: numbe
     .join('\n')
   try {
     const findings = readReport(JSON.parse(readFileSync(out, 'utf8')))
-    return { ms, findings, error: null, tail }
+    return { ms, findings, error: null, interrupted, tail }
   } catch (e) {
-    return { ms, findings: [], error: `wapiti exited ${code}, no report: ${(e as Error).message}`, tail }
+    return { ms, findings: [], error: `wapiti exited ${code}, no report: ${(e as Error).message}`, interrupted, tail }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
