@@ -164,7 +164,7 @@ start_juice() {
   local tries port
   for tries in 1 2 3 4 5; do
     port=$(rand_port)
-    (cd "$JUICE" && PORT=$port NODE_ENV=production setsid node build/app.js >"$DIR/juice.log" 2>&1 & echo $! >"$DIR/juice.pid")
+    (cd "$JUICE" && PORT=$port NODE_ENV=production setsid node --require "$HERE/loopback.cjs" build/app.js >"$DIR/juice.log" 2>&1 & echo $! >"$DIR/juice.pid")
     local i
     for i in $(seq 1 90); do listening "$port" && { JUICE_PORT=$port; return 0; }; sleep 2; done
     kill -- "-$(cat "$DIR/juice.pid")" 2>/dev/null

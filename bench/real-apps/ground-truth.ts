@@ -234,8 +234,7 @@ const JUICESHOP: GroundTruthItem[] = [
     what: 'Error pages show the Express stack trace and versions',
     source: 'https://pwning.owasp-juice.shop/companion-guide/latest/part2/security-misconfiguration.html (Error Handling)',
     ours: ['debug-error-page'],
-    wapitiCategory: /Internal Server Error|Fingerprint/i,
-    wapitiText: /./,
+    wapitiCategory: /Internal Server Error/i,
   },
   {
     id: 'js-cors',

@@ -24,4 +24,7 @@ sed -i '/"frisby": "github:bkimminich\/frisby",/d' "$D/package.json"
 cd "$D"
 CYPRESS_INSTALL_BINARY=0 PUPPETEER_SKIP_DOWNLOAD=1 CHROMEDRIVER_SKIP_DOWNLOAD=true GECKODRIVER_SKIP_DOWNLOAD=true \
   npm install --no-audit --no-fund
+# A folder whose only file was left out (the promo video) must still exist: the server copies the video's
+# subtitles into it at start-up and stops when it cannot.
+mkdir -p frontend/dist/frontend/assets/public/videos
 test -f build/app.js && echo "built: $D/build/app.js"

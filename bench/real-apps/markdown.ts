@@ -23,7 +23,7 @@ for (const r of run.results) {
   const counted = r.items.filter((i) => !i.local)
   const us = counted.filter((i) => i.ours).length
   const them = counted.filter((i) => i.wapiti).length
-  out.push(`| **found, of ${counted.length}** | **${us}** | **${r.wapitiError ? `no report (${r.wapitiError.slice(0, 40)})` : them}** |`)
+  out.push(`| **found, of ${counted.length}** | **${us}** | **${r.wapitiError ? 'no report' : them}** |`)
   out.push(`| time | ${s(r.oursMs)} | ${s(r.wapitiMs)}${r.wapitiInterrupted ? ' (interrupted at its limit)' : ''} |`, '')
   out.push(
     `Ours on the careful configuration, medium or above: ${r.falseAlarms.length ? r.falseAlarms.map((f) => `\`${f}\``).join('; ') : 'none'}.`,
