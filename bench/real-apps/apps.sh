@@ -166,8 +166,16 @@ start_juice() {
     port=$(rand_port)
     (cd "$JUICE" && PORT=$port NODE_ENV=production setsid node --require "$HERE/loopback.cjs" build/app.js >"$DIR/juice.log" 2>&1 & echo $! >"$DIR/juice.pid")
     local i
-    for i in $(seq 1 90); do listening "$port" && { JUICE_PORT=$port; return 0; }; sleep 2; done
-    kill -- "-$(cat "$DIR/juice.pid")" 2>/dev/null
+    for i in $(seq 1 90); do
+      if listening "$port"; then
+        # setsid may fork: keep the pid of the process that listens, for stop.
+        ss -ltnpH "sport = :$port" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2 >"$DIR/juice.pid"
+        JUICE_PORT=$port
+        return 0
+      fi
+      sleep 2
+    done
+    kill "$(cat "$DIR/juice.pid")" 2>/dev/null
   done
   echo "juice shop did not start: $DIR/juice.log" >&2
 }
@@ -229,7 +237,7 @@ stop() {
     [ $alive = 0 ] && break
     sleep 1
   done
-  [ -s "$DIR/juice.pid" ] && kill -- "-$(cat "$DIR/juice.pid")" 2>/dev/null
+  [ -s "$DIR/juice.pid" ] && kill "$(cat "$DIR/juice.pid")" 2>/dev/null
   rm -f "$DIR/state.json" "$DIR/juice.pid"
   return 0
 }
