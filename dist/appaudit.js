@@ -8722,7 +8722,7 @@ var FRAMEWORK_CONFIG_PROBES = [
   "/docker-compose.yml",
   "/wp-config.php.bak"
 ];
-var DIRECTORY_PROBES = ["/assets/", "/static/", "/uploads/"];
+var DIRECTORY_PROBES = ["/assets/", "/static/", "/uploads/", "/wp-includes/"];
 var BACKUP_PROBES = [
   "/backup.sql",
   "/dump.sql",

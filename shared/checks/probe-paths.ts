@@ -41,8 +41,11 @@ export const FRAMEWORK_CONFIG_PROBES = [
   '/wp-config.php.bak',
 ] as const
 
-/** Common static directories, fetched with a trailing slash to see whether the server lists them. */
-export const DIRECTORY_PROBES = ['/assets/', '/static/', '/uploads/'] as const
+/**
+ * Common static directories, fetched with a trailing slash to see whether the server lists them; WordPress's
+ * /wp-includes/ is listed by Apache wherever Indexes is on (Debian's example WordPress host has Options All).
+ */
+export const DIRECTORY_PROBES = ['/assets/', '/static/', '/uploads/', '/wp-includes/'] as const
 
 /** Database dumps, site archives and backup copies of config files left in the web root. */
 export const BACKUP_PROBES = [
