@@ -2,8 +2,8 @@
 // without its scheme is (tools/schemas.ts): another scheme (ftp://example.com), or a scheme with no host
 // (http://). Nothing is scanned on a guess: the caller gets the suggestion back and sends it.
 
-/** Tool arguments that name a target to scan: a string, or a list of them. */
-const TARGET_ARGS = ['url', 'urls'] as const
+import { targetUrls } from './tools/schemas.ts'
+
 const LOCAL = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//
 
@@ -50,17 +50,10 @@ export function urlHint(raw: string): Omit<UnusableUrl, 'path' | 'value'> | null
 
 /** The first target-URL argument with another scheme than http(s), or without a host; null when there is none. */
 export function findUnusableUrl(args: unknown): UnusableUrl | null {
-  if (typeof args !== 'object' || args === null) return null
-  for (const key of TARGET_ARGS) {
-    const v = (args as Record<string, unknown>)[key]
-    const list = Array.isArray(v) ? v.map((x, i) => [x, `/${key}/${i}`] as const) : [[v, `/${key}`] as const]
-    for (const [value, path] of list) {
-      if (typeof value !== 'string') continue
-      const hint = urlHint(value)
-      // In a list, the message names the entry, as start_directory_run's own refusals do: urls[1].
-      const where = Array.isArray(v) ? `${key}[${path.split('/').at(-1)}]: ` : ''
-      if (hint) return { path, value, ...hint, message: where + hint.message }
-    }
+  for (const { value, path, entry } of targetUrls(args)) {
+    const hint = urlHint(value)
+    // In a list, the message names the entry, as start_directory_run's own refusals do: urls[1].
+    if (hint) return { path, value, ...hint, message: (entry ? `${entry}: ` : '') + hint.message }
   }
   return null
 }

@@ -99,17 +99,27 @@ export interface SchemelessUrl {
   suggestion: string
 }
 
-/** The first target-URL argument written without a scheme, with what to send instead; null when there is none. */
-export function findSchemelessUrl(args: unknown): SchemelessUrl | null {
-  if (typeof args !== 'object' || args === null) return null
+/**
+ * Each target-URL string of a tool's arguments (url, or each entry of urls) with its JSON pointer and, for a
+ * list entry, how a message names it (urls[1]).
+ */
+export function* targetUrls(args: unknown): Generator<{ value: string; path: string; entry: string | null }> {
+  if (typeof args !== 'object' || args === null) return
   for (const key of TARGET_ARGS) {
     const v = (args as Record<string, unknown>)[key]
-    const list = Array.isArray(v) ? v.map((x, i) => [x, `/${key}/${i}`] as const) : [[v, `/${key}`] as const]
-    for (const [value, path] of list) {
-      if (typeof value !== 'string') continue
-      const suggestion = suggestScheme(value)
-      if (suggestion) return { path, value, suggestion }
+    const list = Array.isArray(v) ? v.map((x, i) => [x, i] as const) : [[v, null] as const]
+    for (const [value, i] of list) {
+      if (typeof value === 'string')
+        yield { value, path: i === null ? `/${key}` : `/${key}/${i}`, entry: i === null ? null : `${key}[${i}]` }
     }
+  }
+}
+
+/** The first target-URL argument written without a scheme, with what to send instead; null when there is none. */
+export function findSchemelessUrl(args: unknown): SchemelessUrl | null {
+  for (const { value, path } of targetUrls(args)) {
+    const suggestion = suggestScheme(value)
+    if (suggestion) return { path, value, suggestion }
   }
   return null
 }

@@ -16,7 +16,7 @@ import { attachScreencast } from '../../../crawler/viewer/screencast.ts'
 import { createMemoryInfra } from '../../../shared/infra/memory.ts'
 import { createLogger } from '../../../shared/lib/log.ts'
 import { viewerChannels, viewerKeys } from '../../../shared/protocol/viewer.ts'
-import { jpegInfo } from '../../harness/jpeg.ts'
+import { jpegInfo } from '../../../shared/lib/jpeg.ts'
 import { machineDeadline } from '../../harness/machine.ts'
 import { until } from '../../harness/wait.ts'
 
