@@ -9050,9 +9050,10 @@ function findDebugPage(answer) {
   }
   return null;
 }
+var JUDGED_ELSEWHERE = new Set(LOG_PROBES);
 var answers = (main, probes, api) => [
   { url: main.url, status: main.status, body: main.body },
-  ...Object.values(probes).filter((p) => p.status !== 0 && !p.error),
+  ...Object.values(probes).filter((p) => p.status !== 0 && !p.error && !JUDGED_ELSEWHERE.has(p.path)),
   ...(api?.calls ?? []).filter((c) => c.status !== 0 && c.body)
 ];
 var debugErrorPage = defineCheck({

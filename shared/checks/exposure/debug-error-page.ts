@@ -1,6 +1,7 @@
 // Stack traces and framework debug pages served to anyone: the main response, the baseline probe (what an
 // unknown path answers), every other probe, and the answers the page's own API calls got (JSON 500s).
 
+import { LOG_PROBES } from '../probe-paths.ts'
 import { type ApiTraffic, defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
 import { decodeEntities } from '../util/html.ts'
 import { clip } from '../util/http.ts'
@@ -222,9 +223,12 @@ export function findDebugPage(answer: Answer): DebugPage | null {
   return null
 }
 
+/** Paths whose answer another check judges whole: a log file with a trace in it is exposed-log-files' finding. */
+const JUDGED_ELSEWHERE = new Set<string>(LOG_PROBES)
+
 const answers = (main: HttpResponseArtifact, probes: Record<string, ProbeResult>, api: ApiTraffic | undefined): Answer[] => [
   { url: main.url, status: main.status, body: main.body },
-  ...Object.values(probes).filter((p) => p.status !== 0 && !p.error),
+  ...Object.values(probes).filter((p) => p.status !== 0 && !p.error && !JUDGED_ELSEWHERE.has(p.path)),
   ...(api?.calls ?? []).filter((c) => c.status !== 0 && c.body),
 ]
 
