@@ -16,11 +16,17 @@ describe('the live viewer losing its connection mid-crawl', () => {
   let svc: TestService
   let relay: Relay
   let browser: Browser
+  /** A frame as the crawler sends one (the page shows only frames it can decode): a JPEG of a page. */
+  let jpeg = ''
 
   beforeAll(async () => {
     svc = await startService('production', { ROLE: 'api' })
     relay = await startRelay('127.0.0.1', svc.running.port!)
     browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS, timeout: 30_000 })
+    const shot = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    await shot.setContent('<h1>A crawled page</h1>')
+    jpeg = (await shot.screenshot({ type: 'jpeg', quality: 60 })).toString('base64')
+    await shot.close()
   }, machineDeadline(120_000))
 
   afterAll(async () => {
@@ -33,7 +39,7 @@ describe('the live viewer losing its connection mid-crawl', () => {
     const { kv, pubsub } = svc.running.services.infra
     const auditId = `aud_${randomBytes(8).toString('hex')}`
     const token = await createViewerToken(kv, auditId, 300)
-    const frame = (n: number) => JSON.stringify({ type: 'frame', url: `http://site/${n}`, data: 'AAAA', ts: n })
+    const frame = (n: number) => JSON.stringify({ type: 'frame', url: `http://site/${n}`, data: jpeg, ts: n, lane: 0, lanes: 1, seq: n })
     const page = await browser.newPage()
     await page.goto(`http://127.0.0.1:${relay.port}/viewer/${auditId}#${token}`)
     const frames = async () => Number(await page.textContent('#frames'))
