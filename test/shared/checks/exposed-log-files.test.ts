@@ -2,6 +2,7 @@
 import { describe, expect, test } from 'bun:test'
 import { exposedLogFiles, readLog } from '../../../shared/checks/exposure/exposed-log-files.ts'
 import { BASELINE_PROBE, LOG_PROBES } from '../../../shared/checks/probe-paths.ts'
+import { YARN_ERROR } from '../../fixtures/sites/exposed-files.ts'
 import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
 
 const NPM_DEBUG = `0 info it worked if it ends with ok
@@ -11,25 +12,6 @@ const NPM_DEBUG = `0 info it worked if it ends with ok
 4 verbose run-script [ 'prebuild', 'build', 'postbuild' ]
 5 error code ELIFECYCLE
 6 error shop@1.0.0 build: \`vite build\`
-`
-const YARN_ERROR = `Arguments: 
-  /usr/local/bin/node /usr/local/lib/node_modules/yarn/bin/yarn.js install
-
-PATH: 
-  /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/home/deploy/.npm-global/bin
-
-Yarn version: 
-  1.22.19
-
-Node version: 
-  18.19.0
-
-Platform: 
-  linux x64
-
-Trace: 
-  Error: https://registry.yarnpkg.com/@acme%2fui: Not found
-      at Request.params.callback [as _callback] (/usr/local/lib/node_modules/yarn/lib/cli.js:66145:18)
 `
 const LARAVEL = `[2026-11-20 09:12:01] production.ERROR: SQLSTATE[HY000] [2002] Connection refused {"exception":"[object] (PDOException(code: 2002): SQLSTATE[HY000] [2002] Connection refused at /var/www/shop/vendor/laravel/framework/src/Illuminate/Database/Connectors/Connector.php:70)
 [stacktrace]
