@@ -10882,6 +10882,329 @@ location ~ ^/(?:server-status|server-info|phpinfo\\.php|info\\.php|console|_prof
   }
 });
 
+// shared/checks/probe-paths-apps.ts
+var WORDPRESS_PROBES = {
+  readme: "readme.html",
+  xmlrpc: "xmlrpc.php",
+  restUsers: "wp-json/wp/v2/users",
+  restRouteUsers: "?rest_route=/wp/v2/users",
+  author: "?author=1",
+  cron: "wp-cron.php"
+};
+var BASE_PATH_PROBES = {
+  dokuwikiInstaller: "install.php",
+  phpMyAdminDocs: "doc/html/index.html",
+  mediawikiInstaller: "mw-config/",
+  composer: "composer.json"
+};
+var APP_PROBE_BUDGET = Object.keys(WORDPRESS_PROBES).length + Object.keys(BASE_PATH_PROBES).length;
+var SAFE_PATH = /^\/(?:[A-Za-z0-9._~%!$&'()*+,;=:@-]+\/){0,8}$/;
+var SCRIPT_SEGMENT = /\.(?:php\d?|phtml|aspx?|jsp|cgi|pl|s?html?)$/i;
+var HEAD_SCAN = 256 * 1024;
+function safeDir(path) {
+  if (path.length > 200 || !SAFE_PATH.test(path))
+    return null;
+  return path.split("/").some((s) => s === "." || s === ".." || /^%2e/i.test(s)) ? null : path;
+}
+function basePathOf(finalUrl) {
+  let pathname;
+  try {
+    pathname = new URL(finalUrl).pathname;
+  } catch {
+    return "/";
+  }
+  const segments = pathname.split("/").slice(1);
+  const kept = [];
+  for (let i = 0;i < segments.length - 1; i++) {
+    if (SCRIPT_SEGMENT.test(segments[i]))
+      break;
+    kept.push(segments[i]);
+  }
+  return safeDir(`/${kept.map((s) => `${s}/`).join("")}`) ?? "/";
+}
+var sameHostPath = (href, pageUrl) => {
+  if (!href)
+    return null;
+  try {
+    const u = new URL(href.trim(), pageUrl);
+    return u.hostname === pageUrl.hostname && (u.protocol === "http:" || u.protocol === "https:") ? u : null;
+  } catch {
+    return null;
+  }
+};
+var WP_ASSET = /^(.*?\/)wp-(?:content|includes)\//;
+function wordpressOf(html, finalUrl) {
+  let page;
+  try {
+    page = new URL(finalUrl);
+  } catch {
+    return null;
+  }
+  const head = html.slice(0, HEAD_SCAN);
+  const signals = [];
+  const roots = [];
+  if (metaNamed(head, "generator").some((g) => /^\s*WordPress\b/i.test(g)))
+    signals.push("generator");
+  for (const t of startTags(head, ["link", "script", "img", "a"])) {
+    const rel = (t.attrs.rel ?? "").toLowerCase();
+    const ref = t.attrs.href ?? t.attrs.src;
+    if (t.name === "link" && rel.split(/\s+/).includes("https://api.w.org/")) {
+      if (!signals.includes("rest-link"))
+        signals.push("rest-link");
+      const u = sameHostPath(ref, page);
+      if (u)
+        roots.push(u.searchParams.has("rest_route") ? u.pathname.replace(/[^/]*$/, "") : u.pathname.replace(/wp-json\/?$/, ""));
+    } else if (t.name === "link" && rel === "edituri" && /xmlrpc\.php\?rsd\b/i.test(ref ?? "")) {
+      if (!signals.includes("rsd-link"))
+        signals.push("rsd-link");
+      const u = sameHostPath(ref, page);
+      if (u)
+        roots.push(u.pathname.replace(/xmlrpc\.php$/, ""));
+    } else if (ref && /\/wp-(?:content|includes)\//.test(ref)) {
+      if (!signals.includes("wp-assets"))
+        signals.push("wp-assets");
+      const u = sameHostPath(ref, page);
+      const m = u ? WP_ASSET.exec(u.pathname) : null;
+      if (m)
+        roots.push(m[1]);
+    }
+  }
+  if (signals.length === 0)
+    return null;
+  const root = roots.map(safeDir).find((r) => r !== null) ?? "/";
+  return { root, signals };
+}
+var under = (dir, rel) => Object.fromEntries(Object.entries(rel).map(([k, p]) => [k, dir + p]));
+function planAppProbes(finalUrl, mainBody) {
+  const wp = wordpressOf(mainBody, finalUrl);
+  const base = basePathOf(finalUrl);
+  return {
+    wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,
+    base: base === "/" ? null : { base, paths: under(base, BASE_PATH_PROBES) }
+  };
+}
+
+// shared/checks/exposure/web-app-pages.ts
+var SCAN6 = 65536;
+var VERSION = String.raw`(\d{1,3}\.\d{1,3}(?:\.\d{1,4})?(?:[-.][\w.]{1,20})?)`;
+function maskName(name) {
+  const s = [...name.slice(0, 100)];
+  if (s.length === 0)
+    return "";
+  return s.length <= 2 ? `${s[0]}***` : `${s[0]}***${s[s.length - 1]}`;
+}
+function own(probe, probes) {
+  return probe !== undefined && probe.status !== 0 && !probe.error && !sameAsBaseline(probe, probes);
+}
+var text = (probe) => probe.body.slice(0, SCAN6);
+function readWordPressReadme(body) {
+  const head = body.slice(0, SCAN6);
+  if (!/<title>\s*WordPress\s*(?:&#8250;|&rsaquo;|\u203A|&gt;)\s*ReadMe\s*<\/title>/i.test(head))
+    return null;
+  const req = /System Requirements<\/h2>([\s\S]{0,2000}?)<\/ul>/i.exec(head)?.[1] ?? "";
+  const php = /PHP<\/a>\s*version\s*<strong>([\d.]{1,12})<\/strong>/i.exec(req)?.[1] ?? null;
+  const mysql = /MySQL<\/a>\s*version\s*<strong>([\d.]{1,12})<\/strong>/i.exec(req)?.[1] ?? null;
+  return { requiresPhp: php, requiresMysql: mysql };
+}
+var isXmlRpcAnswer = (body) => body.trim() === "XML-RPC server accepts POST requests only.";
+function readUserList(body) {
+  const t = body.replace(/^\uFEFF/, "").trim();
+  if (!t.startsWith("["))
+    return null;
+  let value;
+  try {
+    value = JSON.parse(t);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length === 0)
+    return null;
+  const users = value.filter((u) => typeof u === "object" && u !== null && typeof u.slug === "string" && typeof u.id === "number");
+  if (users.length !== value.length)
+    return null;
+  return { count: users.length, slugs: users.slice(0, 5).map((u) => maskName(u.slug)) };
+}
+function readAuthorArchive(probe) {
+  if (probe.status >= 300 && probe.status < 400) {
+    const m = /\/author\/([^/?#\s]{1,100})\/?(?:[?#]|$)/.exec(probe.location ?? "");
+    return m ? { slug: maskName(decodeURIComponent(m[1])), via: "redirect" } : null;
+  }
+  if (probe.status !== 200)
+    return null;
+  const m = /<body[^>]{0,400}\bclass="[^"]{0,400}\bauthor author-([\w%.-]{1,100}) author-1\b/.exec(text(probe));
+  return m ? { slug: maskName(m[1]), via: "archive" } : null;
+}
+function readDokuWikiInstaller(body) {
+  const head = body.slice(0, SCAN6);
+  const title = /<title>\s*DokuWiki Installer\s*<\/title>/i.test(head);
+  if (!title && !/dont-panic-if-you-see-this-in-your-logs-it-means-your-directory-permissions-are-correct/.test(head))
+    return null;
+  const form = /name="d\[(?:title|acl|superuser)\]"/.test(head);
+  return { state: form ? "offers the setup form" : "refuses or reports problems (no setup form)", setupForm: form };
+}
+function readMediaWikiInstaller(body) {
+  const m = new RegExp(String.raw`<title>\s*MediaWiki ${VERSION} installation\s*</title>`, "i").exec(body.slice(0, SCAN6));
+  return m ? { version: clip(m[1], 40) } : null;
+}
+function readPhpMyAdminDocs(body) {
+  const m = new RegExp(String.raw`<title>[^<]{0,200}phpMyAdmin ${VERSION} documentation\s*</title>`, "i").exec(body.slice(0, SCAN6));
+  return m ? { version: clip(m[1], 40) } : null;
+}
+function wordpressFindings(plan, probes) {
+  const out = [];
+  const at = (path) => probes[path];
+  const add = (probe, item, severity, details) => out.push({ app: "WordPress", item, url: probe.url, status: probe.status, severity, details });
+  const readme = at(plan.paths.readme);
+  const readmeFound = own(readme, probes) ? readWordPressReadme(readme.body) : null;
+  if (readme && readmeFound)
+    add(readme, "readme.html", "low", readmeFound);
+  const xmlrpc = at(plan.paths.xmlrpc);
+  if (own(xmlrpc, probes) && isXmlRpcAnswer(xmlrpc.body))
+    add(xmlrpc, "XML-RPC endpoint", "medium", { answer: "XML-RPC server accepts POST requests only." });
+  for (const path of [plan.paths.restUsers, plan.paths.restRouteUsers]) {
+    const p = at(path);
+    const users = own(p, probes) ? readUserList(p.body) : null;
+    if (p && users) {
+      add(p, "REST API user list", "medium", users);
+      break;
+    }
+  }
+  const author = at(plan.paths.author);
+  const archive = own(author, probes) ? readAuthorArchive(author) : null;
+  if (author && archive)
+    add(author, "author archive", "low", archive);
+  const cron = at(plan.paths.cron);
+  const baseline = probes[BASELINE_PROBE];
+  const emptyForAnything = baseline !== undefined && baseline.status === 200 && baseline.body.trim() === "";
+  if (cron && cron.status === 200 && !cron.error && cron.body.trim() === "" && !emptyForAnything)
+    add(cron, "WP-Cron endpoint", "low", { answer: "200 with an empty body" });
+  return out;
+}
+function basePathFindings(plan, probes) {
+  const out = [];
+  const readers = [
+    [plan.paths.dokuwikiInstaller, "DokuWiki", "installer (install.php)", "medium", readDokuWikiInstaller],
+    [plan.paths.mediawikiInstaller, "MediaWiki", "installer (mw-config/)", "medium", readMediaWikiInstaller],
+    [plan.paths.phpMyAdminDocs, "phpMyAdmin", "bundled documentation", "low", readPhpMyAdminDocs]
+  ];
+  for (const [path, app, item, severity, read] of readers) {
+    const p = probes[path];
+    const found = own(p, probes) ? read(p.body) : null;
+    if (!p || !found)
+      continue;
+    out.push({ app, item, url: p.url, status: p.status, severity: found.setupForm === true ? "high" : severity, details: found });
+  }
+  return out;
+}
+function appFindings(target, main, probes) {
+  const plan = planAppProbes(target.finalUrl, main.body);
+  const planned = [...Object.values(plan.wordpress?.paths ?? {}), ...Object.values(plan.base?.paths ?? {})];
+  const probed = planned.filter((p) => probes[p] !== undefined);
+  const findings = [
+    ...plan.wordpress ? wordpressFindings(plan.wordpress, probes) : [],
+    ...plan.base ? basePathFindings(plan.base, probes) : []
+  ];
+  return { plan, findings, probed };
+}
+
+// shared/checks/exposure/web-app-exposure.ts
+var describeFinding = (f) => {
+  const d = f.details;
+  if (f.item === "REST API user list") {
+    const slugs = Array.isArray(d.slugs) ? d.slugs.join(", ") : "";
+    return `${f.url} lists ${d.count} WordPress user(s)${slugs ? ` (${slugs})` : ""}`;
+  }
+  if (f.item === "author archive")
+    return `${f.url} gives away the login name ${d.slug}`;
+  if (typeof d.version === "string")
+    return `${f.url} is the ${f.app} ${d.version} ${f.item}`;
+  return `${f.url} is the ${f.app} ${f.item}`;
+};
+var webAppExposure = defineCheck({
+  id: "web-app-exposure",
+  category: "exposure",
+  title: "No WordPress endpoints, left-over installers or bundled documentation of known web applications are exposed",
+  failTitle: "WordPress endpoints, left-over installers or bundled documentation of a web application are exposed",
+  description: `When the page is WordPress (its generator meta, REST API or RSD link, /wp-content/ or /wp-includes/ URLs), reads what its root ` + `answers for ${Object.values(WORDPRESS_PROBES).join(", ")}; when the scanned URL lives under a path (/dokuwiki/doku.php), reads ` + `${Object.values(BASE_PATH_PROBES).filter((p) => p !== "composer.json").join(", ")} under it. Other sites get none of these requests.`,
+  why: "XML-RPC lets one request try hundreds of passwords (system.multicall) and makes the site send pingbacks to any address; the " + "REST user list and author archives give away login names, half of every password guess; readme.html and the bundled " + "documentation narrow the version to look up known vulnerabilities for; a left-over installer is a page made to configure the " + "application from scratch, sometimes still able to set a new administrator; WP-Cron lets anyone start scheduled work.",
+  confirmation: "Each answer is read by content, never by status code, and never when it equals the answer for a path that cannot exist: " + 'readme.html by its title "WordPress \u203A ReadMe" (low); xmlrpc.php by its exact answer to a GET, "XML-RPC server accepts POST ' + 'requests only." (medium); /wp-json/wp/v2/users or /?rest_route=/wp/v2/users by a JSON array of objects with an id and a slug ' + "(medium; an empty list is not a finding); /?author=1 by a redirect to /author/<slug>/ (its Location read, never followed) or " + "an author archive page (low); wp-cron.php by a 200 with an empty body, unless the site answers that for anything (low); " + 'DokuWiki\u2019s install.php by its title "DokuWiki Installer" (medium; high when it offers the setup form); MediaWiki\u2019s ' + 'mw-config/ by "MediaWiki x.y.z installation" (medium); phpMyAdmin\u2019s doc/html/index.html by "phpMyAdmin x.y.z ' + 'documentation" (low). Not findings: 403 or 404 answers, a single-page app\u2019s index.html, a redirect to the home page. ' + "Evidence: URL, what was read, versions, the number of users and their slugs masked (a***n); never e-mail addresses.",
+  severity: "medium",
+  fix: {
+    generic: "Delete readme.html, license.txt, install.php and mw-config/ after installing or upgrading, and doc/ from phpMyAdmin; block " + "xmlrpc.php unless an app needs it; limit the REST users endpoint to signed-in users (a plugin, or a rest_endpoints filter " + "removing /wp/v2/users); redirect ?author= requests to the home page; set DISABLE_WP_CRON and run wp-cron.php from the " + "system cron (wp cron event run --due-now).",
+    nginx: `In the server block of the site:
+location = /xmlrpc.php { return 403; }
+location = /readme.html { return 404; }
+location = ` + `/wp-cron.php { allow 127.0.0.1; deny all; }
+location ~ ^/wp-json/wp/v2/users { return 403; }
+if ($args ~* ` + `"(^|&)(author=\\d|rest_route=/wp/v2/users)") { return 403; }
+location ~ (?:^|/)(?:install\\.php|mw-config/|doc/html/) { ` + "return 404; }",
+    apache: `In the site\u2019s virtual host (or .htaccess):
+<Files "xmlrpc.php">
+  Require all denied
+</Files>
+<FilesMatch ` + `"^(readme\\.html|install\\.php)$">
+  Require all denied
+</FilesMatch>
+RewriteEngine On
+RewriteCond %{QUERY_STRING} ` + `(^|&)(author=\\d|rest_route=/wp/v2/users) [NC]
+RewriteRule ^ - [F]
+RewriteRule ^/?wp-json/wp/v2/users - [F]
+RedirectMatch ` + "404 /(mw-config|doc/html)/",
+    vercel: "These applications run on a PHP host; where Vercel fronts one with rewrites (a headless WordPress), send its paths to a " + `not-found page before the rewrite, in vercel.json:
+"rewrites": [
+  { "source": "/xmlrpc.php", "destination": "/404" },
+  ` + `{ "source": "/wp-json/wp/v2/users", "destination": "/404" }
+]
+and fix the origin as the generic advice says.`,
+    netlify: `Where Netlify proxies to the application, answer its paths first, in _redirects:
+/xmlrpc.php  /404.html  404!
+/readme.html  ` + `/404.html  404!
+/wp-json/wp/v2/users  /404.html  404!
+/wp-cron.php  /404.html  404!
+then fix the origin as the generic ` + "advice says.",
+    nextjs: "A Next.js front end of a headless WordPress does not expose WordPress itself: the WordPress host does. Fix that host (generic, " + "nginx or apache advice), and keep its address out of public pages when only the Next.js server needs it.",
+    cloudflare: 'Security > WAF > Custom rules > Create rule: (http.request.uri.path in {"/xmlrpc.php" "/readme.html"} or ' + 'starts_with(http.request.uri.path, "/wp-json/wp/v2/users") or http.request.uri.query contains "rest_route=/wp/v2/users" ' + 'or http.request.uri.query contains "author=") -> Block. Then delete the installers at the origin.'
+  },
+  fixTarget: { kind: "served-file" },
+  requires: ["target", "mainResponse", "probes"],
+  run: ({ target, mainResponse, probes }) => {
+    const { plan, findings, probed } = appFindings(target, mainResponse, probes);
+    if (!plan.wordpress && !plan.base)
+      return {
+        status: "pass",
+        evidence: { reason: "The page is not WordPress and the scanned URL is at the root: no application path was asked for." },
+        summary: "Not WordPress, and no base path: no application path to probe."
+      };
+    const checked = {
+      ...plan.wordpress ? { wordpressRoot: plan.wordpress.root, wordpressSignals: plan.wordpress.signals } : {},
+      ...plan.base ? { basePath: plan.base.base } : {},
+      probed
+    };
+    if (probed.length === 0)
+      return {
+        status: "skipped",
+        evidence: { ...checked, reason: "The paths were not probed." },
+        summary: "Not applicable: the paths were not probed."
+      };
+    if (findings.length === 0)
+      return {
+        status: "pass",
+        evidence: checked,
+        summary: `None of ${probed.length} application path(s) answered with an exposed endpoint, installer or documentation.`
+      };
+    const severity = findings.reduce((s, f) => worseSeverity(s, f.severity), "low");
+    const worst = findings.filter((f) => f.severity === severity);
+    const top = worst.find((f) => f.item === "REST API user list") ?? worst[0];
+    const rest = findings.length - 1;
+    return {
+      status: "fail",
+      severity,
+      evidence: { url: top.url, ...checked, findings },
+      summary: `${describeFinding(top)}${rest > 0 ? `; ${rest} more: ${findings.filter((f) => f !== top).map((f) => f.item).join(", ")}` : ""}.`
+    };
+  }
+});
+
 // shared/checks/secrets/page-secrets.ts
 var MAX_FINDINGS = 20;
 var MAX_COMMENTS = 500;
@@ -10995,9 +11318,9 @@ var END_OF_LIFE = [
 ];
 
 // shared/checks/util/semver.ts
-var VERSION = /^v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z.-]+)?$/;
+var VERSION2 = /^v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z.-]+)?$/;
 function parseVersion(text) {
-  const m = VERSION.exec(text.trim());
+  const m = VERSION2.exec(text.trim());
   if (!m)
     return null;
   return {
@@ -11055,7 +11378,7 @@ function satisfies(version, range) {
 }
 
 // shared/checks/security/end-of-life-software.ts
-var SCAN6 = 65536;
+var SCAN7 = 65536;
 function full(version) {
   const parts = version.split(".").slice(0, 3);
   while (parts.length < 3)
@@ -11089,7 +11412,7 @@ function sightings(main, probes) {
   }
   const pages = ownAnswers(main, probes);
   for (const page of pages) {
-    const body = page.body.slice(0, SCAN6);
+    const body = page.body.slice(0, SCAN7);
     for (const { product, gate, re } of PAGES) {
       const m = body.includes(gate) ? re.exec(body) : null;
       if (m)
@@ -11246,6 +11569,7 @@ function readNpmrc(body) {
   }
   return shape;
 }
+var BASE_COMPOSER = /^\/(?:[^/?#]+\/){1,8}composer\.json$/;
 function readManifest(path, body) {
   if (path.endsWith("/.npmrc"))
     return readNpmrc(body);
@@ -11258,7 +11582,7 @@ var exposedPackageManifest = defineCheck({
   category: "exposure",
   title: "No package manifests or npm config are served",
   failTitle: "Package manifests or npm config are served",
-  description: `Reads what the site returns for ${MANIFEST_PROBES.join(", ")} and judges whether each is a package manifest or npm config.`,
+  description: `Reads what the site returns for ${MANIFEST_PROBES.join(", ")}, and for composer.json under the scanned URL's base path when it has one, and judges whether each is a package manifest or npm config.`,
   why: "A package manifest lists every dependency and version, so known vulnerabilities can be matched without probing; it also reveals " + "internal package names and scripts. An .npmrc may hold a registry token that lets anyone read or publish your private packages.",
   confirmation: "Confirmed by content, never by status code: package.json must parse as a JSON object with a name, version or private flag and " + "dependencies, scripts or workspaces; composer.json must parse with require or require-dev and a name, type, autoload or config; " + ".npmrc must be key=value lines with npm settings (registry, _authToken, always-auth, ...). None may be an HTML page or the same " + 'answer as a path that cannot exist. Not findings: a single-page app answering index.html, a JSON error such as {"error":"not ' + 'found"}, a web app manifest. Medium; critical when a provider secret appears in a manifest, and for an .npmrc with a literal ' + "_authToken/_auth/_password (an ${NPM_TOKEN} placeholder is not a secret). Evidence: path, package name, dependency counts, " + "registries, redacted tokens.",
   severity: "medium",
@@ -11282,7 +11606,8 @@ location ~ ^/(?:package(?:-lock)?\\.json|composer\\` + `.(?:json|lock)|\\.npmrc)
   fixTarget: { kind: "served-file" },
   requires: ["probes"],
   run: ({ probes }) => {
-    const judgements = MANIFEST_PROBES.map((path) => confirmByContent(path, probes, "a package manifest", (body) => readManifest(path, body)));
+    const underBase = Object.keys(probes).filter((p) => p !== "/composer.json" && BASE_COMPOSER.test(p));
+    const judgements = [...MANIFEST_PROBES, ...underBase].map((path) => confirmByContent(path, probes, "a package manifest", (body) => readManifest(path, body)));
     const served = confirmedOnly(judgements);
     if (served.length === 0)
       return notServedOutcome(judgements, "package manifests");
@@ -20714,7 +21039,7 @@ version: (\xA7\xA7version\xA7\xA7)`
 
 // shared/checks/util/retire.ts
 var repository = retire_repository_default;
-var VERSION2 = "[0-9][0-9.a-z_\\-]+";
+var VERSION3 = "[0-9][0-9.a-z_\\-]+";
 var MAX_SCAN = 4 * 1024 * 1024;
 var REPOSITORY_DATA = `${repository.source}, as of ${repository.updated}${repository.commit ? ` (commit ${repository.commit.slice(0, 7)})` : ""}`;
 var REPOSITORY_UPDATED = repository.updated;
@@ -20780,7 +21105,7 @@ var gateOf = (pattern) => literalRuns(pattern.replaceAll("\xA7\xA7version\xA7\xA
 var EXTRACTORS = Object.entries(repository.libraries).flatMap(([library, lib]) => [
   ...lib.filecontent.map((pattern) => ({
     library,
-    re: new RegExp(bounded(pattern).replaceAll("\xA7\xA7version\xA7\xA7", VERSION2)),
+    re: new RegExp(bounded(pattern).replaceAll("\xA7\xA7version\xA7\xA7", VERSION3)),
     gate: gateOf(pattern)
   })),
   ...lib.filecontentreplace.map((spec) => {
@@ -20863,7 +21188,7 @@ var compiled = new Map;
 var locationRegex = (pattern) => {
   let re = compiled.get(pattern);
   if (!re)
-    compiled.set(pattern, re = new RegExp(pattern.replaceAll("\xA7\xA7version\xA7\xA7", VERSION2)));
+    compiled.set(pattern, re = new RegExp(pattern.replaceAll("\xA7\xA7version\xA7\xA7", VERSION3)));
   return re;
 };
 var HAND_PACKAGES = {
@@ -22960,6 +23285,7 @@ var CHECKS = [
   exposedInfraFiles,
   exposedLogFiles,
   serverInfoPage,
+  webAppExposure,
   directoryListing,
   debugErrorPage,
   apiDataExposure,
@@ -23019,6 +23345,7 @@ var SCORING = {
   "exposed-metadata-files": { fail: 10, warn: 5 },
   "exposed-infra-files": { fail: 30, warn: 10 },
   "server-info-page": { fail: 15, warn: 5 },
+  "web-app-exposure": { fail: 15, warn: 5 },
   "directory-listing": { fail: 10, warn: 5 },
   "debug-error-page": { fail: 20, warn: 10 },
   "api-data-exposure": { fail: 40, warn: 10 },
@@ -24144,12 +24471,12 @@ function members(proto, table) {
       defineBound(proto, key, desc.value);
   }
 }
-function own(inst, key, value, enumerable = true) {
+function own2(inst, key, value, enumerable = true) {
   Object.defineProperty(inst, key, { configurable: true, writable: true, enumerable, value });
   return value;
 }
 function hide(inst, key, value) {
-  return own(inst, key, value, false);
+  return own2(inst, key, value, false);
 }
 function derived(computes, table) {
   for (const key in computes) {
@@ -24158,10 +24485,10 @@ function derived(computes, table) {
       configurable: true,
       enumerable: true,
       get() {
-        return own(this, key, compute(this));
+        return own2(this, key, compute(this));
       },
       set(value) {
-        own(this, key, value);
+        own2(this, key, value);
       }
     });
   }
@@ -24171,10 +24498,10 @@ function defineBound(proto, key, fn) {
   Object.defineProperty(proto, key, {
     configurable: true,
     get() {
-      return this == null ? fn : own(this, key, fn.bind(this));
+      return this == null ? fn : own2(this, key, fn.bind(this));
     },
     set(value) {
-      own(this, key, value);
+      own2(this, key, value);
     }
   });
 }
@@ -25162,7 +25489,7 @@ var $ZodType = /* @__PURE__ */ $constructor("$ZodType", (inst, def) => {
     return hide(this, "~standard", standardProps(this));
   },
   set "~standard"(value) {
-    own(this, "~standard", value);
+    own2(this, "~standard", value);
   }
 });
 var toStandardResult = (r, ctx) => r.issues.length ? { issues: r.issues.map((iss) => finalizeIssue(iss, ctx, config())) } : { value: r.value };
@@ -28926,7 +29253,7 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
     });
   },
   set "~standard"(value) {
-    own(this, "~standard", value);
+    own2(this, "~standard", value);
   },
   parse: function _parse(data, params) {
     return parse3(this, data, params, { callee: _parse });
@@ -28944,7 +29271,7 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
     return this?.safeParseAsync;
   },
   set spa(value) {
-    own(this, "spa", value);
+    own2(this, "spa", value);
   },
   validate(data, params) {
     return validate(this, data, params);

@@ -1,13 +1,14 @@
 // Collects every artifact of one scan, once: plain-HTTP chains and probes, and the page in Chromium, each by
 // its own gatherer in this folder. Every connection goes through the scan's egress proxy, which refuses
 // blocked addresses. Checks judge the artifacts afterwards; nothing here decides pass or fail.
-import { mapLimit } from '../../shared/lib/async.ts'
-import { API_PROBE_BUDGET, PROBE_BUDGET, PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
+import { API_PROBE_BUDGET, PROBE_BUDGET } from '../../shared/checks/probe-paths.ts'
+import { APP_PROBE_BUDGET } from '../../shared/checks/probe-paths-apps.ts'
 import type { ApiProbe, Artifacts } from '../../shared/checks/types.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { type EgressProxy, startEgressProxy } from '../../shared/egress/proxy.ts'
 import { AppError } from '../../shared/errors.ts'
 import type { BrowserPool } from '../browser.ts'
+import { type AppProbes, appProbeCounts, probePaths } from './app-probes.ts'
 import { type ApiProbePlan, apiProbeCounts, revealedPlans, sendApiProbes, wellKnownPlans } from './api-probes.ts'
 import { corsProbe } from './cors-probe.ts'
 import { followChain, httpFormOf } from './http-chain.ts'
@@ -34,12 +35,16 @@ export interface GatherOptions {
 export interface Gathered {
   artifacts: Artifacts
   timings: Record<string, number>
-  /** Probe requests made, against PROBE_BUDGET; the API probes among them apart, against API_PROBE_BUDGET. */
+  /**
+   * Probe requests made, against PROBE_BUDGET; the API probes among them apart, against API_PROBE_BUDGET, and
+   * the known-application probes apart, against APP_PROBE_BUDGET.
+   */
   probes: {
     budget: number
     sent: number
     concurrency: number
     api: { budget: number; sent: number; cors: number; graphql: number; openapi: number }
+    apps: ReturnType<typeof appProbeCounts>
   }
 }
 
@@ -73,19 +78,15 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const tProbe = performance.now()
     const finalAsUrl = new URL(finalUrl)
     const known = wellKnownPlans(finalOrigin)
-    const [probeList, cors, tls, knownProbes] = await Promise.all([
-      mapLimit(
-        PROBE_PATHS,
-        GATHER_LIMITS.probeConcurrency,
-        async (p) => [p, await probe(finalOrigin, p, proxy, opts.probeTimeoutMs)] as const,
-      ),
+    const [pathProbes, cors, tls, knownProbes] = await Promise.all([
+      probePaths(finalUrl, main.last.res.body, proxy, opts.probeTimeoutMs),
       corsProbe(finalUrl, proxy, opts.probeTimeoutMs),
       finalAsUrl.protocol === 'https:'
         ? probeTls(finalAsUrl, proxy.port, { timeoutMs: opts.probeTimeoutMs, trustedSpki: opts.trustedSpki ?? [], now: Date.now() })
         : null,
       sendApiProbes(known, proxy, opts.probeTimeoutMs),
     ])
-    const probes = Object.fromEntries(probeList)
+    const { probes, apps } = pathProbes
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
     Object.assign(timings, loaded.phases)
@@ -107,7 +108,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       performance: loaded.performance,
     }
     timings.gather = Math.round(performance.now() - t0)
-    return { artifacts, timings, probes: probeCounts(probeList.length + sourceMaps.length, apiProbes) }
+    return { artifacts, timings, probes: probeCounts(pathProbes.sent + sourceMaps.length, apiProbes, apps) }
   } finally {
     if (slot) opts.warm!.release(slot)
     else await proxy.stop().catch(() => {})
@@ -134,12 +135,16 @@ async function probeWhatLoaded(
   return { sourceMaps, apiProbes: [...wellKnown.knownProbes, ...revealedProbes] }
 }
 
-/** The probe requests made (paths and source maps, then the API probes) against their budgets, as the report states them. */
-function probeCounts(pathsAndMaps: number, apiProbes: ApiProbe[]): Gathered['probes'] {
+/**
+ * The probe requests made (paths, application paths and source maps, then the API probes) against their
+ * budgets, as the report states them.
+ */
+function probeCounts(pathsAndMaps: number, apiProbes: ApiProbe[], apps: AppProbes): Gathered['probes'] {
   return {
-    budget: PROBE_BUDGET + API_PROBE_BUDGET,
+    budget: PROBE_BUDGET + API_PROBE_BUDGET + APP_PROBE_BUDGET,
     sent: pathsAndMaps + apiProbes.length,
     concurrency: GATHER_LIMITS.probeConcurrency,
     api: apiProbeCounts(apiProbes),
+    apps: appProbeCounts(apps),
   }
 }

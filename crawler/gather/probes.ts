@@ -8,7 +8,9 @@ export async function probe(origin: string, path: string, proxy: EgressProxy, ti
   const url = origin + path
   const { fetched: got, head } = await fetchOnceWithHead(url, proxy, timeoutMs, GATHER_LIMITS.probeBody)
   if (!got.ok) return { path, url, status: 0, contentType: '', body: '', error: `${got.code}: ${got.reason}` }
-  return { path, url, status: got.res.status, contentType: got.res.contentType, body: got.res.body, error: null, ...(head ? { head } : {}) }
+  const { status, contentType, body, headers } = got.res
+  const location = status >= 300 && status < 400 ? headers.location?.slice(0, 2_048) : undefined
+  return { path, url, status, contentType, body, error: null, ...(head ? { head } : {}), ...(location ? { location } : {}) }
 }
 
 /** Same-origin source map URLs the loaded scripts point at (comment or SourceMap header). */

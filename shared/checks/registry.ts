@@ -13,6 +13,7 @@ import { exposedInfraFiles } from './exposure/exposed-infra-files.ts'
 import { exposedLogFiles } from './exposure/exposed-log-files.ts'
 import { exposedMetadataFiles } from './exposure/exposed-metadata-files.ts'
 import { serverInfoPage } from './exposure/server-info-page.ts'
+import { webAppExposure } from './exposure/web-app-exposure.ts'
 import { pageSecrets } from './secrets/page-secrets.ts'
 import { endOfLifeSoftware } from './security/end-of-life-software.ts'
 import { exposedPackageManifest } from './exposure/exposed-package-manifest.ts'
@@ -54,7 +55,7 @@ import { xContentTypeOptions } from './security/x-content-type-options.ts'
 import type { Check } from './types.ts'
 
 /** Bumped whenever a check's judgement changes; a check whose meaning changes gets a new id instead. */
-export const CHECKS_VERSION = '2026.11.6'
+export const CHECKS_VERSION = '2026.11.7'
 
 export const CHECKS = [
   httpsRedirect,
@@ -86,6 +87,7 @@ export const CHECKS = [
   exposedInfraFiles,
   exposedLogFiles,
   serverInfoPage,
+  webAppExposure,
   directoryListing,
   debugErrorPage,
   apiDataExposure,

@@ -163,13 +163,14 @@ export interface ScriptArtifact {
 export interface ProbeResult {
   path: string
   url: string
-  /** 0 when the request failed. */
-  status: number
+  /** 0 when the request failed. */ status: number
   contentType: string
   body: string
   error: string | null
   /** The first bytes of the answer as sent (base64, at most 512): what binary files are recognised by. */
   head?: string
+  /** A redirect's Location header as sent (never followed): what an author-archive probe is read by. */
+  location?: string
 }
 
 export interface TargetArtifact {

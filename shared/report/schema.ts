@@ -107,6 +107,17 @@ export const ReportSchema = Type.Object({
             { description: 'Probes of what the page revealed about its API; GET, OPTIONS and the introspection POST only' },
           ),
         ),
+        apps: Type.Optional(
+          Type.Object(
+            {
+              budget: Type.Integer({ description: 'Known-application probe requests a scan makes at most' }),
+              sent: Type.Integer({ description: 'Known-application probe requests this scan made (counted in sent above)' }),
+              wordpress: Type.Integer({ description: 'WordPress paths, sent only when the page is WordPress' }),
+              basePath: Type.Integer({ description: "Paths under the scanned URL's base path, sent only when it is not /" }),
+            },
+            { description: 'Probes of known web applications; GET only' },
+          ),
+        ),
       },
       { description: 'The plain-HTTP probes of the site (exposed files, status pages), besides the page load' },
     ),

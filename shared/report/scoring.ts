@@ -40,6 +40,7 @@ export const SCORING: Readonly<Record<CheckId, Penalty>> = {
   'exposed-metadata-files': { fail: 10, warn: 5 },
   'exposed-infra-files': { fail: 30, warn: 10 },
   'server-info-page': { fail: 15, warn: 5 },
+  'web-app-exposure': { fail: 15, warn: 5 },
   'directory-listing': { fail: 10, warn: 5 },
   'debug-error-page': { fail: 20, warn: 10 },
   'api-data-exposure': { fail: 40, warn: 10 },

@@ -116,6 +116,9 @@ export function readNpmrc(body: string): NpmrcShape | null {
 
 type Found = ManifestShape | NpmrcShape
 
+/** A composer.json probed under a base path: "/<dirs>/composer.json" (BASE_PATH_PROBES). */
+const BASE_COMPOSER = /^\/(?:[^/?#]+\/){1,8}composer\.json$/
+
 function readManifest(path: string, body: string): Found | null {
   if (path.endsWith('/.npmrc')) return readNpmrc(body)
   if (path.endsWith('/composer.json')) return readComposerJson(body)
@@ -127,7 +130,7 @@ export const exposedPackageManifest = defineCheck({
   category: 'exposure',
   title: 'No package manifests or npm config are served',
   failTitle: 'Package manifests or npm config are served',
-  description: `Reads what the site returns for ${MANIFEST_PROBES.join(', ')} and judges whether each is a package manifest or npm config.`,
+  description: `Reads what the site returns for ${MANIFEST_PROBES.join(', ')}, and for composer.json under the scanned URL's base path when it has one, and judges whether each is a package manifest or npm config.`,
   why:
     'A package manifest lists every dependency and version, so known vulnerabilities can be matched without probing; it also reveals ' +
     'internal package names and scripts. An .npmrc may hold a registry token that lets anyone read or publish your private packages.',
@@ -163,7 +166,9 @@ export const exposedPackageManifest = defineCheck({
   fixTarget: { kind: 'served-file' },
   requires: ['probes'],
   run: ({ probes }) => {
-    const judgements = MANIFEST_PROBES.map((path) =>
+    // Besides the root: composer.json under the scanned URL's base path (an application under /mediawiki/).
+    const underBase = Object.keys(probes).filter((p) => p !== '/composer.json' && BASE_COMPOSER.test(p))
+    const judgements = [...MANIFEST_PROBES, ...underBase].map((path) =>
       confirmByContent(path, probes, 'a package manifest', (body) => readManifest(path, body)),
     )
     const served = confirmedOnly(judgements)

@@ -53,6 +53,7 @@ const EXPECTED_IDS = [
   'api-data-exposure',
   'exposed-api-docs',
   'password-form',
+  'web-app-exposure',
 ]
 
 describe('check registry', () => {

@@ -1,0 +1,142 @@
+// Paths of known web applications, probed only when the scan gives a reason: the WordPress group when the
+// page shows it is WordPress, and a short list relative to the scanned URL's base path when that is not the
+// origin's root (applications installed under /dokuwiki/, /phpmyadmin/, /mediawiki/). Sent with the other
+// probes (crawler/gather/app-probes.ts), kept in artifacts.probes under their paths, counted against
+// APP_PROBE_BUDGET. The plan is a pure function of the final URL and the main response, so the checks that
+// read these answers compute the same plan from the same artifacts.
+
+import { metaNamed, startTags } from './util/html.ts'
+
+/** Relative to the WordPress root: the readme, XML-RPC, the REST user list (both URL forms), author archive 1, WP-Cron. */
+export const WORDPRESS_PROBES = {
+  readme: 'readme.html',
+  xmlrpc: 'xmlrpc.php',
+  restUsers: 'wp-json/wp/v2/users',
+  restRouteUsers: '?rest_route=/wp/v2/users',
+  author: '?author=1',
+  cron: 'wp-cron.php',
+} as const
+export type WordPressProbe = keyof typeof WORDPRESS_PROBES
+
+/**
+ * Relative to the scanned URL's base path when it is not "/": a DokuWiki installer, phpMyAdmin's bundled
+ * documentation, MediaWiki's installer, and a Composer manifest (read by exposed-package-manifest).
+ */
+export const BASE_PATH_PROBES = {
+  dokuwikiInstaller: 'install.php',
+  phpMyAdminDocs: 'doc/html/index.html',
+  mediawikiInstaller: 'mw-config/',
+  composer: 'composer.json',
+} as const
+export type BasePathProbe = keyof typeof BASE_PATH_PROBES
+
+/** Requests one scan makes at most for these probes, besides PROBE_BUDGET: stated in the report. */
+export const APP_PROBE_BUDGET = Object.keys(WORDPRESS_PROBES).length + Object.keys(BASE_PATH_PROBES).length
+
+export interface AppProbePlan {
+  /** The WordPress root path ("/" or "/blog/") and its probe paths, or null when the page is not WordPress. */
+  wordpress: { root: string; signals: string[]; paths: Record<WordPressProbe, string> } | null
+  /** The scanned URL's base path and its probe paths, or null when the base is the origin's root. */
+  base: { base: string; paths: Record<BasePathProbe, string> } | null
+}
+
+const SAFE_PATH = /^\/(?:[A-Za-z0-9._~%!$&'()*+,;=:@-]+\/){0,8}$/
+const SCRIPT_SEGMENT = /\.(?:php\d?|phtml|aspx?|jsp|cgi|pl|s?html?)$/i
+const HEAD_SCAN = 256 * 1024
+
+/** A directory path fit to put probe paths under: absolute, ending in "/", no dot segments, at most 8 deep. */
+function safeDir(path: string): string | null {
+  if (path.length > 200 || !SAFE_PATH.test(path)) return null
+  return path.split('/').some((s) => s === '.' || s === '..' || /^%2e/i.test(s)) ? null : path
+}
+
+/**
+ * The base path of the scanned URL: its directory, cut before the first script segment that has more path
+ * after it (/mediawiki/index.php/Main_Page is under /mediawiki/). "/" when it has none.
+ */
+export function basePathOf(finalUrl: string): string {
+  let pathname: string
+  try {
+    pathname = new URL(finalUrl).pathname
+  } catch {
+    return '/'
+  }
+  const segments = pathname.split('/').slice(1)
+  const kept: string[] = []
+  for (let i = 0; i < segments.length - 1; i++) {
+    if (SCRIPT_SEGMENT.test(segments[i]!)) break
+    kept.push(segments[i]!)
+  }
+  return safeDir(`/${kept.map((s) => `${s}/`).join('')}`) ?? '/'
+}
+
+const sameHostPath = (href: string | undefined, pageUrl: URL): URL | null => {
+  if (!href) return null
+  try {
+    const u = new URL(href.trim(), pageUrl)
+    return u.hostname === pageUrl.hostname && (u.protocol === 'http:' || u.protocol === 'https:') ? u : null
+  } catch {
+    return null
+  }
+}
+
+const WP_ASSET = /^(.*?\/)wp-(?:content|includes)\//
+
+/**
+ * Whether the page is WordPress, by what WordPress writes into every page head: its generator meta, the
+ * REST API link (rel="https://api.w.org/"), the RSD link to xmlrpc.php, and /wp-content/ or /wp-includes/
+ * URLs. The root comes from those links when they are on the page's host, else "/".
+ */
+export function wordpressOf(html: string, finalUrl: string): { root: string; signals: string[] } | null {
+  let page: URL
+  try {
+    page = new URL(finalUrl)
+  } catch {
+    return null
+  }
+  const head = html.slice(0, HEAD_SCAN)
+  const signals: string[] = []
+  const roots: string[] = []
+  if (metaNamed(head, 'generator').some((g) => /^\s*WordPress\b/i.test(g))) signals.push('generator')
+  for (const t of startTags(head, ['link', 'script', 'img', 'a'])) {
+    const rel = (t.attrs.rel ?? '').toLowerCase()
+    const ref = t.attrs.href ?? t.attrs.src
+    if (t.name === 'link' && rel.split(/\s+/).includes('https://api.w.org/')) {
+      if (!signals.includes('rest-link')) signals.push('rest-link')
+      const u = sameHostPath(ref, page)
+      if (u) roots.push(u.searchParams.has('rest_route') ? u.pathname.replace(/[^/]*$/, '') : u.pathname.replace(/wp-json\/?$/, ''))
+    } else if (t.name === 'link' && rel === 'edituri' && /xmlrpc\.php\?rsd\b/i.test(ref ?? '')) {
+      if (!signals.includes('rsd-link')) signals.push('rsd-link')
+      const u = sameHostPath(ref, page)
+      if (u) roots.push(u.pathname.replace(/xmlrpc\.php$/, ''))
+    } else if (ref && /\/wp-(?:content|includes)\//.test(ref)) {
+      if (!signals.includes('wp-assets')) signals.push('wp-assets')
+      const u = sameHostPath(ref, page)
+      const m = u ? WP_ASSET.exec(u.pathname) : null
+      if (m) roots.push(m[1]!)
+    }
+  }
+  if (signals.length === 0) return null
+  const root = roots.map(safeDir).find((r): r is string => r !== null) ?? '/'
+  return { root, signals }
+}
+
+const under = <K extends string>(dir: string, rel: Record<K, string>): Record<K, string> =>
+  Object.fromEntries(Object.entries<string>(rel).map(([k, p]) => [k, dir + p])) as Record<K, string>
+
+/** What to probe for this scan, from its final URL and the main response's body. */
+export function planAppProbes(finalUrl: string, mainBody: string): AppProbePlan {
+  const wp = wordpressOf(mainBody, finalUrl)
+  const base = basePathOf(finalUrl)
+  return {
+    wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,
+    base: base === '/' ? null : { base, paths: under(base, BASE_PATH_PROBES) },
+  }
+}
+
+/** The plan's paths, each once, leaving out any the fixed probe list already has. */
+export function appProbePaths(plan: AppProbePlan, fixed: readonly string[] = []): string[] {
+  const all = [...Object.values(plan.wordpress?.paths ?? {}), ...Object.values(plan.base?.paths ?? {})]
+  const skip = new Set(fixed)
+  return [...new Set(all)].filter((p) => !skip.has(p))
+}
