@@ -85,7 +85,7 @@ export const webAppExposure = defineCheck({
       return {
         status: 'pass',
         evidence: { reason: 'The page is not WordPress and the scanned URL is at the root: no application path was asked for.' },
-        summary: 'Not WordPress, and no base path: no application path to probe.',
+        summary: 'Not WordPress, no base path: nothing to probe.',
       }
     const checked = {
       ...(plan.wordpress ? { wordpressRoot: plan.wordpress.root, wordpressSignals: plan.wordpress.signals } : {}),

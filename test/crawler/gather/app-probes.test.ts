@@ -140,7 +140,7 @@ describe('known-application probes', () => {
     expect(r.apps.paths).toEqual([])
     expect(r.sent).toBe(PROBE_PATHS.length)
     expect(r.probeRequests).toHaveLength(PROBE_PATHS.length)
-    expect([r.app.status, r.app.summary]).toEqual(['pass', 'Not WordPress, and no base path: no application path to probe.'])
+    expect([r.app.status, r.app.summary]).toEqual(['pass', 'Not WordPress, no base path: nothing to probe.'])
   })
 
   test('every plan stays within APP_PROBE_BUDGET', async () => {

@@ -118,7 +118,7 @@ describe('web-app-exposure', () => {
     )
 
   test('not WordPress and at the root: a pass that says nothing was asked', () => {
-    expect(webAppExposure.run(makeArtifacts()).summary).toBe('Not WordPress, and no base path: no application path to probe.')
+    expect(webAppExposure.run(makeArtifacts()).summary).toBe('Not WordPress, no base path: nothing to probe.')
   })
 
   test('an SPA answering index.html for every path is no finding', () => {
