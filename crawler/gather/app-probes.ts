@@ -5,11 +5,6 @@
 // that is neither pays nothing.
 import { APP_PROBE_BUDGET, type AppProbePlan, appProbePaths, planAppProbes } from '../../shared/checks/probe-paths-apps.ts'
 import { PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
-import type { ProbeResult } from '../../shared/checks/types.ts'
-import type { EgressProxy } from '../../shared/egress/proxy.ts'
-import { mapLimit } from '../../shared/lib/async.ts'
-import { GATHER_LIMITS } from './limits.ts'
-import { probe } from './probes.ts'
 
 export interface AppProbes {
   plan: AppProbePlan
@@ -33,24 +28,4 @@ export function appProbeCounts(apps: AppProbes) {
     wordpress: sentWordpress,
     basePath: apps.paths.length - sentWordpress,
   }
-}
-
-/**
- * Every path probe of one scan: PROBE_PATHS and the known-application paths this scan's main response calls
- * for, GATHER_LIMITS.probeConcurrency at once, keyed by path.
- */
-export async function probePaths(
-  finalUrl: string,
-  mainBody: string,
-  proxy: EgressProxy,
-  timeoutMs: number,
-): Promise<{ probes: Record<string, ProbeResult>; apps: AppProbes; sent: number }> {
-  const origin = new URL(finalUrl).origin
-  const apps = appProbesFor(finalUrl, mainBody)
-  const list = await mapLimit(
-    [...PROBE_PATHS, ...apps.paths],
-    GATHER_LIMITS.probeConcurrency,
-    async (p) => [p, await probe(origin, p, proxy, timeoutMs)] as const,
-  )
-  return { probes: Object.fromEntries(list), apps, sent: list.length }
 }

@@ -1,6 +1,10 @@
-// Requests for files that should not be served (PROBE_PATHS), and the source maps the page's scripts point at.
+// Requests for files that should not be served (PROBE_PATHS, and the known-application paths the main
+// response calls for), and the source maps the page's scripts point at.
+import { PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
 import type { BrowserRequest, ProbeResult, ScriptArtifact } from '../../shared/checks/types.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
+import { mapLimit } from '../../shared/lib/async.ts'
+import { type AppProbes, appProbesFor } from './app-probes.ts'
 import { fetchOnceWithHead } from './http-chain.ts'
 import { GATHER_LIMITS } from './limits.ts'
 
@@ -34,4 +38,24 @@ export function sourceMapUrls(scripts: ScriptArtifact[], requests: BrowserReques
     }
   }
   return [...found].filter((u) => new URL(u).origin === origin).slice(0, GATHER_LIMITS.sourceMaps)
+}
+
+/**
+ * Every path probe of one scan: PROBE_PATHS and the known-application paths this scan's main response calls
+ * for, GATHER_LIMITS.probeConcurrency at once, keyed by path.
+ */
+export async function probePaths(
+  finalUrl: string,
+  mainBody: string,
+  proxy: EgressProxy,
+  timeoutMs: number,
+): Promise<{ probes: Record<string, ProbeResult>; apps: AppProbes; sent: number }> {
+  const origin = new URL(finalUrl).origin
+  const apps = appProbesFor(finalUrl, mainBody)
+  const list = await mapLimit(
+    [...PROBE_PATHS, ...apps.paths],
+    GATHER_LIMITS.probeConcurrency,
+    async (p) => [p, await probe(origin, p, proxy, timeoutMs)] as const,
+  )
+  return { probes: Object.fromEntries(list), apps, sent: list.length }
 }

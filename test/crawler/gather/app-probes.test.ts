@@ -3,7 +3,7 @@
 // scanned URL has a base path, and the checks' judgement of what came back. No browser: the plain-HTTP main
 // response and the path probes, as the gatherer makes them, through the egress proxy.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { probePaths } from '../../../crawler/gather/app-probes.ts'
+import { probePaths } from '../../../crawler/gather/probes.ts'
 import { followChain } from '../../../crawler/gather/http-chain.ts'
 import { exposedPackageManifest } from '../../../shared/checks/exposure/exposed-package-manifest.ts'
 import { webAppExposure } from '../../../shared/checks/exposure/web-app-exposure.ts'
