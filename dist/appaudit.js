@@ -10933,7 +10933,7 @@ var sameHostPath = (href, pageUrl) => {
   }
 };
 var WP_ASSET = /^(.*?\/)wp-(?:content|includes)\//;
-function wordpressOf(html, finalUrl) {
+function wordpressOf(html, finalUrl, linkHeader = "") {
   let page;
   try {
     page = new URL(finalUrl);
@@ -10942,41 +10942,53 @@ function wordpressOf(html, finalUrl) {
   }
   const head = html.slice(0, HEAD_SCAN);
   const signals = [];
-  const roots = [];
+  const roots = { rsd: [], rest: [], assets: [] };
   if (metaNamed(head, "generator").some((g) => /^\s*WordPress\b/i.test(g)))
     signals.push("generator");
+  const restRoot = (ref) => {
+    const u = sameHostPath(ref, page);
+    if (u?.searchParams.has("rest_route"))
+      roots.rest.push(u.pathname.replace(/[^/]*$/, ""));
+    else if (u && /\/wp-json\/?$/.test(u.pathname))
+      roots.rest.push(u.pathname.replace(/wp-json\/?$/, ""));
+  };
+  const headerLink = /<([^>]{1,500})>\s*;\s*rel="https:\/\/api\.w\.org\/"/.exec(linkHeader.slice(0, 4000));
+  if (headerLink) {
+    signals.push("rest-header");
+    restRoot(headerLink[1]);
+  }
   for (const t of startTags(head, ["link", "script", "img", "a"])) {
     const rel = (t.attrs.rel ?? "").toLowerCase();
     const ref = t.attrs.href ?? t.attrs.src;
     if (t.name === "link" && rel.split(/\s+/).includes("https://api.w.org/")) {
       if (!signals.includes("rest-link"))
         signals.push("rest-link");
-      const u = sameHostPath(ref, page);
-      if (u)
-        roots.push(u.searchParams.has("rest_route") ? u.pathname.replace(/[^/]*$/, "") : u.pathname.replace(/wp-json\/?$/, ""));
+      restRoot(ref);
     } else if (t.name === "link" && rel === "edituri" && /xmlrpc\.php\?rsd\b/i.test(ref ?? "")) {
       if (!signals.includes("rsd-link"))
         signals.push("rsd-link");
       const u = sameHostPath(ref, page);
       if (u)
-        roots.push(u.pathname.replace(/xmlrpc\.php$/, ""));
+        roots.rsd.push(u.pathname.replace(/xmlrpc\.php$/, ""));
     } else if (ref && /\/wp-(?:content|includes)\//.test(ref)) {
+      const u = sameHostPath(ref, page);
+      if (t.name === "a" && !u)
+        continue;
       if (!signals.includes("wp-assets"))
         signals.push("wp-assets");
-      const u = sameHostPath(ref, page);
       const m = u ? WP_ASSET.exec(u.pathname) : null;
       if (m)
-        roots.push(m[1]);
+        roots.assets.push(m[1]);
     }
   }
   if (signals.length === 0)
     return null;
-  const root = roots.map(safeDir).find((r) => r !== null) ?? "/";
+  const root = [...roots.rsd, ...roots.rest, ...roots.assets].map(safeDir).find((r) => r !== null) ?? "/";
   return { root, signals };
 }
 var under = (dir, rel) => Object.fromEntries(Object.entries(rel).map(([k, p]) => [k, dir + p]));
-function planAppProbes(finalUrl, mainBody) {
-  const wp = wordpressOf(mainBody, finalUrl);
+function planAppProbes(finalUrl, main) {
+  const wp = wordpressOf(main.body, finalUrl, main.headers?.link ?? "");
   const base = basePathOf(finalUrl);
   return {
     wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,
@@ -11097,7 +11109,7 @@ function basePathFindings(plan, probes) {
   return out;
 }
 function appFindings(target, main, probes) {
-  const plan = planAppProbes(target.finalUrl, main.body);
+  const plan = planAppProbes(target.finalUrl, main);
   const planned = [...Object.values(plan.wordpress?.paths ?? {}), ...Object.values(plan.base?.paths ?? {})];
   const probed = planned.filter((p) => probes[p] !== undefined);
   const findings = [
@@ -11125,7 +11137,7 @@ var webAppExposure = defineCheck({
   category: "exposure",
   title: "No WordPress endpoints, left-over installers or bundled documentation of known web applications are exposed",
   failTitle: "WordPress endpoints, left-over installers or bundled documentation of a web application are exposed",
-  description: `When the page is WordPress (its generator meta, REST API or RSD link, /wp-content/ or /wp-includes/ URLs), reads what its root ` + `answers for ${Object.values(WORDPRESS_PROBES).join(", ")}; when the scanned URL lives under a path (/dokuwiki/doku.php), reads ` + `${Object.values(BASE_PATH_PROBES).filter((p) => p !== "composer.json").join(", ")} under it. Other sites get none of these requests.`,
+  description: `When the page is WordPress (its generator meta, REST API link or Link header, RSD link, /wp-content/ or /wp-includes/ URLs), ` + `reads what its root answers for ${Object.values(WORDPRESS_PROBES).join(", ")}; when the scanned URL lives under a path (/dokuwiki/doku.php), reads ` + `${Object.values(BASE_PATH_PROBES).filter((p) => p !== "composer.json").join(", ")} under it. Other sites get none of these requests.`,
   why: "XML-RPC lets one request try hundreds of passwords (system.multicall) and makes the site send pingbacks to any address; the " + "REST user list and author archives give away login names, half of every password guess; readme.html and the bundled " + "documentation narrow the version to look up known vulnerabilities for; a left-over installer is a page made to configure the " + "application from scratch, sometimes still able to set a new administrator; WP-Cron lets anyone start scheduled work.",
   confirmation: "Each answer is read by content, never by status code, and never when it equals the answer for a path that cannot exist: " + 'readme.html by its title "WordPress \u203A ReadMe" (low); xmlrpc.php by its exact answer to a GET, "XML-RPC server accepts POST ' + 'requests only." (medium); /wp-json/wp/v2/users or /?rest_route=/wp/v2/users by a JSON array of objects with an id and a slug ' + "(medium; an empty list is not a finding); /?author=1 by a redirect to /author/<slug>/ (its Location read, never followed) or " + "an author archive page (low); wp-cron.php by a 200 with an empty body, unless the site answers that for anything (low); " + 'DokuWiki\u2019s install.php by its title "DokuWiki Installer" (medium; high when it offers the setup form); MediaWiki\u2019s ' + 'mw-config/ by "MediaWiki x.y.z installation" (medium); phpMyAdmin\u2019s doc/html/index.html by "phpMyAdmin x.y.z ' + 'documentation" (low). Not findings: 403 or 404 answers, a single-page app\u2019s index.html, a redirect to the home page. ' + "Evidence: URL, what was read, versions, the number of users and their slugs masked (a***n); never e-mail addresses.",
   severity: "medium",
@@ -11180,27 +11192,27 @@ then fix the origin as the generic ` + "advice says.",
       ...plan.base ? { basePath: plan.base.base } : {},
       probed
     };
-    if (probed.length === 0)
+    if (probed.every((p) => probes[p].status === 0))
       return {
         status: "skipped",
-        evidence: { ...checked, reason: "The paths were not probed." },
-        summary: "Not applicable: the paths were not probed."
+        evidence: { ...checked, reason: probed.length === 0 ? "The paths were not probed." : "No probe got an answer." },
+        summary: probed.length === 0 ? "Not applicable: the paths were not probed." : "Not applicable: the probes got no answer."
       };
     if (findings.length === 0)
       return {
         status: "pass",
         evidence: checked,
-        summary: `None of ${probed.length} application path(s) answered with an exposed endpoint, installer or documentation.`
+        summary: `${probed.length} application path(s) probed; none exposed.`
       };
     const severity = findings.reduce((s, f) => worseSeverity(s, f.severity), "low");
     const worst = findings.filter((f) => f.severity === severity);
     const top = worst.find((f) => f.item === "REST API user list") ?? worst[0];
-    const rest = findings.length - 1;
+    const others = findings.filter((f) => f !== top).map((f) => f.item);
     return {
       status: "fail",
       severity,
       evidence: { url: top.url, ...checked, findings },
-      summary: `${describeFinding(top)}${rest > 0 ? `; ${rest} more: ${findings.filter((f) => f !== top).map((f) => f.item).join(", ")}` : ""}.`
+      summary: `${describeFinding(top)}${others.length > 0 ? `; ${others.length} more: ${others.join(", ")}` : ""}.`
     };
   }
 });

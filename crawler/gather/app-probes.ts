@@ -12,9 +12,9 @@ export interface AppProbes {
   paths: string[]
 }
 
-/** What to probe for the known applications of this scan, from its final URL and main response body. */
-export function appProbesFor(finalUrl: string, mainBody: string): AppProbes {
-  const plan = planAppProbes(finalUrl, mainBody)
+/** What to probe for the known applications of this scan, from its final URL and main response. */
+export function appProbesFor(finalUrl: string, main: { body: string; headers?: Record<string, string> }): AppProbes {
+  const plan = planAppProbes(finalUrl, main)
   return { plan, paths: appProbePaths(plan, PROBE_PATHS).slice(0, APP_PROBE_BUDGET) }
 }
 

@@ -79,7 +79,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const finalAsUrl = new URL(finalUrl)
     const known = wellKnownPlans(finalOrigin)
     const [pathProbes, cors, tls, knownProbes] = await Promise.all([
-      probePaths(finalUrl, main.last.res.body, proxy, opts.probeTimeoutMs),
+      probePaths(finalUrl, main.last.res, proxy, opts.probeTimeoutMs),
       corsProbe(finalUrl, proxy, opts.probeTimeoutMs),
       finalAsUrl.protocol === 'https:'
         ? probeTls(finalAsUrl, proxy.port, { timeoutMs: opts.probeTimeoutMs, trustedSpki: opts.trustedSpki ?? [], now: Date.now() })

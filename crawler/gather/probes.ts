@@ -1,7 +1,7 @@
 // Requests for files that should not be served (PROBE_PATHS, and the known-application paths the main
 // response calls for), and the source maps the page's scripts point at.
 import { PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
-import type { BrowserRequest, ProbeResult, ScriptArtifact } from '../../shared/checks/types.ts'
+import type { BrowserRequest, HttpResponseArtifact, ProbeResult, ScriptArtifact } from '../../shared/checks/types.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
 import { mapLimit } from '../../shared/lib/async.ts'
 import { type AppProbes, appProbesFor } from './app-probes.ts'
@@ -46,12 +46,12 @@ export function sourceMapUrls(scripts: ScriptArtifact[], requests: BrowserReques
  */
 export async function probePaths(
   finalUrl: string,
-  mainBody: string,
+  main: Pick<HttpResponseArtifact, 'body' | 'headers'>,
   proxy: EgressProxy,
   timeoutMs: number,
 ): Promise<{ probes: Record<string, ProbeResult>; apps: AppProbes; sent: number }> {
   const origin = new URL(finalUrl).origin
-  const apps = appProbesFor(finalUrl, mainBody)
+  const apps = appProbesFor(finalUrl, main)
   const list = await mapLimit(
     [...PROBE_PATHS, ...apps.paths],
     GATHER_LIMITS.probeConcurrency,

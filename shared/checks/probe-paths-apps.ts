@@ -87,7 +87,7 @@ const WP_ASSET = /^(.*?\/)wp-(?:content|includes)\//
  * REST API link (rel="https://api.w.org/"), the RSD link to xmlrpc.php, and /wp-content/ or /wp-includes/
  * URLs. The root comes from those links when they are on the page's host, else "/".
  */
-export function wordpressOf(html: string, finalUrl: string): { root: string; signals: string[] } | null {
+export function wordpressOf(html: string, finalUrl: string, linkHeader = ''): { root: string; signals: string[] } | null {
   let page: URL
   try {
     page = new URL(finalUrl)
@@ -96,37 +96,51 @@ export function wordpressOf(html: string, finalUrl: string): { root: string; sig
   }
   const head = html.slice(0, HEAD_SCAN)
   const signals: string[] = []
-  const roots: string[] = []
+  // Candidate roots by how surely they name it: the RSD link is site_url('xmlrpc.php'), the REST link may
+  // carry a custom prefix, and wp-content may be moved (WP_CONTENT_URL).
+  const roots: Record<'rsd' | 'rest' | 'assets', string[]> = { rsd: [], rest: [], assets: [] }
   if (metaNamed(head, 'generator').some((g) => /^\s*WordPress\b/i.test(g))) signals.push('generator')
+  const restRoot = (ref: string | undefined) => {
+    const u = sameHostPath(ref, page)
+    if (u?.searchParams.has('rest_route')) roots.rest.push(u.pathname.replace(/[^/]*$/, ''))
+    else if (u && /\/wp-json\/?$/.test(u.pathname)) roots.rest.push(u.pathname.replace(/wp-json\/?$/, ''))
+  }
+  // WordPress sends the REST link as a header too (Link: <.../wp-json/>; rel="https://api.w.org/").
+  const headerLink = /<([^>]{1,500})>\s*;\s*rel="https:\/\/api\.w\.org\/"/.exec(linkHeader.slice(0, 4_000))
+  if (headerLink) {
+    signals.push('rest-header')
+    restRoot(headerLink[1])
+  }
   for (const t of startTags(head, ['link', 'script', 'img', 'a'])) {
     const rel = (t.attrs.rel ?? '').toLowerCase()
     const ref = t.attrs.href ?? t.attrs.src
     if (t.name === 'link' && rel.split(/\s+/).includes('https://api.w.org/')) {
       if (!signals.includes('rest-link')) signals.push('rest-link')
-      const u = sameHostPath(ref, page)
-      if (u) roots.push(u.searchParams.has('rest_route') ? u.pathname.replace(/[^/]*$/, '') : u.pathname.replace(/wp-json\/?$/, ''))
+      restRoot(ref)
     } else if (t.name === 'link' && rel === 'edituri' && /xmlrpc\.php\?rsd\b/i.test(ref ?? '')) {
       if (!signals.includes('rsd-link')) signals.push('rsd-link')
       const u = sameHostPath(ref, page)
-      if (u) roots.push(u.pathname.replace(/xmlrpc\.php$/, ''))
+      if (u) roots.rsd.push(u.pathname.replace(/xmlrpc\.php$/, ''))
     } else if (ref && /\/wp-(?:content|includes)\//.test(ref)) {
-      if (!signals.includes('wp-assets')) signals.push('wp-assets')
+      // A link to another site's uploads says nothing of this one; its own assets may come from a CDN.
       const u = sameHostPath(ref, page)
+      if (t.name === 'a' && !u) continue
+      if (!signals.includes('wp-assets')) signals.push('wp-assets')
       const m = u ? WP_ASSET.exec(u.pathname) : null
-      if (m) roots.push(m[1]!)
+      if (m) roots.assets.push(m[1]!)
     }
   }
   if (signals.length === 0) return null
-  const root = roots.map(safeDir).find((r): r is string => r !== null) ?? '/'
+  const root = [...roots.rsd, ...roots.rest, ...roots.assets].map(safeDir).find((r): r is string => r !== null) ?? '/'
   return { root, signals }
 }
 
 const under = <K extends string>(dir: string, rel: Record<K, string>): Record<K, string> =>
   Object.fromEntries(Object.entries<string>(rel).map(([k, p]) => [k, dir + p])) as Record<K, string>
 
-/** What to probe for this scan, from its final URL and the main response's body. */
-export function planAppProbes(finalUrl: string, mainBody: string): AppProbePlan {
-  const wp = wordpressOf(mainBody, finalUrl)
+/** What to probe for this scan, from its final URL and the main response (its body and Link header). */
+export function planAppProbes(finalUrl: string, main: { body: string; headers?: Record<string, string> }): AppProbePlan {
+  const wp = wordpressOf(main.body, finalUrl, main.headers?.link ?? '')
   const base = basePathOf(finalUrl)
   return {
     wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,

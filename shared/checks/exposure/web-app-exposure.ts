@@ -24,8 +24,8 @@ export const webAppExposure = defineCheck({
   title: 'No WordPress endpoints, left-over installers or bundled documentation of known web applications are exposed',
   failTitle: 'WordPress endpoints, left-over installers or bundled documentation of a web application are exposed',
   description:
-    `When the page is WordPress (its generator meta, REST API or RSD link, /wp-content/ or /wp-includes/ URLs), reads what its root ` +
-    `answers for ${Object.values(WORDPRESS_PROBES).join(', ')}; when the scanned URL lives under a path (/dokuwiki/doku.php), reads ` +
+    `When the page is WordPress (its generator meta, REST API link or Link header, RSD link, /wp-content/ or /wp-includes/ URLs), ` +
+    `reads what its root answers for ${Object.values(WORDPRESS_PROBES).join(', ')}; when the scanned URL lives under a path (/dokuwiki/doku.php), reads ` +
     `${Object.values(BASE_PATH_PROBES)
       .filter((p) => p !== 'composer.json')
       .join(', ')} under it. Other sites get none of these requests.`,
@@ -92,35 +92,28 @@ export const webAppExposure = defineCheck({
       ...(plan.base ? { basePath: plan.base.base } : {}),
       probed,
     }
-    if (probed.length === 0)
+    if (probed.every((p) => probes[p]!.status === 0))
       return {
         status: 'skipped',
-        evidence: { ...checked, reason: 'The paths were not probed.' },
-        summary: 'Not applicable: the paths were not probed.',
+        evidence: { ...checked, reason: probed.length === 0 ? 'The paths were not probed.' : 'No probe got an answer.' },
+        summary: probed.length === 0 ? 'Not applicable: the paths were not probed.' : 'Not applicable: the probes got no answer.',
       }
     if (findings.length === 0)
       return {
         status: 'pass',
         evidence: checked,
-        summary: `None of ${probed.length} application path(s) answered with an exposed endpoint, installer or documentation.`,
+        summary: `${probed.length} application path(s) probed; none exposed.`,
       }
     const severity = findings.reduce<Severity>((s, f) => worseSeverity(s, f.severity), 'low')
     // The most telling of the worst: a list of login names says more than an endpoint that answers.
     const worst = findings.filter((f) => f.severity === severity)
     const top = worst.find((f) => f.item === 'REST API user list') ?? worst[0]!
-    const rest = findings.length - 1
+    const others = findings.filter((f) => f !== top).map((f) => f.item)
     return {
       status: 'fail',
       severity,
       evidence: { url: top.url, ...checked, findings },
-      summary: `${describeFinding(top)}${
-        rest > 0
-          ? `; ${rest} more: ${findings
-              .filter((f) => f !== top)
-              .map((f) => f.item)
-              .join(', ')}`
-          : ''
-      }.`,
+      summary: `${describeFinding(top)}${others.length > 0 ? `; ${others.length} more: ${others.join(', ')}` : ''}.`,
     }
   },
 })

@@ -155,10 +155,10 @@ function basePathFindings(plan: NonNullable<AppProbePlan['base']>, probes: Recor
 /** Every finding of the known-application probes this scan planned (the same plan the gatherer made). */
 export function appFindings(
   target: { finalUrl: string },
-  main: Pick<HttpResponseArtifact, 'body'>,
+  main: Pick<HttpResponseArtifact, 'body' | 'headers'>,
   probes: Record<string, ProbeResult>,
 ): { plan: AppProbePlan; findings: AppFinding[]; probed: string[] } {
-  const plan = planAppProbes(target.finalUrl, main.body)
+  const plan = planAppProbes(target.finalUrl, main)
   const planned = [...Object.values(plan.wordpress?.paths ?? {}), ...Object.values(plan.base?.paths ?? {})]
   const probed = planned.filter((p) => probes[p] !== undefined)
   const findings = [

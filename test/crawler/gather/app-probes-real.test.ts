@@ -59,7 +59,7 @@ async function scan(path: string) {
   const main = await followChain(origin + path, proxy, TIMEOUT_MS)
   if (!main.last.ok) throw new Error(`${path}: ${main.last.reason}`)
   const finalUrl = main.chain.finalUrl!
-  const { probes, apps, sent } = await probePaths(finalUrl, main.last.res.body, proxy, TIMEOUT_MS)
+  const { probes, apps, sent } = await probePaths(finalUrl, main.last.res, proxy, TIMEOUT_MS)
   const a = makeArtifacts({ target: { url: origin + path, finalUrl, origin, scheme: 'http' }, mainResponse: main.last.res, probes })
   return { sent, counts: appProbeCounts(apps), app: runCheck(webAppExposure, a), manifest: runCheck(exposedPackageManifest, a) }
 }

@@ -32,7 +32,7 @@ async function scan(kind: AppKind) {
     if (!main.last.ok) throw new Error(`${kind}: ${main.last.reason}`)
     const finalUrl = main.chain.finalUrl!
     const mainRequests = site.requests.length
-    const { probes, apps, sent } = await probePaths(finalUrl, main.last.res.body, proxy, TIMEOUT_MS)
+    const { probes, apps, sent } = await probePaths(finalUrl, main.last.res, proxy, TIMEOUT_MS)
     const artifacts = makeArtifacts({
       target: { url: site.url, finalUrl, origin: site.origin, scheme: 'http' },
       mainResponse: main.last.res,

@@ -32,6 +32,12 @@ describe('the plan', () => {
     expect(wordpressOf(SPA_HTML, url)).toBeNull()
     expect(wordpressOf('<p>We moved from WordPress; see /wp-content/ in our old blog.</p>', url)).toBeNull()
     expect(wordpressOf('<meta name="generator" content="Hugo 0.120" />', url)).toBeNull()
+    expect(wordpressOf('<a href="https://other.example/wp-content/uploads/a.jpg">their photo</a>', url)).toBeNull()
+    // WordPress's REST Link header, when a cache or minifier dropped the head's links.
+    expect(wordpressOf('<p>', `${ORIGIN}/news/`, `<${ORIGIN}/news/wp-json/>; rel="https://api.w.org/"`)).toEqual({
+      root: '/news/',
+      signals: ['rest-header'],
+    })
   })
 
   test('the WordPress root comes from the page links on its own host; a CDN leaves it at /', () => {
@@ -39,7 +45,11 @@ describe('the plan', () => {
     expect(wordpressOf(blog, `${ORIGIN}/blog/`)?.root).toBe('/blog/')
     expect(wordpressOf(`<link rel="https://api.w.org/" href="/news/index.php?rest_route=/" />`, `${ORIGIN}/news/`)?.root).toBe('/news/')
     expect(wordpressOf('<script src="https://cdn.example.net/site/wp-includes/js/x.js"></script>', `${ORIGIN}/`)?.root).toBe('/')
-    const plan = planAppProbes(`${ORIGIN}/blog/`, blog)
+    // A REST prefix of its own (rest_url_prefix) names no root; the RSD link does.
+    const custom = `<link rel="https://api.w.org/" href="${ORIGIN}/api/" /><link rel="EditURI" href="${ORIGIN}/site/xmlrpc.php?rsd" />`
+    expect(wordpressOf(custom, `${ORIGIN}/site/`)?.root).toBe('/site/')
+    expect(wordpressOf(`<link rel="https://api.w.org/" href="${ORIGIN}/api/" />`, `${ORIGIN}/`)?.root).toBe('/')
+    const plan = planAppProbes(`${ORIGIN}/blog/`, { body: blog })
     expect(Object.values(plan.wordpress!.paths)).toContain('/blog/?rest_route=/wp/v2/users')
     expect(plan.base?.base).toBe('/blog/')
   })
@@ -52,11 +62,11 @@ describe('the plan', () => {
     expect(basePathOf('http://h/')).toBe('/')
     expect(basePathOf('http://h/a/../b/')).toBe('/b/')
     expect(basePathOf(`http://h/${'x/'.repeat(20)}`)).toBe('/')
-    expect(planAppProbes('http://h/', '<p>').base).toBeNull()
+    expect(planAppProbes('http://h/', { body: '<p>' }).base).toBeNull()
   })
 
   test('at most APP_PROBE_BUDGET paths, none already in PROBE_PATHS, each once', () => {
-    const plan = planAppProbes(`${ORIGIN}/blog/index.php`, wordpressFront(`${ORIGIN}/blog`, true))
+    const plan = planAppProbes(`${ORIGIN}/blog/index.php`, { body: wordpressFront(`${ORIGIN}/blog`, true) })
     const paths = appProbePaths(plan, PROBE_PATHS)
     expect(paths.length).toBeLessThanOrEqual(APP_PROBE_BUDGET)
     expect(new Set(paths).size).toBe(paths.length)
@@ -121,9 +131,15 @@ describe('web-app-exposure', () => {
     expect(webAppExposure.run(makeArtifacts()).summary).toBe('Not WordPress, no base path: nothing to probe.')
   })
 
+  test('WordPress whose probes all failed: skipped, not a pass', () => {
+    const paths = Object.values(planAppProbes(`${ORIGIN}/`, { body: wordpressFront(ORIGIN, true) }).wordpress!.paths)
+    const r = wp(Object.fromEntries(paths.map((p) => [p, { ...probe(p, ''), status: 0, error: 'timeout' }])))
+    expect([r.status, r.summary]).toEqual(['skipped', 'Not applicable: the probes got no answer.'])
+  })
+
   test('an SPA answering index.html for every path is no finding', () => {
     const spa = (p: string) => probe(p, SPA_HTML, 200, 'text/html')
-    const paths = Object.values(planAppProbes(`${ORIGIN}/`, wordpressFront(ORIGIN, true)).wordpress!.paths)
+    const paths = Object.values(planAppProbes(`${ORIGIN}/`, { body: wordpressFront(ORIGIN, true) }).wordpress!.paths)
     const r = wp(Object.fromEntries(paths.map((p) => [p, spa(p)])), spa(BASELINE_PROBE))
     expect(r.status).toBe('pass')
   })
