@@ -11137,24 +11137,37 @@ var webAppExposure = defineCheck({
   category: "exposure",
   title: "No WordPress endpoints, left-over installers or bundled documentation of known web applications are exposed",
   failTitle: "WordPress endpoints, left-over installers or bundled documentation of a web application are exposed",
+  failTitleOf: (evidence) => {
+    const findings = Array.isArray(evidence.findings) ? evidence.findings : [];
+    const items = findings.map((f) => typeof f === "object" && f !== null ? String(f.item ?? "") : "");
+    if (items.length === 0)
+      return null;
+    if (items.includes("REST API user list"))
+      return "WordPress lists its users\u2019 login names to anyone";
+    if (items.some((i) => i.startsWith("installer")))
+      return "A web application\u2019s installer is still served";
+    if (items.every((i) => i === "bundled documentation"))
+      return "phpMyAdmin\u2019s bundled documentation is served";
+    return findings.every((f) => f?.app === "WordPress") ? "WordPress endpoints are exposed" : null;
+  },
   description: `When the page is WordPress (its generator meta, REST API link or Link header, RSD link, /wp-content/ or /wp-includes/ URLs), ` + `reads what its root answers for ${Object.values(WORDPRESS_PROBES).join(", ")}; when the scanned URL lives under a path (/dokuwiki/doku.php), reads ` + `${Object.values(BASE_PATH_PROBES).filter((p) => p !== "composer.json").join(", ")} under it. Other sites get none of these requests.`,
   why: "XML-RPC lets one request try hundreds of passwords (system.multicall) and makes the site send pingbacks to any address; the " + "REST user list and author archives give away login names, half of every password guess; readme.html and the bundled " + "documentation narrow the version to look up known vulnerabilities for; a left-over installer is a page made to configure the " + "application from scratch, sometimes still able to set a new administrator; WP-Cron lets anyone start scheduled work.",
   confirmation: "Each answer is read by content, never by status code, and never when it equals the answer for a path that cannot exist: " + 'readme.html by its title "WordPress \u203A ReadMe" (low); xmlrpc.php by its exact answer to a GET, "XML-RPC server accepts POST ' + 'requests only." (medium); /wp-json/wp/v2/users or /?rest_route=/wp/v2/users by a JSON array of objects with an id and a slug ' + "(medium; an empty list is not a finding); /?author=1 by a redirect to /author/<slug>/ (its Location read, never followed) or " + "an author archive page (low); wp-cron.php by a 200 with an empty body, unless the site answers that for anything (low); " + 'DokuWiki\u2019s install.php by its title "DokuWiki Installer" (medium; high when it offers the setup form); MediaWiki\u2019s ' + 'mw-config/ by "MediaWiki x.y.z installation" (medium); phpMyAdmin\u2019s doc/html/index.html by "phpMyAdmin x.y.z ' + 'documentation" (low). Not findings: 403 or 404 answers, a single-page app\u2019s index.html, a redirect to the home page. ' + "Evidence: URL, what was read, versions, the number of users and their slugs masked (a***n); never e-mail addresses.",
   severity: "medium",
   fix: {
     generic: "Delete readme.html, license.txt, install.php and mw-config/ after installing or upgrading, and doc/ from phpMyAdmin; block " + "xmlrpc.php unless an app needs it; limit the REST users endpoint to signed-in users (a plugin, or a rest_endpoints filter " + "removing /wp/v2/users); redirect ?author= requests to the home page; set DISABLE_WP_CRON and run wp-cron.php from the " + "system cron (wp cron event run --due-now).",
-    nginx: `In the server block of the site:
+    nginx: "In the server block, before the location that passes .php to PHP (set DISABLE_WP_CRON and run wp cron event run --due-now " + `from the system cron first):
 location = /xmlrpc.php { return 403; }
 location = /readme.html { return 404; }
-location = ` + `/wp-cron.php { allow 127.0.0.1; deny all; }
+location = ` + `/wp-cron.php { return 403; }
 location ~ ^/wp-json/wp/v2/users { return 403; }
 if ($args ~* ` + `"(^|&)(author=\\d|rest_route=/wp/v2/users)") { return 403; }
 location ~ (?:^|/)(?:install\\.php|mw-config/|doc/html/) { ` + "return 404; }",
-    apache: `In the site\u2019s virtual host (or .htaccess):
+    apache: "In the site\u2019s virtual host or .htaccess, before WordPress\u2019s own rules (set DISABLE_WP_CRON and run wp cron event run " + `--due-now from the system cron first):
 <Files "xmlrpc.php">
   Require all denied
 </Files>
-<FilesMatch ` + `"^(readme\\.html|install\\.php)$">
+<FilesMatch ` + `"^(readme\\.html|install\\.php|wp-cron\\.php)$">
   Require all denied
 </FilesMatch>
 RewriteEngine On

@@ -23,6 +23,15 @@ export const webAppExposure = defineCheck({
   category: 'exposure',
   title: 'No WordPress endpoints, left-over installers or bundled documentation of known web applications are exposed',
   failTitle: 'WordPress endpoints, left-over installers or bundled documentation of a web application are exposed',
+  failTitleOf: (evidence) => {
+    const findings = Array.isArray(evidence.findings) ? (evidence.findings as unknown[]) : []
+    const items = findings.map((f) => (typeof f === 'object' && f !== null ? String((f as { item?: unknown }).item ?? '') : ''))
+    if (items.length === 0) return null
+    if (items.includes('REST API user list')) return 'WordPress lists its users\u2019 login names to anyone'
+    if (items.some((i) => i.startsWith('installer'))) return 'A web application\u2019s installer is still served'
+    if (items.every((i) => i === 'bundled documentation')) return 'phpMyAdmin\u2019s bundled documentation is served'
+    return findings.every((f) => (f as { app?: unknown })?.app === 'WordPress') ? 'WordPress endpoints are exposed' : null
+  },
   description:
     `When the page is WordPress (its generator meta, REST API link or Link header, RSD link, /wp-content/ or /wp-includes/ URLs), ` +
     `reads what its root answers for ${Object.values(WORDPRESS_PROBES).join(', ')}; when the scanned URL lives under a path (/dokuwiki/doku.php), reads ` +
@@ -52,13 +61,15 @@ export const webAppExposure = defineCheck({
       'removing /wp/v2/users); redirect ?author= requests to the home page; set DISABLE_WP_CRON and run wp-cron.php from the ' +
       'system cron (wp cron event run --due-now).',
     nginx:
-      'In the server block of the site:\nlocation = /xmlrpc.php { return 403; }\nlocation = /readme.html { return 404; }\nlocation = ' +
-      '/wp-cron.php { allow 127.0.0.1; deny all; }\nlocation ~ ^/wp-json/wp/v2/users { return 403; }\nif ($args ~* ' +
+      'In the server block, before the location that passes .php to PHP (set DISABLE_WP_CRON and run wp cron event run --due-now ' +
+      'from the system cron first):\nlocation = /xmlrpc.php { return 403; }\nlocation = /readme.html { return 404; }\nlocation = ' +
+      '/wp-cron.php { return 403; }\nlocation ~ ^/wp-json/wp/v2/users { return 403; }\nif ($args ~* ' +
       '"(^|&)(author=\\d|rest_route=/wp/v2/users)") { return 403; }\nlocation ~ (?:^|/)(?:install\\.php|mw-config/|doc/html/) { ' +
       'return 404; }',
     apache:
-      'In the site\u2019s virtual host (or .htaccess):\n<Files "xmlrpc.php">\n  Require all denied\n</Files>\n<FilesMatch ' +
-      '"^(readme\\.html|install\\.php)$">\n  Require all denied\n</FilesMatch>\nRewriteEngine On\nRewriteCond %{QUERY_STRING} ' +
+      'In the site\u2019s virtual host or .htaccess, before WordPress\u2019s own rules (set DISABLE_WP_CRON and run wp cron event run ' +
+      '--due-now from the system cron first):\n<Files "xmlrpc.php">\n  Require all denied\n</Files>\n<FilesMatch ' +
+      '"^(readme\\.html|install\\.php|wp-cron\\.php)$">\n  Require all denied\n</FilesMatch>\nRewriteEngine On\nRewriteCond %{QUERY_STRING} ' +
       '(^|&)(author=\\d|rest_route=/wp/v2/users) [NC]\nRewriteRule ^ - [F]\nRewriteRule ^/?wp-json/wp/v2/users - [F]\nRedirectMatch ' +
       '404 /(mw-config|doc/html)/',
     vercel:

@@ -2,6 +2,7 @@
 // read, on the applications' real bodies (test/fixtures/apps/) and on the answers that must not count.
 import { describe, expect, test } from 'bun:test'
 import { webAppExposure } from '../../../shared/checks/exposure/web-app-exposure.ts'
+import { titleFor } from '../../../shared/checks/runner.ts'
 import {
   maskName,
   readAuthorArchive,
@@ -157,5 +158,19 @@ describe('web-app-exposure', () => {
     expect(r.status).toBe('fail')
     expect(r.summary).toBe('https://example.com/wp-json/wp/v2/users lists 2 WordPress user(s) (a***n, e***e).')
     expect(JSON.stringify(r.evidence)).not.toMatch(/jane@|Editor Jane/)
+  })
+
+  test('the failing title names what the evidence shows, and reads any stored shape', () => {
+    const title = (findings: unknown) => titleFor(webAppExposure, 'fail', { findings })
+    expect(
+      title([
+        { app: 'WordPress', item: 'XML-RPC endpoint' },
+        { app: 'WordPress', item: 'REST API user list' },
+      ]),
+    ).toBe('WordPress lists its users\u2019 login names to anyone')
+    expect(title([{ app: 'WordPress', item: 'XML-RPC endpoint' }])).toBe('WordPress endpoints are exposed')
+    expect(title([{ app: 'DokuWiki', item: 'installer (install.php)' }])).toBe('A web application\u2019s installer is still served')
+    expect(title([{ app: 'phpMyAdmin', item: 'bundled documentation' }])).toBe('phpMyAdmin\u2019s bundled documentation is served')
+    for (const odd of [null, 'x', [], [null], [{ item: 3 }]]) expect(title(odd)).toBe(webAppExposure.failTitle!)
   })
 })
