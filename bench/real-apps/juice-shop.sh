@@ -14,12 +14,20 @@ G=${JUICE_GIT:?the git directory of juice-shop}
 TAG=${JUICE_TAG:-v18.0.0}
 D=${JUICE_DIR:-/tmp/realapps/juice}
 rm -rf "$D" && mkdir -p "$D"
-excl=()
+# The tree goes out through an index of its own with the missing files taken out (git archive reads every
+# blob it lists, so it stops at the first missing one even when a pathspec excludes it).
+export GIT_INDEX_FILE="$D.index"
+rm -f "$GIT_INDEX_FILE"
+git --git-dir="$G" read-tree "$TAG"
+missing=()
 while read -r blob path; do
-  git --git-dir="$G" cat-file -e "$blob" 2>/dev/null || excl+=(":(exclude)$path")
+  git --git-dir="$G" cat-file -e "$blob" 2>/dev/null || missing+=("$path")
 done < <(git --git-dir="$G" ls-tree -r "$TAG" | awk '{print $3" "$4}')
-echo "left out (no blob in the copy): ${excl[*]:-none}"
-git --git-dir="$G" archive "$TAG" -- . "${excl[@]}" | tar -x -C "$D"
+echo "left out (no blob in the copy): ${missing[*]:-none}"
+[ ${#missing[@]} -eq 0 ] || git --git-dir="$G" update-index --force-remove -- "${missing[@]}"
+git --git-dir="$G" --work-tree="$D" checkout-index -a --prefix="$D/"
+rm -f "$GIT_INDEX_FILE"
+unset GIT_INDEX_FILE
 sed -i '/"frisby": "github:bkimminich\/frisby",/d' "$D/package.json"
 cd "$D"
 CYPRESS_INSTALL_BINARY=0 PUPPETEER_SKIP_DOWNLOAD=1 CHROMEDRIVER_SKIP_DOWNLOAD=true GECKODRIVER_SKIP_DOWNLOAD=true \
