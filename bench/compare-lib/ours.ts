@@ -51,7 +51,16 @@ export async function startOurs(mode: Mode, trustedSpki: string[] = []): Promise
       const ms = performance.now() - t0
       const body = payload(r)
       if (r.isError) throw new Error(`scan_app ${url} failed: ${JSON.stringify(body.error ?? body).slice(0, 500)}`)
-      return { ms, report: body as OurReport }
+      // scan_app's answer is cut to an agent's budget (evidence shortened): comparisons read the whole report.
+      if (body.detail !== 'compact' || typeof body.id !== 'string') return { ms, report: body as OurReport }
+      const full = await withTimeout(
+        client.callTool({ name: 'get_scan', arguments: { scanId: body.id, detail: 'full' } }, undefined, { timeout: SCAN_TIMEOUT_MS }),
+        SCAN_TIMEOUT_MS + 5_000,
+        `get_scan ${body.id}`,
+      )
+      if (full.isError) throw new Error(`get_scan ${body.id} failed: ${JSON.stringify(payload(full)).slice(0, 500)}`)
+      const whole = payload(full)
+      return { ms, report: (whole.report ?? whole) as OurReport }
     },
     async stop() {
       await client.close().catch(() => {})
