@@ -13,7 +13,7 @@ import { corsProbe } from './cors-probe.ts'
 import { followChain, httpFormOf } from './http-chain.ts'
 import { GATHER_LIMITS } from './limits.ts'
 import { loadPage, type Loaded } from './page-reader.ts'
-import { probe, sourceMapUrls } from './probes.ts'
+import { directoryLinks, probe, sourceMapUrls } from './probes.ts'
 import { probeTls } from './tls.ts'
 import type { WarmPages } from './warm-page.ts'
 
@@ -39,7 +39,7 @@ export interface Gathered {
     budget: number
     sent: number
     concurrency: number
-    api: { budget: number; sent: number; cors: number; graphql: number; openapi: number }
+    api: { budget: number; sent: number; cors: number; graphql: number; openapi: number; errors: number }
   }
 }
 
@@ -89,7 +89,8 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
     Object.assign(timings, loaded.phases)
-    const { sourceMaps, apiProbes } = await probeWhatLoaded(loaded, finalUrl, { known, knownProbes }, proxy, opts.probeTimeoutMs)
+    const { sourceMaps, folders, apiProbes } = await probeWhatLoaded(loaded, finalUrl, { known, knownProbes }, proxy, opts.probeTimeoutMs)
+    for (const f of folders) probes[f.path] = f
     opts.progress?.(80, 'page loaded; judging')
     const artifacts: Artifacts = {
       target: { url: target.href, finalUrl, origin: finalOrigin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
@@ -107,7 +108,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       performance: loaded.performance,
     }
     timings.gather = Math.round(performance.now() - t0)
-    return { artifacts, timings, probes: probeCounts(probeList.length + sourceMaps.length, apiProbes) }
+    return { artifacts, timings, probes: probeCounts(probeList.length + sourceMaps.length + folders.length, apiProbes) }
   } finally {
     if (slot) opts.warm!.release(slot)
     else await proxy.stop().catch(() => {})
@@ -116,7 +117,10 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
   }
 }
 
-/** Once the page has loaded: the source maps its scripts name, and what it revealed about its API (paths, GraphQL, documents). */
+/**
+ * Once the page has loaded: the source maps its scripts name, the folders it links (for a listing), and what it
+ * revealed about its API (paths, GraphQL, documents, error pages).
+ */
 async function probeWhatLoaded(
   loaded: Loaded,
   finalUrl: string,
@@ -127,11 +131,13 @@ async function probeWhatLoaded(
   const origin = new URL(finalUrl).origin
   const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], origin)
   const revealed = loaded.page ? revealedPlans(loaded.page, finalUrl, new Set(wellKnown.known.map((p) => p.url))) : []
-  const [sourceMaps, revealedProbes] = await Promise.all([
+  const folderPaths = loaded.page ? directoryLinks(loaded.page, finalUrl, PROBE_PATHS) : []
+  const [sourceMaps, folders, revealedProbes] = await Promise.all([
     Promise.all(mapUrls.map((u) => probe(origin, new URL(u).pathname + new URL(u).search, proxy, timeoutMs))),
+    Promise.all(folderPaths.map((p) => probe(origin, p, proxy, timeoutMs))),
     sendApiProbes(revealed, proxy, timeoutMs),
   ])
-  return { sourceMaps, apiProbes: [...wellKnown.knownProbes, ...revealedProbes] }
+  return { sourceMaps, folders, apiProbes: [...wellKnown.knownProbes, ...revealedProbes] }
 }
 
 /** The probe requests made (paths and source maps, then the API probes) against their budgets, as the report states them. */

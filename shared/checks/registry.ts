@@ -27,6 +27,7 @@ import { perfTiming } from './performance/perf-timing.ts'
 import { thirdPartyCookies } from './privacy/third-party-cookies.ts'
 import { thirdPartyRequests } from './privacy/third-party-requests.ts'
 import { corsCredentialedReflection } from './security/cors-credentialed-reflection.ts'
+import { corsWildcardApi } from './security/cors-wildcard-api.ts'
 import { crossOriginIsolation } from './security/cross-origin-isolation.ts'
 import { permissionsPolicy } from './security/permissions-policy.ts'
 import { subresourceIntegrity } from './security/subresource-integrity.ts'
@@ -54,7 +55,7 @@ import { xContentTypeOptions } from './security/x-content-type-options.ts'
 import type { Check } from './types.ts'
 
 /** Bumped whenever a check's judgement changes; a check whose meaning changes gets a new id instead. */
-export const CHECKS_VERSION = '2026.11.6'
+export const CHECKS_VERSION = '2026.11.7'
 
 export const CHECKS = [
   httpsRedirect,
@@ -68,6 +69,7 @@ export const CHECKS = [
   permissionsPolicy,
   crossOriginIsolation,
   corsCredentialedReflection,
+  corsWildcardApi,
   subresourceIntegrity,
   passwordForm,
   cookieSecure,
