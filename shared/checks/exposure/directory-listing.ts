@@ -45,8 +45,10 @@ const SERVE_INDEX_ENTRY = /<a href="[^"]{0,1000}" class="([^"]{0,200})"\s*title=
 /** Entry names of a listing, at most `max`: its links, without parent, sort and absolute links; serve-index's titles. */
 function entryNames(body: string, max: number, scan: number): string[] {
   const names: string[] = []
-  if (/<ul id="files"/i.test(body.slice(0, SCAN))) {
-    for (const m of body.slice(0, scan).matchAll(SERVE_INDEX_ENTRY)) {
+  // serve-index puts its styles (icons as data: URLs) before the entries: its list is read further down.
+  const serveIndexScan = Math.max(scan, 4 * SCAN)
+  if (body.slice(0, serveIndexScan).includes('<ul id="files"')) {
+    for (const m of body.slice(0, serveIndexScan).matchAll(SERVE_INDEX_ENTRY)) {
       const name = decodeEntities(m[2]!)
       if (name === '..' || name === '.') continue
       const entry = clip(name + (/\bicon-directory\b/.test(m[1]!) && !name.endsWith('/') ? '/' : ''), 100)

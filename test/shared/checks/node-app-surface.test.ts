@@ -209,3 +209,11 @@ describe('cors-wildcard-api', () => {
     expect(r.summary).toBe('Not applicable: no same-site API answer (JSON) from the page or the API probes.')
   })
 })
+
+test('serve-index entries after 40 KB of icon styles are still read', () => {
+  const icons = `<style>${'.icon-x { background-image: url(data:image/png;base64,AAAA); }\n'.repeat(700)}</style>`
+  const body = SERVE_INDEX('/ftp', ['premium.key']).replace('</head>', `${icons}</head>`)
+  expect(body.indexOf('<ul id="files"')).toBeGreaterThan(40_000)
+  expect(listedNames(body)).toEqual(['premium.key'])
+  expect(sensitiveEntries(body)).toEqual({ keys: ['premium.key'] })
+})
