@@ -15,7 +15,7 @@ const API_CHECKS = ['api-data-exposure', 'debug-error-page', 'exposed-api-docs',
 const RANK: Record<string, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 }
 
 type Report = ScanReport & {
-  probes: ScanReport['probes'] & { api: { budget: number; sent: number; cors: number; graphql: number; openapi: number } }
+  probes: ScanReport['probes'] & { api: { budget: number; sent: number; cors: number; graphql: number; openapi: number; errors: number } }
 }
 
 describe('the API a page reveals, scanned end to end (embedded mode)', () => {
