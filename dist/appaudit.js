@@ -9402,8 +9402,9 @@ var MAX_ENTRIES = 500;
 var SERVE_INDEX_ENTRY = /<a href="[^"]{0,1000}" class="([^"]{0,200})"\s*title="([^"]{1,300})">/gi;
 function entryNames(body, max, scan) {
   const names = [];
-  if (/<ul id="files"/i.test(body.slice(0, SCAN))) {
-    for (const m of body.slice(0, scan).matchAll(SERVE_INDEX_ENTRY)) {
+  const serveIndexScan = Math.max(scan, 4 * SCAN);
+  if (body.slice(0, serveIndexScan).includes('<ul id="files"')) {
+    for (const m of body.slice(0, serveIndexScan).matchAll(SERVE_INDEX_ENTRY)) {
       const name = decodeEntities(m[2]);
       if (name === ".." || name === ".")
         continue;
