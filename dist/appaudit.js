@@ -8788,6 +8788,8 @@ var LOG_PROBES = [
   "/wp-content/debug.log",
   "/logs/error.log"
 ];
+var NODE_LISTING_PROBES = ["/ftp", "/encryptionkeys", "/support/logs"];
+var METRICS_PROBES = ["/metrics"];
 var PROBE_PATHS = [
   BASELINE_PROBE,
   ...ENV_PROBES,
@@ -8800,15 +8802,18 @@ var PROBE_PATHS = [
   ...SERVER_INFO_PROBES,
   ...METADATA_PROBES,
   ...INFRA_PROBES,
-  ...LOG_PROBES
+  ...LOG_PROBES,
+  ...NODE_LISTING_PROBES,
+  ...METRICS_PROBES
 ];
 var OPENAPI_PROBES = ["/swagger.json", "/openapi.json", "/v3/api-docs", "/api-docs"];
 var API_PROBE_LIMITS = {
   corsPaths: 4,
   graphql: 3,
-  openapiLinks: 2
+  openapiLinks: 2,
+  errorPaths: 2
 };
-var API_PROBE_BUDGET = API_PROBE_LIMITS.corsPaths * 2 + API_PROBE_LIMITS.graphql + API_PROBE_LIMITS.openapiLinks + OPENAPI_PROBES.length;
+var API_PROBE_BUDGET = API_PROBE_LIMITS.corsPaths * 2 + API_PROBE_LIMITS.graphql + API_PROBE_LIMITS.openapiLinks + OPENAPI_PROBES.length + API_PROBE_LIMITS.errorPaths;
 
 // shared/checks/util/probe.ts
 var normalise = (body) => body.replace(/\s+/g, " ").trim();
@@ -9051,17 +9056,18 @@ function findDebugPage(answer) {
   return null;
 }
 var JUDGED_ELSEWHERE = new Set(LOG_PROBES);
-var answers = (main, probes, api) => [
+var answers = (main, probes, api, apiProbes) => [
   { url: main.url, status: main.status, body: main.body },
   ...Object.values(probes).filter((p) => p.status !== 0 && !p.error && !JUDGED_ELSEWHERE.has(p.path)),
-  ...(api?.calls ?? []).filter((c) => c.status !== 0 && c.body)
+  ...(api?.calls ?? []).filter((c) => c.status !== 0 && c.body),
+  ...apiProbes.filter((p) => p.kind === "error" && p.status !== 0 && p.body)
 ];
 var debugErrorPage = defineCheck({
   id: "debug-error-page",
   category: "exposure",
   title: "No debug pages or stack traces are shown",
   failTitle: "A debug page or stack trace is shown",
-  description: "Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, in every probed " + "path, and in the answers the page's own API calls got while it loaded (JSON or HTML error bodies; no request of ours).",
+  description: "Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, in every probed " + "path, in the answers the page's own API calls got while it loaded (JSON or HTML error bodies), and in what one GET of a " + "path that cannot exist under each API prefix the page used answers (/api/<nonsense>, /rest/<nonsense>; at most 2).",
   why: "Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show " + "that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).",
   confirmation: 'Confirmed by content: framework debug pages (Django "You\u2019re seeing this error because you have DEBUG = True" with its ' + 'request table, Werkzeug debugger, Laravel Whoops/Ignition or Illuminate frames, Rails "Action Controller: Exception caught", ' + `ASP.NET "Server Error in '/' Application" with exception details or stack trace, Spring Whitelabel page with a Java stack ` + "trace, Symfony\u2019s exception page, Next.js dev overlay or __NEXT_DATA__ error stack) anywhere; generic traces (Node.js " + '"at Layer.handle" of Express 4, "at Layer.handleRequest" of Express 5, Koa\u2019s dispatch, any frame in node_modules or "at ' + 'Object.<anonymous> (/...)" with file:line:column frames, PHP "Fatal error/Warning ... in /path on line N", Python "Traceback ' + '(most recent call last)" with File "...", line N, Java exception with frames) on an error status, in a non-HTML body (JSON error answers included), or at the ' + "very start of a page. JSON error bodies (with a trace, stack or exception field) are also read with their strings " + 'unescaped, and recognised as Laravel debug JSON ("exception": "Illuminate\\..." with a trace), Rails development JSON ' + '("traces" with "Application Trace"), Spring Boot error JSON (a "trace" with Java frames) or .NET frames ("at ... in ' + '/path:line N"), besides the rules above. Not findings: a generic "500 Internal Server Error" page without a trace, the Spring Whitelabel page ' + 'without a trace, an ASP.NET "Runtime Error" page hiding details, a page that quotes a trace in its content. Evidence: URL, ' + "framework, a redacted excerpt of at most 300 characters.",
   severity: "high",
@@ -9104,12 +9110,12 @@ reverse_proxy localhost:8000 {
 </system.webServer>`
   },
   requires: ["mainResponse", "probes"],
-  optional: ["page"],
-  run: ({ mainResponse, probes, page }) => {
+  optional: ["page", "apiProbes"],
+  run: ({ mainResponse, probes, page, apiProbes }) => {
     const byFramework = new Map;
     const seen = new Set;
     let checked = 0;
-    for (const answer of answers(mainResponse, probes, page?.api)) {
+    for (const answer of answers(mainResponse, probes, page?.api, apiProbes ?? [])) {
       if (seen.has(answer.url))
         continue;
       seen.add(answer.url);
@@ -9392,9 +9398,25 @@ var SERVERS = [
   { name: "Node serve-index", markers: [/<title>\s*listing directory \/[^<]{0,300}<\/title>/i] }
 ];
 var HREF = /<a\s[^>]{0,300}?href\s*=\s*"([^"]{1,500})"/gi;
-function listedNames(body) {
+var MAX_ENTRIES = 500;
+var SERVE_INDEX_ENTRY = /<a href="[^"]{0,1000}" class="([^"]{0,200})"\s*title="([^"]{1,300})">/gi;
+function entryNames(body, max, scan) {
   const names = [];
-  for (const m of body.slice(0, SCAN).matchAll(HREF)) {
+  const serveIndexScan = Math.max(scan, 4 * SCAN);
+  if (body.slice(0, serveIndexScan).includes('<ul id="files"')) {
+    for (const m of body.slice(0, serveIndexScan).matchAll(SERVE_INDEX_ENTRY)) {
+      const name = decodeEntities(m[2]);
+      if (name === ".." || name === ".")
+        continue;
+      const entry = clip(name + (/\bicon-directory\b/.test(m[1]) && !name.endsWith("/") ? "/" : ""), 100);
+      if (!names.includes(entry))
+        names.push(entry);
+      if (names.length >= max)
+        break;
+    }
+    return names;
+  }
+  for (const m of body.slice(0, scan).matchAll(HREF)) {
     const href = decodeEntities(m[1]);
     if (/^[^<]{0,20}\[To Parent Directory\]/i.test(body.slice(m.index + m[0].length, m.index + m[0].length + 60).replace(/^[^>]{0,100}>/, "")))
       continue;
@@ -9410,10 +9432,30 @@ function listedNames(body) {
     }
     if (!names.includes(name))
       names.push(clip(name, 100));
-    if (names.length >= MAX_NAMES)
+    if (names.length >= max)
       break;
   }
   return names;
+}
+function listedNames(body) {
+  return entryNames(body, MAX_NAMES, SCAN);
+}
+var SENSITIVE = [
+  ["keys", /\.(?:key|pem|pub|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg|crt|der)$|^id_(?:rsa|dsa|ecdsa|ed25519)\b|^\.htpasswd$|^\.env\b/i],
+  ["backups", /\.(?:bak|backup|old|orig|save|sql|dump|tar|tgz|gz|zip|7z|rar)$|~$/i],
+  ["logs", /\.log(?:\.[\w.-]{1,40})?$/i]
+];
+function sensitiveEntries(body) {
+  const out = {};
+  for (const name of entryNames(body, MAX_ENTRIES, body.length)) {
+    const hit = SENSITIVE.find(([, re]) => re.test(name.replace(/\/$/, "")));
+    if (!hit)
+      continue;
+    const list = out[hit[0]] ??= [];
+    if (list.length < MAX_NAMES)
+      list.push(name);
+  }
+  return out;
 }
 function directoryListingServer(body) {
   const head = body.slice(0, SCAN);
@@ -9433,9 +9475,9 @@ var directoryListing = defineCheck({
   category: "exposure",
   title: "Directories are not listed",
   failTitle: "Directories are listed",
-  description: "Looks for server-generated directory indexes (autoindex) in the main response and in every probed path, including common static " + "directories such as /assets/, /static/ and /uploads/.",
+  description: "Looks for server-generated directory indexes (autoindex) in the main response and in every probed path, including common static " + "directories such as /assets/, /static/ and /uploads/, the folders Node apps list with serve-index (/ftp, /encryptionkeys, " + '/support/logs) and up to 3 same-origin folders the page links (a link ending in "/", or the folder of a linked file).',
   why: "A directory listing shows every file in the folder, including backups, uploads and files that were never linked, so attackers do " + "not need to guess names.",
-  confirmation: 'Confirmed by the page\u2019s content, never by status code: nginx and Apache "Index of /..." title or heading with a ' + 'parent-directory link or listing markup, lighttpd\u2019s listing table, IIS "[To Parent Directory]" or its <dir> entries, Python' + ' http.server "Directory listing for /...", Node serve-index "listing directory /...". Not findings: an "Index of" phrase in ' + "ordinary page text, a single-page app answering index.html for a directory, a 403 or 404 for a directory. Evidence: the URL, the" + " server that produced the listing and the first few listed names.",
+  confirmation: 'Confirmed by the page\u2019s content, never by status code: nginx and Apache "Index of /..." title or heading with a ' + 'parent-directory link or listing markup, lighttpd\u2019s listing table, IIS "[To Parent Directory]" or its <dir> entries, Python' + ' http.server "Directory listing for /...", Node serve-index "listing directory /...". Medium; high when a listing holds keys or ' + "credentials (.key, .pem, .pub, .kdbx, id_rsa...), backups and dumps (.bak, .old, .sql, archives, name~) or logs (.log, " + 'access.log.2026-11-29). Not findings: an "Index of" phrase in ' + "ordinary page text, a single-page app answering index.html for a directory, a 403 or 404 for a directory. Evidence: the URL, the" + " server that produced the listing, the first few listed names (keys, backups and logs first) and those of each kind.",
   severity: "medium",
   fix: {
     generic: "Turn off automatic directory indexes on the web server and put an index file or a 404 in directories that must stay reachable.",
@@ -9468,8 +9510,12 @@ Options -Indexes`,
       const server = directoryListingServer(answer.body);
       if (!server)
         continue;
-      if (listings.length < MAX_LISTINGS)
-        listings.push({ url: answer.url, status: answer.status, server, names: listedNames(answer.body) });
+      if (listings.length >= MAX_LISTINGS)
+        continue;
+      const sensitive = sensitiveEntries(answer.body);
+      const flagged = Object.values(sensitive).flat();
+      const names = [...new Set([...flagged, ...listedNames(answer.body)])].slice(0, MAX_NAMES);
+      listings.push({ url: answer.url, status: answer.status, server, names, ...flagged.length > 0 ? { sensitive } : {} });
     }
     if (listings.length === 0)
       return {
@@ -9477,11 +9523,13 @@ Options -Indexes`,
         evidence: { checked },
         summary: `No directory listing in the main response or ${checked - 1} probed path(s).`
       };
-    const first = listings[0];
+    const first = listings.find((l) => l.sensitive) ?? listings[0];
+    const kinds = [...new Set(listings.flatMap((l) => Object.keys(l.sensitive ?? {})))];
     return {
       status: "fail",
+      ...kinds.length > 0 ? { severity: "high" } : {},
       evidence: { url: first.url, listings },
-      summary: `${first.url} is a directory listing (${first.server})${first.names.length > 0 ? `: ${first.names.slice(0, 3).join(", ")}${first.names.length > 3 ? ", ..." : ""}` : ""}${listings.length > 1 ? `; ${listings.length - 1} more listing(s)` : ""}.`
+      summary: `${first.url} is a directory listing (${first.server})${first.names.length > 0 ? `: ${first.names.slice(0, 3).join(", ")}${first.names.length > 3 ? ", ..." : ""}` : ""}${listings.length > 1 ? `; ${listings.length - 1} more listing(s)` : ""}${kinds.length > 0 ? `. Listed: ${kinds.join(", ")}` : ""}.`
     };
   }
 });
@@ -10676,6 +10724,25 @@ function phpinfoSecrets(body) {
   }
   return secretNames([...names]).filter((n) => !/^(?:PHP_AUTH_|HTTP_AUTHORIZATION$|AUTH_TYPE$)/.test(n)).slice(0, 20);
 }
+var METRIC_NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
+var METRIC_TYPE = new RegExp(`^# TYPE (${METRIC_NAME}) (?:counter|gauge|histogram|summary|untyped|unknown|info|stateset|gaugehistogram)[ \\t]*\\r?$`, "gm");
+function metricsDetails(body) {
+  const families = [...body.matchAll(METRIC_TYPE)].map((m) => m[1]);
+  const label = (metric, name) => first2(new RegExp(`^${metric}\\{[^}\\n]{0,500}\\b${name}="([^"\\n]{1,60})"`, "m"), body);
+  const versions = Object.fromEntries([
+    ["node", label("nodejs_version_info", "version")],
+    ["go", label("go_info", "version")],
+    ["python", label("python_info", "version")]
+  ].filter(([, v]) => v !== null));
+  return {
+    details: {
+      format: /^# EOF\s*$/m.test(body) ? "OpenMetrics" : "Prometheus text",
+      families: families.length,
+      names: families.slice(0, 8),
+      ...Object.keys(versions).length > 0 ? { versions } : {}
+    }
+  };
+}
 var RULES3 = [
   {
     software: "Apache httpd",
@@ -10788,6 +10855,18 @@ var RULES3 = [
     markers: [/<title>\/debug\/pprof\/<\/title>/i, /Types of profiles available/i]
   },
   {
+    software: "Prometheus",
+    page: "metrics exposition",
+    gate: ["# TYPE "],
+    severity: "medium",
+    markers: [
+      new RegExp(`^\\s*(?:# (?:HELP|TYPE) ${METRIC_NAME} |${METRIC_NAME}(?:\\{| ))`),
+      new RegExp(METRIC_TYPE.source, "m"),
+      new RegExp(`^${METRIC_NAME}(?:\\{[^}\\n]{0,2000}\\})?[ \\t]+(?:[-+]?\\d[\\d.]*(?:e[-+]?\\d+)?|NaN|[-+]Inf)\\b`, "im")
+    ],
+    details: metricsDetails
+  },
+  {
     software: "ASP.NET",
     page: "ELMAH error log",
     gate: ["ELMAH"],
@@ -10819,9 +10898,9 @@ var serverInfoPage = defineCheck({
   category: "exposure",
   title: "No server status, runtime information or debug console pages are reachable",
   failTitle: "Server status, runtime information or debug console pages are reachable",
-  description: `Looks at the page scanned and at ${SERVER_INFO_PROBES.join(", ")} for the status and information pages of web servers and runtimes and the debug, profiler and console endpoints of frameworks.`,
+  description: `Looks at the page scanned and at ${[...SERVER_INFO_PROBES, ...METRICS_PROBES].join(", ")} for the status and information pages of web servers and runtimes, Prometheus metrics, and the debug, profiler and console endpoints of frameworks.`,
   why: "These pages were made for the operator: phpinfo() lists the configuration, paths and often environment variables with secrets; " + "Apache\u2019s server-status shows every visitor\u2019s address and the URLs they request (tokens in query strings included); " + "server-info shows the whole configuration; a Werkzeug console runs Python on the server; Symfony\u2019s profiler, Laravel " + "Telescope and Spring\u2019s actuator show requests, sessions and settings.",
-  confirmation: 'Recognised by the markup the software writes, never by status code or path: Apache "Apache Server Status for" (high when ' + 'ExtendedStatus lists request lines) and "Apache Server Information", nginx stub_status ("Active connections: N" then "server ' + 'accepts handled requests"), phpinfo() (its title or "PHP Version" heading and its e/v table; high when environment variables ' + "with secret-looking names have values), the Werkzeug console (critical when no PIN locks it), Symfony\u2019s profiler or " + 'toolbar, Laravel Telescope, Spring Boot /actuator/env ("activeProfiles" and "propertySources"), Rails /rails/info/properties, Go ' + "pprof\u2019s index and ELMAH\u2019s error log. An answer that is the same as for a path that cannot exist is not read. Not " + "findings: a 403 or 404 page at those paths, a page that only mentions them, an admin login page. Evidence: URL, software, " + "versions and names it revealed, never secret values.",
+  confirmation: 'Recognised by the markup the software writes, never by status code or path: Apache "Apache Server Status for" (high when ' + 'ExtendedStatus lists request lines) and "Apache Server Information", nginx stub_status ("Active connections: N" then "server ' + 'accepts handled requests"), phpinfo() (its title or "PHP Version" heading and its e/v table; high when environment variables ' + "with secret-looking names have values), the Werkzeug console (critical when no PIN locks it), Symfony\u2019s profiler or " + 'toolbar, Laravel Telescope, Spring Boot /actuator/env ("activeProfiles" and "propertySources"), Rails /rails/info/properties, Go ' + 'pprof\u2019s index, ELMAH\u2019s error log, and a Prometheus metrics exposition (prom-client\u2019s /metrics: "# TYPE name ' + 'counter|gauge|..." lines and samples, as text/plain; version=0.0.4 or OpenMetrics; medium: runtime versions, memory, ' + "traffic and the app\u2019s own counters). An answer that is the same as for a path that cannot exist is not read. Not " + "findings: a 403 or 404 page at those paths, a page that only mentions them, an admin login page. Evidence: URL, software, " + "versions and names it revealed, never secret values.",
   severity: "medium",
   fix: {
     generic: "Remove the pages or restrict them to the operators: delete phpinfo() files, turn off debug mode and the debug console, " + "disable profilers in production, limit status pages to localhost or an admin network, and expose only the health endpoints " + "of Spring Boot actuator (management.endpoints.web.exposure.include=health).",
@@ -10868,7 +10947,7 @@ location ~ ^/(?:server-status|server-info|phpinfo\\.php|info\\.php|console|_prof
     if (pages.length === 0)
       return {
         status: "pass",
-        evidence: { checked, paths: [...SERVER_INFO_PROBES] },
+        evidence: { checked, paths: [...SERVER_INFO_PROBES, ...METRICS_PROBES] },
         summary: `No server status, runtime information or debug console page among ${checked} answer(s).`
       };
     const severity = pages.reduce((s, p) => worseSeverity(s, p.severity), "low");
@@ -12857,6 +12936,112 @@ function nullOrigin(credentials, evidence) {
   };
 }
 
+// shared/checks/security/cors-wildcard-api.ts
+var MAX_LISTED8 = 5;
+var API_TYPE = /json|graphql|problem/i;
+var hostOf2 = (url) => {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return null;
+  }
+};
+function answerOf(url, headers, source, credentialedCall) {
+  return {
+    url,
+    source,
+    wildcard: headerValue(headers, "access-control-allow-origin")?.trim() === "*",
+    credentialsHeader: headerValue(headers, "access-control-allow-credentials") === "true",
+    credentialedCall
+  };
+}
+function apiAnswers(finalUrl, calls, probes) {
+  const site = registrableDomain(hostOf2(finalUrl) ?? "");
+  const sameSite = (u) => {
+    const host = hostOf2(u);
+    return host !== null && registrableDomain(host) === site;
+  };
+  const ok = (status, headers) => status >= 200 && status < 300 && API_TYPE.test(headerValue(headers, "content-type") ?? "");
+  const out = new Map;
+  const add = (a) => {
+    const u = new URL(a.url);
+    const key = u.origin + u.pathname;
+    const known = out.get(key);
+    if (!known || a.wildcard && !known.wildcard)
+      out.set(key, a);
+  };
+  for (const c of calls)
+    if (sameSite(c.url) && ok(c.status, c.headers))
+      add(answerOf(c.url, c.headers, "page", c.credentialed));
+  for (const p of probes)
+    if (sameSite(p.url) && ok(p.status, p.headers))
+      add(answerOf(p.url, p.headers, "probe", false));
+  return [...out.values()];
+}
+var corsWildcardApi = defineCheck({
+  id: "cors-wildcard-api",
+  category: "security",
+  title: "API answers are not shared with every website",
+  failTitle: "API answers are shared with every website (Access-Control-Allow-Origin: *)",
+  description: "Reads Access-Control-Allow-Origin on the successful JSON answers the page's own same-site API calls got while it loaded, " + "and on those of the API probes (the CORS probes of those paths, GraphQL endpoints, API documents).",
+  why: '"Access-Control-Allow-Origin: *" lets every website read the answer from its visitors\u2019 browsers. That is right for public ' + "data. Browsers never send cookies with such a request, so a signed-in visitor\u2019s data is not shared, but whatever the " + "server answers an anonymous caller because of where the request comes from (an office network, a VPN, an IP allow-list, a " + "service on localhost) is handed to any site that visitor opens.",
+  confirmation: 'Warns (low) when at least one same-site 2xx answer with a JSON, GraphQL or problem+json content type carries exactly "*". ' + 'Not findings: "*" on HTML pages, images or scripts, answers of other sites (third-party APIs), error answers, a fixed or ' + "reflected origin (cors-credentialed-reflection judges reflection). Skipped when the page made no same-site API call with " + "such an answer and no API probe got one. Evidence: how many API answers were read and allow every origin, and up to 5 of " + "them with where they came from and whether the page called them with credentials.",
+  severity: "low",
+  fix: {
+    generic: 'Keep "Access-Control-Allow-Origin: *" for data that is public. For everything else, answer only your own front-ends: ' + 'compare the Origin with a fixed allow-list, echo it with "Vary: Origin", or send no CORS headers when the API is only ' + "called from the same origin.",
+    express: `cors() with no options sends * on every answer. Allow your front-end only:
+app.use('/api', cors({ origin: ['https://app.example.com'] }))
+and keep cors() on the public routes alone.`,
+    nextjs: 'Remove "Access-Control-Allow-Origin: *" from next.config.js headers() or middleware for private routes; same-origin ' + "fetches need no CORS headers. Set it only on the route handlers that serve public data.",
+    vercel: 'In vercel.json, scope the header to public paths: { "source": "/api/public/(.*)", "headers": [{ "key": ' + '"Access-Control-Allow-Origin", "value": "*" }] }, not "/(.*)".',
+    netlify: 'In public/_headers (or netlify.toml [[headers]]), set "Access-Control-Allow-Origin: *" only under the public paths, not ' + "under /*.",
+    django: 'django-cors-headers: replace CORS_ALLOW_ALL_ORIGINS = True with CORS_ALLOWED_ORIGINS = ["https://app.example.com"], or ' + 'CORS_URLS_REGEX = r"^/api/public/.*$" for public data only.',
+    rails: "rack-cors: in config/initializers/cors.rb, origins 'https://app.example.com' instead of origins '*', or resource '/api/public/*' only.",
+    nginx: `Send the header only where the data is public:
+location /api/public/ {
+  add_header Access-Control-Allow-Origin * always;
+}
+and ` + "remove add_header Access-Control-Allow-Origin * from the server block.",
+    apache: `Scope it to public paths:
+<Location "/api/public/">
+  Header always set Access-Control-Allow-Origin "*"
+</Location>
+` + 'and remove Header set Access-Control-Allow-Origin "*" from the vhost or .htaccess.',
+    caddy: `Set the header only on public paths:
+@public path /api/public/*
+header @public Access-Control-Allow-Origin *
+and drop it from ` + "the site-wide header directive.",
+    iis: 'Remove <add name="Access-Control-Allow-Origin" value="*" /> from <customHeaders> in the site\u2019s web.config; add it in a ' + '<location path="api/public"> element only.',
+    cloudflare: 'If a Transform Rule or Worker adds "Access-Control-Allow-Origin: *", scope it to the public paths (Rules > Transform ' + "Rules > Modify Response Header, with a path filter), and fix the origin server the same way."
+  },
+  requires: ["target"],
+  optional: ["page", "apiProbes"],
+  run: ({ target, page, apiProbes }) => {
+    const answers = apiAnswers(target.finalUrl, page?.api?.calls ?? [], apiProbes ?? []);
+    if (answers.length === 0)
+      return {
+        status: "skipped",
+        evidence: { apiAnswers: 0 },
+        summary: "Not applicable: no same-site API answer (JSON) from the page or the API probes."
+      };
+    const wildcard = answers.filter((a) => a.wildcard);
+    const evidence = { apiAnswers: answers.length, wildcard: wildcard.length };
+    if (wildcard.length === 0)
+      return { status: "pass", evidence, summary: `None of ${answers.length} API answer(s) allows every origin.` };
+    evidence.answers = wildcard.slice(0, MAX_LISTED8).map(({ wildcard: _, credentialsHeader, ...a }) => ({
+      ...a,
+      ...credentialsHeader ? { credentialsHeader: "ignored by browsers next to *" } : {}
+    }));
+    const first = wildcard[0];
+    return {
+      status: "warn",
+      severity: "low",
+      evidence,
+      summary: `${wildcard.length} of ${answers.length} API answer(s), e.g. ${first.url}, let any website read them ` + "(Access-Control-Allow-Origin: *): fine for public data, not for data meant only for your own front-end or for " + "callers on a trusted network."
+    };
+  }
+});
+
 // shared/lib/html.ts
 var escapeHtml = (text) => Bun.escapeHTML(text);
 var xmlAttribute = (value) => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
@@ -13359,7 +13544,7 @@ var permissionsPolicy = defineCheck({
 });
 
 // shared/checks/security/subresource-integrity.ts
-var MAX_LISTED8 = 20;
+var MAX_LISTED9 = 20;
 var JAVASCRIPT_TYPES = new Set([
   "application/ecmascript",
   "application/javascript",
@@ -13480,10 +13665,10 @@ and load ` + "/vendor/lib-1.2.3.min.js instead of the CDN URL.",
       firstParty: scripts.length - thirdParty.length,
       thirdParty: thirdParty.length,
       withIntegrity: thirdParty.length - missing.length,
-      withoutIntegrity: missing.slice(0, MAX_LISTED8).map(describe),
+      withoutIntegrity: missing.slice(0, MAX_LISTED9).map(describe),
       withoutIntegrityCount: missing.length,
       ...blocked.length > 0 ? {
-        integrityWithoutCrossorigin: blocked.slice(0, MAX_LISTED8).map((s) => s.url),
+        integrityWithoutCrossorigin: blocked.slice(0, MAX_LISTED9).map((s) => s.url),
         note: "Scripts with integrity but no crossorigin attribute are blocked by browsers: the hash cannot be checked on a no-cors " + "response."
       } : {}
     };
@@ -22446,7 +22631,7 @@ RewriteRule ^ https://%{HTTP_HOST}%{REQUEST_URI} [L,R=301]`,
 
 // shared/checks/https/mixed-content.ts
 var PASSIVE = new Set(["image", "media", "font", "texttrack"]);
-var MAX_LISTED9 = 20;
+var MAX_LISTED10 = 20;
 var mixedContent = defineCheck({
   id: "mixed-content",
   category: "https",
@@ -22490,8 +22675,8 @@ add_header Content-Security-Policy "upgrade-insecure-requests" always;`,
     const evidence = {
       page: page.finalUrl,
       requests: page.requests.length,
-      active: active.slice(0, MAX_LISTED9),
-      passive: passive.slice(0, MAX_LISTED9),
+      active: active.slice(0, MAX_LISTED10),
+      passive: passive.slice(0, MAX_LISTED10),
       activeCount: active.length,
       passiveCount: passive.length
     };
@@ -23292,6 +23477,7 @@ var CHECKS = [
   permissionsPolicy,
   crossOriginIsolation,
   corsCredentialedReflection,
+  corsWildcardApi,
   subresourceIntegrity,
   passwordForm,
   cookieSecure,
@@ -23360,6 +23546,7 @@ var SCORING = {
   "permissions-policy": { fail: 2, warn: 2 },
   "cross-origin-isolation": { fail: 0, warn: 0 },
   "cors-credentialed-reflection": { fail: 50, warn: 10 },
+  "cors-wildcard-api": { fail: 5, warn: 2 },
   "subresource-integrity": { fail: 10, warn: 5 },
   "exposed-source-maps": { fail: 10, warn: 5 },
   "exposed-agent-instructions": { fail: 10, warn: 5 },

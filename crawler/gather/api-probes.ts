@@ -1,10 +1,11 @@
 // Probes of what the page revealed about its API: CORS on the same-site API paths its traffic used (a foreign
 // Origin and "null"), GraphQL introspection where it sent GraphQL (and at /graphql, /api/graphql), and
-// OpenAPI/Swagger documents it links to (and a few well-known paths). Never a write: GET for what the page
+// OpenAPI/Swagger documents it links to (and a few well-known paths), and under each API prefix the page used
+// (/api, /rest) one path that cannot exist, for the error page it gets. Never a write: GET for what the page
 // itself fetched with GET, OPTIONS (a preflight) for paths it used with another method, and one POST that
 // carries only the introspection query. No redirect is followed; every request goes through the scan's
 // egress proxy. Bounded by API_PROBE_BUDGET; the checks judge the answers by content.
-import { API_PROBE_BUDGET, API_PROBE_LIMITS, GRAPHQL_PROBES, OPENAPI_PROBES } from '../../shared/checks/probe-paths.ts'
+import { API_ERROR_PROBE, API_PROBE_BUDGET, API_PROBE_LIMITS, GRAPHQL_PROBES, OPENAPI_PROBES } from '../../shared/checks/probe-paths.ts'
 import type { ApiProbe, PageArtifact } from '../../shared/checks/types.ts'
 import { registrableDomain } from '../../shared/checks/util/domains.ts'
 import { startTags } from '../../shared/checks/util/html.ts'
@@ -30,7 +31,7 @@ export const INTROSPECTION_QUERY = JSON.stringify({
   query: 'query IntrospectionQuery { __schema { queryType { name } mutationType { name } types { name kind fields { name } } } }',
 })
 
-const BODY_LIMIT: Record<ApiProbe['kind'], number> = { cors: 1024, graphql: 256 * 1024, openapi: 512 * 1024 }
+const BODY_LIMIT: Record<ApiProbe['kind'], number> = { cors: 1024, graphql: 256 * 1024, openapi: 512 * 1024, error: 64 * 1024 }
 const DOC_LINK = /(?:swagger|openapi|api-docs)[^/]*$|\/(?:swagger|openapi|api-docs)\//i
 
 function graphqlPlan(url: string, source: ApiProbe['source']): ApiProbePlan {
@@ -115,7 +116,24 @@ export function revealedPlans(page: PageArtifact, finalUrl: string, sent: Readon
     if (links.size >= API_PROBE_LIMITS.openapiLinks) break
   }
   for (const url of links) plans.push({ kind: 'openapi', url, method: 'GET', source: 'link' })
+  plans.push(...errorPlans(jsonFirst))
   return plans
+}
+
+/** A file's name at the end of a path (/assets/i18n/en.json): a static file, not an API call. */
+const FILE_NAME = /\/[^/]*\.[A-Za-z0-9]{1,5}$/
+
+/** One GET of a path that cannot exist under each API prefix the page's calls used (JSON answers first), within the limit. */
+function errorPlans(calls: readonly { url: string }[]): ApiProbePlan[] {
+  const prefixes = new Set<string>()
+  for (const c of calls) {
+    if (prefixes.size >= API_PROBE_LIMITS.errorPaths) break
+    const u = new URL(c.url)
+    const segments = u.pathname.split('/').filter(Boolean)
+    if (segments.length < 2 || FILE_NAME.test(u.pathname)) continue
+    prefixes.add(`${u.origin}/${segments[0]}/`)
+  }
+  return [...prefixes].map((p) => ({ kind: 'error', url: p + API_ERROR_PROBE, method: 'GET', source: 'traffic' }))
 }
 
 export async function sendApiProbe(plan: ApiProbePlan, proxy: EgressProxy, timeoutMs: number): Promise<ApiProbe> {
@@ -154,5 +172,12 @@ export function sendApiProbes(plans: readonly ApiProbePlan[], proxy: EgressProxy
 /** How many API probes of each kind were sent, against API_PROBE_BUDGET: what the report states. */
 export function apiProbeCounts(probes: readonly ApiProbe[]) {
   const of = (kind: ApiProbe['kind']) => probes.filter((p) => p.kind === kind).length
-  return { budget: API_PROBE_BUDGET, sent: probes.length, cors: of('cors'), graphql: of('graphql'), openapi: of('openapi') }
+  return {
+    budget: API_PROBE_BUDGET,
+    sent: probes.length,
+    cors: of('cors'),
+    graphql: of('graphql'),
+    openapi: of('openapi'),
+    errors: of('error'),
+  }
 }

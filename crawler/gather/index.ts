@@ -14,7 +14,7 @@ import { corsProbe } from './cors-probe.ts'
 import { followChain, httpFormOf } from './http-chain.ts'
 import { GATHER_LIMITS } from './limits.ts'
 import { loadPage, type Loaded } from './page-reader.ts'
-import { probe, probePaths, sourceMapUrls } from './probes.ts'
+import { directoryLinks, probe, probePaths, sourceMapUrls } from './probes.ts'
 import { probeTls } from './tls.ts'
 import type { WarmPages } from './warm-page.ts'
 
@@ -43,7 +43,7 @@ export interface Gathered {
     budget: number
     sent: number
     concurrency: number
-    api: { budget: number; sent: number; cors: number; graphql: number; openapi: number }
+    api: { budget: number; sent: number; cors: number; graphql: number; openapi: number; errors: number }
     apps: ReturnType<typeof appProbeCounts>
   }
 }
@@ -90,7 +90,14 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     mark('probes', tProbe)
     const [loaded, httpChain] = await Promise.all([pageP, httpP])
     Object.assign(timings, loaded.phases)
-    const { sourceMaps, apiProbes } = await probeWhatLoaded(loaded, finalUrl, { known, knownProbes }, proxy, opts.probeTimeoutMs)
+    const { sourceMaps, folders, apiProbes } = await probeWhatLoaded(
+      loaded,
+      finalUrl,
+      { known, knownProbes, probed: Object.keys(probes) },
+      proxy,
+      opts.probeTimeoutMs,
+    )
+    for (const f of folders) probes[f.path] = f
     opts.progress?.(80, 'page loaded; judging')
     const artifacts: Artifacts = {
       target: { url: target.href, finalUrl, origin: finalOrigin, scheme: finalUrl.startsWith('https:') ? 'https' : 'http' },
@@ -108,7 +115,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
       performance: loaded.performance,
     }
     timings.gather = Math.round(performance.now() - t0)
-    return { artifacts, timings, probes: probeCounts(pathProbes.sent + sourceMaps.length, apiProbes, apps) }
+    return { artifacts, timings, probes: probeCounts(pathProbes.sent + sourceMaps.length + folders.length, apiProbes, apps) }
   } finally {
     if (slot) opts.warm!.release(slot)
     else await proxy.stop().catch(() => {})
@@ -117,22 +124,27 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
   }
 }
 
-/** Once the page has loaded: the source maps its scripts name, and what it revealed about its API (paths, GraphQL, documents). */
+/**
+ * Once the page has loaded: the source maps its scripts name, the folders it links (for a listing), and what it
+ * revealed about its API (paths, GraphQL, documents, error pages).
+ */
 async function probeWhatLoaded(
   loaded: Loaded,
   finalUrl: string,
-  wellKnown: { known: ApiProbePlan[]; knownProbes: ApiProbe[] },
+  wellKnown: { known: ApiProbePlan[]; knownProbes: ApiProbe[]; probed: string[] },
   proxy: EgressProxy,
   timeoutMs: number,
 ) {
   const origin = new URL(finalUrl).origin
   const mapUrls = sourceMapUrls(loaded.scripts, loaded.page?.requests ?? [], origin)
   const revealed = loaded.page ? revealedPlans(loaded.page, finalUrl, new Set(wellKnown.known.map((p) => p.url))) : []
-  const [sourceMaps, revealedProbes] = await Promise.all([
+  const folderPaths = loaded.page ? directoryLinks(loaded.page, finalUrl, wellKnown.probed) : []
+  const [sourceMaps, folders, revealedProbes] = await Promise.all([
     Promise.all(mapUrls.map((u) => probe(origin, new URL(u).pathname + new URL(u).search, proxy, timeoutMs))),
+    Promise.all(folderPaths.map((p) => probe(origin, p, proxy, timeoutMs))),
     sendApiProbes(revealed, proxy, timeoutMs),
   ])
-  return { sourceMaps, apiProbes: [...wellKnown.knownProbes, ...revealedProbes] }
+  return { sourceMaps, folders, apiProbes: [...wellKnown.knownProbes, ...revealedProbes] }
 }
 
 /**

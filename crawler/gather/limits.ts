@@ -20,6 +20,8 @@ export const GATHER_LIMITS = {
   apiReadMs: 300,
   redirects: 10,
   sourceMaps: 5,
+  /** Directory-like same-origin links of the page (folders it links, the folders of files it links) fetched for a listing. */
+  directoryLinks: 3,
   /** After load: how long the network must stay idle, and the longest wait for it. */
   quietMs: 150,
   quietMaxMs: 1_000,

@@ -1,7 +1,9 @@
 // Requests for files that should not be served (PROBE_PATHS, and the known-application paths the main
-// response calls for), and the source maps the page's scripts point at.
+// response calls for), the source maps the page's scripts point at, and the folders the page links (where a
+// server may list them).
 import { PROBE_PATHS } from '../../shared/checks/probe-paths.ts'
-import type { BrowserRequest, HttpResponseArtifact, ProbeResult, ScriptArtifact } from '../../shared/checks/types.ts'
+import type { BrowserRequest, HttpResponseArtifact, PageArtifact, ProbeResult, ScriptArtifact } from '../../shared/checks/types.ts'
+import { startTags } from '../../shared/checks/util/html.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
 import { mapLimit } from '../../shared/lib/async.ts'
 import { type AppProbes, appProbesFor } from './app-probes.ts'
@@ -58,4 +60,49 @@ export async function probePaths(
     async (p) => [p, await probe(origin, p, proxy, timeoutMs)] as const,
   )
   return { probes: Object.fromEntries(list), apps, sent: list.length }
+}
+
+/** Links to pages, not files: their folder is not asked for. */
+const PAGE_EXTENSION = /\.(?:html?|php\d?|aspx?|jsp|cgi|xhtml)$/i
+const MAX_ANCHORS = 2_000
+
+/**
+ * Same-origin folders the rendered page names, as paths to ask for a listing: links ending in "/" first, then
+ * the folders of linked files (/ftp/legal.md names /ftp/). Never the root, the page's own folder path or a
+ * path already probed (with or without its trailing slash); at most GATHER_LIMITS.directoryLinks.
+ */
+export function directoryLinks(page: PageArtifact, finalUrl: string, probed: Iterable<string>): string[] {
+  const base = new URL(finalUrl)
+  const bare = (p: string) => (p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p)
+  const skip = new Set<string>(['/', bare(base.pathname)])
+  for (const p of probed) skip.add(bare(p))
+  const folders: string[] = []
+  const ofFiles: string[] = []
+  let n = 0
+  for (const tag of startTags(page.html, ['a'])) {
+    if (++n > MAX_ANCHORS) break
+    const href = tag.attrs.href?.trim()
+    if (!href || href.startsWith('#')) continue
+    let u: URL
+    try {
+      u = new URL(href, base)
+    } catch {
+      continue
+    }
+    if (u.origin !== base.origin) continue
+    const path = u.pathname
+    if (path.endsWith('/')) folders.push(path)
+    else {
+      const last = path.slice(path.lastIndexOf('/') + 1)
+      if (last.includes('.') && !PAGE_EXTENSION.test(last)) ofFiles.push(path.slice(0, path.lastIndexOf('/') + 1))
+    }
+  }
+  const out: string[] = []
+  for (const p of [...folders, ...ofFiles]) {
+    if (out.length >= GATHER_LIMITS.directoryLinks) break
+    if (skip.has(bare(p))) continue
+    skip.add(bare(p))
+    out.push(p)
+  }
+  return out
 }

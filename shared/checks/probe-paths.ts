@@ -122,6 +122,15 @@ export const LOG_PROBES = [
   '/logs/error.log',
 ] as const
 
+/**
+ * Folders Node apps list with serve-index (OWASP Juice Shop's /ftp, /encryptionkeys and /support/logs: documents
+ * and backups, keys, access logs), fetched without a trailing slash as the apps link them.
+ */
+export const NODE_LISTING_PROBES = ['/ftp', '/encryptionkeys', '/support/logs'] as const
+
+/** A Prometheus metrics exposition (prom-client's default path): runtime, versions and traffic of the app. */
+export const METRICS_PROBES = ['/metrics'] as const
+
 export const PROBE_PATHS: readonly string[] = [
   BASELINE_PROBE,
   ...ENV_PROBES,
@@ -135,13 +144,16 @@ export const PROBE_PATHS: readonly string[] = [
   ...METADATA_PROBES,
   ...INFRA_PROBES,
   ...LOG_PROBES,
+  ...NODE_LISTING_PROBES,
+  ...METRICS_PROBES,
 ]
 
 /**
  * Requests one scan makes at most for probes: every path above once, plus the source maps the page's scripts
- * name (GATHER_LIMITS.sourceMaps). Stated in the report; a test keeps PROBE_PATHS within it.
+ * name (GATHER_LIMITS.sourceMaps) and the directory-like links it names (GATHER_LIMITS.directoryLinks). Stated
+ * in the report; a test keeps PROBE_PATHS within it.
  */
-export const PROBE_BUDGET = 90
+export const PROBE_BUDGET = 96
 
 /**
  * API probes: only what the page reveals, plus a few well-known API documents. Sent after the page has
@@ -157,7 +169,15 @@ export const API_PROBE_LIMITS = {
   graphql: 3,
   /** OpenAPI/Swagger documents linked from the page, fetched besides OPENAPI_PROBES. */
   openapiLinks: 2,
+  /** API prefixes of the page's traffic (/api, /rest) sent one GET of a path that cannot exist: its error page. */
+  errorPaths: 2,
 }
+/** The last segment of the nonsense path asked under an API prefix (/api/<this>): no API serves it. */
+export const API_ERROR_PROBE = '__appaudit_probe_7d3a0c51__'
 /** Requests one scan makes at most for API probes. */
 export const API_PROBE_BUDGET =
-  API_PROBE_LIMITS.corsPaths * 2 + API_PROBE_LIMITS.graphql + API_PROBE_LIMITS.openapiLinks + OPENAPI_PROBES.length
+  API_PROBE_LIMITS.corsPaths * 2 +
+  API_PROBE_LIMITS.graphql +
+  API_PROBE_LIMITS.openapiLinks +
+  OPENAPI_PROBES.length +
+  API_PROBE_LIMITS.errorPaths

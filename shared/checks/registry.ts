@@ -28,6 +28,7 @@ import { perfTiming } from './performance/perf-timing.ts'
 import { thirdPartyCookies } from './privacy/third-party-cookies.ts'
 import { thirdPartyRequests } from './privacy/third-party-requests.ts'
 import { corsCredentialedReflection } from './security/cors-credentialed-reflection.ts'
+import { corsWildcardApi } from './security/cors-wildcard-api.ts'
 import { crossOriginIsolation } from './security/cross-origin-isolation.ts'
 import { permissionsPolicy } from './security/permissions-policy.ts'
 import { subresourceIntegrity } from './security/subresource-integrity.ts'
@@ -69,6 +70,7 @@ export const CHECKS = [
   permissionsPolicy,
   crossOriginIsolation,
   corsCredentialedReflection,
+  corsWildcardApi,
   subresourceIntegrity,
   passwordForm,
   cookieSecure,

@@ -107,7 +107,8 @@ export interface ApiTraffic {
 
 /** One request of ours to an API path or document the page revealed (never a write: GET, OPTIONS or an introspection POST). */
 export interface ApiProbe {
-  kind: 'cors' | 'graphql' | 'openapi'
+  /** error: a GET of a path that cannot exist under an API prefix the page used, for the error page it answers. */
+  kind: 'cors' | 'graphql' | 'openapi' | 'error'
   url: string
   method: 'GET' | 'OPTIONS' | 'POST'
   /** For CORS probes: the Origin header sent (a foreign origin or "null"). */

@@ -103,6 +103,9 @@ export const ReportSchema = Type.Object({
               cors: Type.Integer({ description: 'CORS requests to API paths the page used (foreign and null Origin)' }),
               graphql: Type.Integer({ description: 'GraphQL introspection POSTs' }),
               openapi: Type.Integer({ description: 'GETs of OpenAPI/Swagger documents' }),
+              errors: Type.Optional(
+                Type.Integer({ description: 'GETs of a path that cannot exist under an API prefix the page used (its error page)' }),
+              ),
             },
             { description: 'Probes of what the page revealed about its API; GET, OPTIONS and the introspection POST only' },
           ),

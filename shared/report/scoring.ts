@@ -30,6 +30,7 @@ export const SCORING: Readonly<Record<CheckId, Penalty>> = {
   'permissions-policy': { fail: 2, warn: 2 },
   'cross-origin-isolation': { fail: 0, warn: 0 },
   'cors-credentialed-reflection': { fail: 50, warn: 10 },
+  'cors-wildcard-api': { fail: 5, warn: 2 },
   'subresource-integrity': { fail: 10, warn: 5 },
   'exposed-source-maps': { fail: 10, warn: 5 },
   'exposed-agent-instructions': { fail: 10, warn: 5 },

@@ -1,8 +1,9 @@
 // Stack traces and framework debug pages served to anyone: the main response, the baseline probe (what an
-// unknown path answers), every other probe, and the answers the page's own API calls got (JSON 500s).
+// unknown path answers), every other probe, the answers the page's own API calls got (JSON 500s), and what a
+// path that cannot exist under each API prefix the page used answers (/rest/<nonsense>: Express's error page).
 
 import { LOG_PROBES } from '../probe-paths.ts'
-import { type ApiTraffic, defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
+import { type ApiProbe, type ApiTraffic, defineCheck, type HttpResponseArtifact, type ProbeResult } from '../types.ts'
 import { decodeEntities } from '../util/html.ts'
 import { clip } from '../util/http.ts'
 import { isHtmlPage } from '../util/probe.ts'
@@ -226,10 +227,16 @@ export function findDebugPage(answer: Answer): DebugPage | null {
 /** Paths whose answer another check judges whole: a log file with a trace in it is exposed-log-files' finding. */
 const JUDGED_ELSEWHERE = new Set<string>(LOG_PROBES)
 
-const answers = (main: HttpResponseArtifact, probes: Record<string, ProbeResult>, api: ApiTraffic | undefined): Answer[] => [
+const answers = (
+  main: HttpResponseArtifact,
+  probes: Record<string, ProbeResult>,
+  api: ApiTraffic | undefined,
+  apiProbes: readonly ApiProbe[],
+): Answer[] => [
   { url: main.url, status: main.status, body: main.body },
   ...Object.values(probes).filter((p) => p.status !== 0 && !p.error && !JUDGED_ELSEWHERE.has(p.path)),
   ...(api?.calls ?? []).filter((c) => c.status !== 0 && c.body),
+  ...apiProbes.filter((p) => p.kind === 'error' && p.status !== 0 && p.body),
 ]
 
 export const debugErrorPage = defineCheck({
@@ -239,7 +246,8 @@ export const debugErrorPage = defineCheck({
   failTitle: 'A debug page or stack trace is shown',
   description:
     'Looks for framework debug pages and stack traces in the main response, in what an unknown path answers, in every probed ' +
-    "path, and in the answers the page's own API calls got while it loaded (JSON or HTML error bodies; no request of ours).",
+    "path, in the answers the page's own API calls got while it loaded (JSON or HTML error bodies), and in what one GET of a " +
+    'path that cannot exist under each API prefix the page used answers (/api/<nonsense>, /rest/<nonsense>; at most 2).',
   why:
     'Debug pages and stack traces reveal source paths, code, settings, library versions and sometimes environment variables, and show ' +
     'that the app runs in debug mode, which often enables more (e.g. the Werkzeug console).',
@@ -292,12 +300,12 @@ export const debugErrorPage = defineCheck({
     iis: 'In web.config:\n<system.web>\n  <customErrors mode="RemoteOnly" />\n  <compilation debug="false" />\n</system.web>\n<system.webServer>\n  <httpErrors errorMode="DetailedLocalOnly" />\n</system.webServer>',
   },
   requires: ['mainResponse', 'probes'],
-  optional: ['page'],
-  run: ({ mainResponse, probes, page }) => {
+  optional: ['page', 'apiProbes'],
+  run: ({ mainResponse, probes, page, apiProbes }) => {
     const byFramework = new Map<string, DebugPage & { alsoAt: string[]; occurrences: number }>()
     const seen = new Set<string>()
     let checked = 0
-    for (const answer of answers(mainResponse, probes, page?.api)) {
+    for (const answer of answers(mainResponse, probes, page?.api, apiProbes ?? [])) {
       if (seen.has(answer.url)) continue
       seen.add(answer.url)
       checked++

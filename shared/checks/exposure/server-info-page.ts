@@ -2,7 +2,7 @@
 // endpoints, at their well-known paths (probed) or as the page scanned. Each is recognised by the markup the
 // software itself writes; these are pages, so the HTML gate of exposed files does not apply here.
 
-import { BASELINE_PROBE, SERVER_INFO_PROBES } from '../probe-paths.ts'
+import { BASELINE_PROBE, METRICS_PROBES, SERVER_INFO_PROBES } from '../probe-paths.ts'
 import { defineCheck, type Severity } from '../types.ts'
 import { clip } from '../util/http.ts'
 import { ownAnswers } from '../util/probe.ts'
@@ -51,6 +51,33 @@ function phpinfoSecrets(body: string): string[] {
   return secretNames([...names])
     .filter((n) => !/^(?:PHP_AUTH_|HTTP_AUTHORIZATION$|AUTH_TYPE$)/.test(n))
     .slice(0, 20)
+}
+
+const METRIC_NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*'
+const METRIC_TYPE = new RegExp(
+  `^# TYPE (${METRIC_NAME}) (?:counter|gauge|histogram|summary|untyped|unknown|info|stateset|gaugehistogram)[ \\t]*\\r?$`,
+  'gm',
+)
+
+/** What a Prometheus exposition reveals: how many metric families, a few names, the runtime versions it labels. */
+function metricsDetails(body: string) {
+  const families = [...body.matchAll(METRIC_TYPE)].map((m) => m[1]!)
+  const label = (metric: string, name: string) => first(new RegExp(`^${metric}\\{[^}\\n]{0,500}\\b${name}="([^"\\n]{1,60})"`, 'm'), body)
+  const versions = Object.fromEntries(
+    [
+      ['node', label('nodejs_version_info', 'version')],
+      ['go', label('go_info', 'version')],
+      ['python', label('python_info', 'version')],
+    ].filter(([, v]) => v !== null),
+  )
+  return {
+    details: {
+      format: /^# EOF\s*$/m.test(body) ? 'OpenMetrics' : 'Prometheus text',
+      families: families.length,
+      names: families.slice(0, 8),
+      ...(Object.keys(versions).length > 0 ? { versions } : {}),
+    },
+  }
 }
 
 const RULES: Rule[] = [
@@ -169,6 +196,19 @@ const RULES: Rule[] = [
     markers: [/<title>\/debug\/pprof\/<\/title>/i, /Types of profiles available/i],
   },
   {
+    // prom-client, client_golang, client_python...: text/plain; version=0.0.4 or application/openmetrics-text.
+    software: 'Prometheus',
+    page: 'metrics exposition',
+    gate: ['# TYPE '],
+    severity: 'medium',
+    markers: [
+      new RegExp(`^\\s*(?:# (?:HELP|TYPE) ${METRIC_NAME} |${METRIC_NAME}(?:\\{| ))`),
+      new RegExp(METRIC_TYPE.source, 'm'),
+      new RegExp(`^${METRIC_NAME}(?:\\{[^}\\n]{0,2000}\\})?[ \\t]+(?:[-+]?\\d[\\d.]*(?:e[-+]?\\d+)?|NaN|[-+]Inf)\\b`, 'im'),
+    ],
+    details: metricsDetails,
+  },
+  {
     software: 'ASP.NET',
     page: 'ELMAH error log',
     gate: ['ELMAH'],
@@ -201,7 +241,7 @@ export const serverInfoPage = defineCheck({
   category: 'exposure',
   title: 'No server status, runtime information or debug console pages are reachable',
   failTitle: 'Server status, runtime information or debug console pages are reachable',
-  description: `Looks at the page scanned and at ${SERVER_INFO_PROBES.join(', ')} for the status and information pages of web servers and runtimes and the debug, profiler and console endpoints of frameworks.`,
+  description: `Looks at the page scanned and at ${[...SERVER_INFO_PROBES, ...METRICS_PROBES].join(', ')} for the status and information pages of web servers and runtimes, Prometheus metrics, and the debug, profiler and console endpoints of frameworks.`,
   why:
     'These pages were made for the operator: phpinfo() lists the configuration, paths and often environment variables with secrets; ' +
     'Apache\u2019s server-status shows every visitor\u2019s address and the URLs they request (tokens in query strings included); ' +
@@ -213,7 +253,9 @@ export const serverInfoPage = defineCheck({
     'accepts handled requests"), phpinfo() (its title or "PHP Version" heading and its e/v table; high when environment variables ' +
     'with secret-looking names have values), the Werkzeug console (critical when no PIN locks it), Symfony\u2019s profiler or ' +
     'toolbar, Laravel Telescope, Spring Boot /actuator/env ("activeProfiles" and "propertySources"), Rails /rails/info/properties, Go ' +
-    'pprof\u2019s index and ELMAH\u2019s error log. An answer that is the same as for a path that cannot exist is not read. Not ' +
+    'pprof\u2019s index, ELMAH\u2019s error log, and a Prometheus metrics exposition (prom-client\u2019s /metrics: "# TYPE name ' +
+    'counter|gauge|..." lines and samples, as text/plain; version=0.0.4 or OpenMetrics; medium: runtime versions, memory, ' +
+    'traffic and the app\u2019s own counters). An answer that is the same as for a path that cannot exist is not read. Not ' +
     'findings: a 403 or 404 page at those paths, a page that only mentions them, an admin login page. Evidence: URL, software, ' +
     'versions and names it revealed, never secret values.',
   severity: 'medium',
@@ -262,7 +304,7 @@ export const serverInfoPage = defineCheck({
     if (pages.length === 0)
       return {
         status: 'pass',
-        evidence: { checked, paths: [...SERVER_INFO_PROBES] },
+        evidence: { checked, paths: [...SERVER_INFO_PROBES, ...METRICS_PROBES] },
         summary: `No server status, runtime information or debug console page among ${checked} answer(s).`,
       }
     const severity = pages.reduce<Severity>((s, p) => worseSeverity(s, p.severity), 'low')

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { debugErrorPage, findDebugPage, redactedExcerpt } from '../../../shared/checks/exposure/debug-error-page.ts'
-import { BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
+import { API_ERROR_PROBE, BASELINE_PROBE } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
-import { makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
+import { apiProbe, makeArtifacts, noise, probe, SPA_HTML } from './artifacts.ts'
 
 const URL = 'https://example.com/'
 const page = (body: string, status = 500) => findDebugPage({ url: URL, status, body })
@@ -200,5 +200,34 @@ describe('error pages and traces as frameworks write them', () => {
   test('a page that quotes a frame in its text, and prose about Symfony, are not findings', () => {
     expect(page(`${filler}<p>Frames look like: at /srv/app/server.js:1:1</p></main></body></html>`, 200)).toBeNull()
     expect(page(`${filler}<p>Built with Symfony components.</p></main></body></html>`, 200)).toBeNull()
+  })
+})
+
+describe('debug-error-page: the error probe under an API prefix', () => {
+  // errorhandler's JSON, as Express answers an Accept: application/json client.
+  const STACK = {
+    error: {
+      message: `Unexpected path: /rest/${API_ERROR_PROBE}`,
+      stack: [
+        `Error: Unexpected path: /rest/${API_ERROR_PROBE}`,
+        '    at /juice-shop/build/routes/angular.js:15:18',
+        '    at Layer.handle [as handle_request] (/juice-shop/node_modules/express/lib/router/layer.js:95:5)',
+        '    at next (/juice-shop/node_modules/express/lib/router/index.js:280:10)',
+      ].join('\n'),
+    },
+  }
+  const run = (probes: ReturnType<typeof apiProbe>[]) => debugErrorPage.run(makeArtifacts({ apiProbes: probes }))
+
+  test("a 500 with Express's stack at /rest/<nonsense> fails", () => {
+    const r = run([apiProbe('error', `/rest/${API_ERROR_PROBE}`, STACK, { status: 500, source: 'traffic' })])
+    expect(r.status).toBe('fail')
+    expect(r.evidence.pages).toMatchObject([{ framework: 'Node.js', url: `https://example.com/rest/${API_ERROR_PROBE}`, status: 500 }])
+  })
+
+  test('the SPA page, a JSON 404 or a 500 without a stack there pass; other API probes are not read for traces', () => {
+    expect(run([apiProbe('error', `/api/${API_ERROR_PROBE}`, SPA_HTML, { source: 'traffic' })]).status).toBe('pass')
+    expect(run([apiProbe('error', `/api/${API_ERROR_PROBE}`, { error: 'Not found' }, { status: 404 })]).status).toBe('pass')
+    expect(run([apiProbe('error', `/api/${API_ERROR_PROBE}`, { error: 'Something went wrong' }, { status: 500 })]).status).toBe('pass')
+    expect(run([apiProbe('graphql', '/api/graphql', STACK, { status: 500 })]).status).toBe('pass')
   })
 })

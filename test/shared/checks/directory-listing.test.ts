@@ -52,13 +52,22 @@ const run = (probes: Record<string, ProbeResult> = {}, mainBody = SPA_HTML) =>
   directoryListing.run(makeArtifacts({ probes: { ...makeArtifacts().probes, ...probes }, mainResponse: { body: mainBody } }))
 
 describe('directory-listing', () => {
-  test('fails an nginx autoindex on a probed directory, with the listed names', () => {
+  test('fails an nginx autoindex on a probed directory, with the listed names: a backup first, and high', () => {
     const r = run({ '/uploads/': probe('/uploads/', NGINX, 200, 'text/html') })
     expect(r.status).toBe('fail')
+    expect(r.severity).toBe('high')
     expect(r.evidence.listings).toEqual([
-      { url: 'https://example.com/uploads/', status: 200, server: 'nginx', names: ['2026/', 'backup.sql.gz', 'invoice 042.pdf'] },
+      {
+        url: 'https://example.com/uploads/',
+        status: 200,
+        server: 'nginx',
+        names: ['backup.sql.gz', '2026/', 'invoice 042.pdf'],
+        sensitive: { backups: ['backup.sql.gz'] },
+      },
     ])
-    expect(r.summary).toBe('https://example.com/uploads/ is a directory listing (nginx): 2026/, backup.sql.gz, invoice 042.pdf.')
+    expect(r.summary).toBe(
+      'https://example.com/uploads/ is a directory listing (nginx): backup.sql.gz, 2026/, invoice 042.pdf. Listed: backups.',
+    )
   })
 
   test('recognises Apache, IIS and Python http.server listings', () => {

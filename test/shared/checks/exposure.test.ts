@@ -28,6 +28,8 @@ import {
   MANIFEST_PROBES,
   METADATA_PROBES,
   PROBE_BUDGET,
+  NODE_LISTING_PROBES,
+  METRICS_PROBES,
   PROBE_PATHS,
   SERVER_INFO_PROBES,
 } from '../../../shared/checks/probe-paths.ts'
@@ -81,8 +83,8 @@ const EXPOSURE_CHECKS = [
 ]
 
 describe('probe paths', () => {
-  test('fit the request budget with the source maps, are unique, absolute, and made of the named groups plus the baseline', () => {
-    expect(PROBE_PATHS.length + GATHER_LIMITS.sourceMaps).toBeLessThanOrEqual(PROBE_BUDGET)
+  test('fit the request budget with the source maps and linked folders, are unique, absolute, and made of the named groups plus the baseline', () => {
+    expect(PROBE_PATHS.length + GATHER_LIMITS.sourceMaps + GATHER_LIMITS.directoryLinks).toBeLessThanOrEqual(PROBE_BUDGET)
     expect(new Set(PROBE_PATHS).size).toBe(PROBE_PATHS.length)
     for (const p of PROBE_PATHS) expect(p.startsWith('/')).toBe(true)
     const groups = [
@@ -97,6 +99,8 @@ describe('probe paths', () => {
       METADATA_PROBES,
       INFRA_PROBES,
       LOG_PROBES,
+      NODE_LISTING_PROBES,
+      METRICS_PROBES,
     ].flat()
     expect([...PROBE_PATHS].sort()).toEqual([BASELINE_PROBE, ...groups].sort())
   })

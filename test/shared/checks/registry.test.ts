@@ -21,6 +21,7 @@ const EXPECTED_IDS = [
   'permissions-policy',
   'cross-origin-isolation',
   'cors-credentialed-reflection',
+  'cors-wildcard-api',
   'subresource-integrity',
   'exposed-source-maps',
   'exposed-agent-instructions',
