@@ -388,8 +388,7 @@ export interface Check<Id extends string = string, R extends ArtifactName = Arti
   requires: readonly R[]
   /** Artifacts read when present: unlike `requires`, a null one does not skip the check (e.g. `page`). */
   optional?: readonly O[]
-  // Method syntax on purpose: a check of narrower artifacts still counts as a Check (the runner passes each
-  // check exactly what it declares).
+  // Method syntax on purpose: a check of narrower artifacts still counts as a Check (the runner passes each check exactly what it declares).
   run(artifacts: CheckInput<R, O>): CheckOutcome
 }
 

@@ -83,7 +83,7 @@ const FINDING_EVIDENCE_BYTES = { top: 360, rest: 150 }
 /** How many findings, highest impact first, get the larger room. */
 const TOP_FINDINGS = 3
 /** A passing (or info, skipped, error) check's one line. */
-const LINE_CHARS = 48
+const LINE_CHARS = 42
 /** The line cut with a bare ellipsis: a count of what was cut costs more bytes than it tells, 50 times over. */
 const oneLine = (s: string) => (s.length <= LINE_CHARS ? s : `${s.slice(0, LINE_CHARS - 1)}…`)
 const ADVICE_CHARS = 64
