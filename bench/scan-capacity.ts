@@ -23,6 +23,7 @@ import { type StartedFixture, startFixtures, stopFixtures } from './compare-lib/
 import { type Layout, startLayout } from './capacity-lib/layout.ts'
 import {
   backToBack,
+  drain,
   type LighthouseCpu,
   lighthouseCpu,
   type OpenRun,
@@ -33,7 +34,8 @@ import {
   type Sequence,
 } from './capacity-lib/phases.ts'
 import * as rep from './capacity-lib/report.ts'
-import { flag, intFlag, writeResult } from './lib/stats.ts'
+import { scanCall } from './capacity-lib/drive.ts'
+import { flag, fmtMs, intFlag, writeResult } from './lib/stats.ts'
 
 /** The mix of pages: fixture sites served over plain HTTP, of different kinds (an SPA calling its API, a CSP, SEO and accessibility faults, third-party scripts). */
 export const SITE_MIX = ['careless-api-spa', 'csp-unsafe', 'seo-a11y-poor', 'third-party', 'weak', 'spa-catch-all']
@@ -90,15 +92,18 @@ async function phases(layout: Layout, urls: string[], o: Required<Omit<CapacityO
   const open: OpenRun[] = []
   log(`b. open loop: arrivals at a fixed rate for ${o.seconds} s each, from ${layout.accounts.length} accounts in turn`)
   for (const share of [0.25, 0.5, 0.8]) {
+    await drain(layout)
     open.push(await openRate(layout, urls, share, best.perMinute, ms))
     log(`   ${Math.round(share * 100)}%: ${rep.queueLine(open.at(-1)!)}`)
   }
   log(rep.openTable(open))
   log(`c. above saturation: 150% for ${o.seconds} s`)
+  await drain(layout)
   const overload = await openRate(layout, urls, 1.5, best.perMinute, ms)
   log(rep.openTable([overload]))
   log(`   queue: ${rep.queueLine(overload)}`)
   for (const d of overload.details) log(`   ${d}`)
+  log(`   the queue drained ${fmtMs(await drain(layout))} after the last answer`)
   const n = o.quick ? 2 : 10
   log(`f. ${n} isolated scans (each after a wait for a quiet machine), then ${n} back to back`)
   const seq: Sequence = await backToBack(layout, urls, n)
@@ -129,8 +134,10 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
       env: o.workers ? { WORKER_CONCURRENCY: String(o.workers) } : {},
     })
     log(`service: api pid ${layout.api.lives[0]?.pid}, crawler pid ${layout.crawler.lives[0]?.pid}; warm-up scan per page`)
-    for (const u of urls)
-      await layout.accounts[0]!.client.callTool({ name: 'scan_app', arguments: { url: u } }, undefined, { timeout: 90_000 })
+    for (const u of urls) {
+      const w = await scanCall(layout.accounts[0]!.client, u, performance.now())
+      if (w.outcome !== 'completed') log(`  warm-up scan of ${u}: ${w.outcome} ${w.detail ?? ''}`)
+    }
     const r = await phases(layout, urls, o, log)
     log(`e. Lighthouse on the same pages`)
     const lh: LighthouseCpu = o.lighthouse

@@ -61,7 +61,8 @@ export async function startLayout(opts: { accounts: Plan[]; env?: Record<string,
       REDIS_URL,
       REDIS_PREFIX: prefix,
       ALLOW_PRIVATE_TARGETS: 'true',
-      LOG_LEVEL: 'warn',
+      // The default, as deployed; the crawler's ready line is an info line.
+      LOG_LEVEL: 'info',
       ...opts.env,
     }
     await Promise.all(slots.map((s) => startSlot(s, { env, logDir }, opts.readyMs ?? 120_000)))

@@ -101,6 +101,17 @@ export async function openRate(layout: Layout, urls: string[], share: number, sa
   }
 }
 
+/** Waits (at most maxMs) until no scan is queued or running: what a phase left behind does not fall on the next. */
+export async function drain(layout: Layout, maxMs = 120_000): Promise<number> {
+  const t0 = performance.now()
+  for (let i = 0; i < 10_000 && performance.now() - t0 < maxMs; i++) {
+    const q = await withTimeout(layout.queue(), 5_000, 'queue depth').catch(() => null)
+    if (q && q.queued === 0 && q.running === 0) break
+    await Bun.sleep(500)
+  }
+  return performance.now() - t0
+}
+
 export interface Sequence {
   isolated: ScanCall[]
   backToBack: ScanCall[]
