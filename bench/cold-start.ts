@@ -20,7 +20,7 @@ import { spaSite } from '../test/fixtures/sites.ts'
 import { connectClient } from '../test/harness/client.ts'
 import { cleanup, startEmbedded, tempDataDir } from '../test/harness/embedded-process.ts'
 import type { Mode } from '../test/harness/service.ts'
-import { scanCall } from './capacity-lib/drive.ts'
+import { type ScanCall, scanCall } from './capacity-lib/drive.ts'
 import { startLayout } from './capacity-lib/layout.ts'
 import { pct } from './capacity-lib/phases.ts'
 import { flag, fmtMs, fmtRatio, intFlag, settle, table, withTimeout, writeResult } from './lib/stats.ts'
@@ -59,7 +59,7 @@ async function scans(client: Client, url: string, warm: number, startMs: number)
   const t0 = performance.now()
   const first = await scanCall(client, url, t0)
   if (first.outcome !== 'completed') throw new Error(`the first scan: ${first.outcome} ${first.detail ?? ''}`)
-  const warmCalls = []
+  const warmCalls: ScanCall[] = []
   for (let i = 0; i < warm; i++) {
     await settle()
     const c = await scanCall(client, url, t0)

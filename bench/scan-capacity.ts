@@ -17,7 +17,8 @@
 //
 //   bun bench/scan-capacity.ts            40 s per saturation run, 60 s per rate, 10 + 10 sequenced scans, 6 Lighthouse runs
 //   bun bench/scan-capacity.ts --quick    8 s per run, 2 + 2 sequenced scans, 1 Lighthouse run
-//   options: --seconds=S (per run) --sites=N --workers=N (WORKER_CONCURRENCY) --lh-runs=N --no-lighthouse --result=FILE
+//   options: --seconds=S (per run) --sites=N --workers=N (WORKER_CONCURRENCY) --lh-runs=N --no-lighthouse
+//            --no-rates (skip b and c: the rate, CPU per scan and sequence alone, for a before/after) --result=FILE
 import { availableParallelism, loadavg } from 'node:os'
 import { type StartedFixture, startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
 import { type Layout, startLayout } from './capacity-lib/layout.ts'
@@ -47,6 +48,8 @@ export interface CapacityOptions {
   workers?: number
   lhRuns?: number
   lighthouse?: boolean
+  /** false: phases b and c are skipped (a before/after comparison of the rate and the CPU per scan). */
+  rates?: boolean
   log?: (l: string) => void
 }
 
@@ -58,7 +61,7 @@ export interface CapacityResult {
   saturation: SaturationRun[]
   saturationPerMinute: number
   open: OpenRun[]
-  overload: OpenRun
+  overload: OpenRun | null
   sequence: {
     isolatedMs: number
     backToBackMs: number
@@ -80,7 +83,27 @@ async function startSites(n: number, log: (l: string) => void): Promise<StartedF
   return plain
 }
 
-/** Runs phases a-f on a started layout. */
+/** b and c: arrivals at 25, 50, 80% and 150% of the saturation rate. */
+async function rates(layout: Layout, urls: string[], satPerMinute: number, ms: number, log: (l: string) => void) {
+  const open: OpenRun[] = []
+  log(`b. open loop: arrivals at a fixed rate for ${ms / 1000} s each, from ${layout.accounts.length} accounts in turn`)
+  for (const share of [0.25, 0.5, 0.8]) {
+    await drain(layout)
+    open.push(await openRate(layout, urls, share, satPerMinute, ms))
+    log(`   ${Math.round(share * 100)}%: ${rep.queueLine(open.at(-1)!)}`)
+  }
+  log(rep.openTable(open))
+  log(`c. above saturation: 150% for ${ms / 1000} s`)
+  await drain(layout)
+  const overload = await openRate(layout, urls, 1.5, satPerMinute, ms)
+  log(rep.openTable([overload]))
+  log(`   queue: ${rep.queueLine(overload)}`)
+  for (const d of overload.details) log(`   ${d}`)
+  log(`   the queue drained ${fmtMs(await drain(layout))} after the last answer`)
+  return { open, overload }
+}
+
+/** Runs phases a, b, c (unless --no-rates) and f on a started layout. */
 async function phases(layout: Layout, urls: string[], o: Required<Omit<CapacityOptions, 'log'>>, log: (l: string) => void) {
   const ms = o.seconds * 1000
   const cores = availableParallelism()
@@ -89,21 +112,7 @@ async function phases(layout: Layout, urls: string[], o: Required<Omit<CapacityO
   log(rep.saturationTable(sat, cores))
   const best = sat.reduce((a, b) => (b.perMinute > a.perMinute ? b : a))
   log(`   saturation: ${best.perMinute.toFixed(1)} scans/min (${best.inFlight} in flight)`)
-  const open: OpenRun[] = []
-  log(`b. open loop: arrivals at a fixed rate for ${o.seconds} s each, from ${layout.accounts.length} accounts in turn`)
-  for (const share of [0.25, 0.5, 0.8]) {
-    await drain(layout)
-    open.push(await openRate(layout, urls, share, best.perMinute, ms))
-    log(`   ${Math.round(share * 100)}%: ${rep.queueLine(open.at(-1)!)}`)
-  }
-  log(rep.openTable(open))
-  log(`c. above saturation: 150% for ${o.seconds} s`)
-  await drain(layout)
-  const overload = await openRate(layout, urls, 1.5, best.perMinute, ms)
-  log(rep.openTable([overload]))
-  log(`   queue: ${rep.queueLine(overload)}`)
-  for (const d of overload.details) log(`   ${d}`)
-  log(`   the queue drained ${fmtMs(await drain(layout))} after the last answer`)
+  const { open, overload } = o.rates ? await rates(layout, urls, best.perMinute, ms, log) : { open: [], overload: null }
   const n = o.quick ? 2 : 10
   log(`f. ${n} isolated scans (each after a wait for a quiet machine), then ${n} back to back`)
   const seq: Sequence = await backToBack(layout, urls, n)
@@ -121,6 +130,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
     workers: opts.workers ?? 0,
     lhRuns: opts.lhRuns ?? (quick ? 1 : 6),
     lighthouse: opts.lighthouse ?? true,
+    rates: opts.rates ?? true,
   }
   const loadStart = loadavg()[0]!
   log(`scan capacity: ${availableParallelism()} CPUs, load average (1 min) ${loadStart.toFixed(2)}`)
@@ -171,10 +181,10 @@ function report(
       xs.filter((c) => c.outcome === 'completed').map((c) => c.ms),
       50,
     )
-  const at80 = r.open[r.open.length - 1]!
+  const at80 = r.open.at(-1)
   const ratios = {
     cpuOursVsLighthouse: cpuPerScan.machine! / (lhPerRun.machine ?? NaN),
-    p95OverP50At80: at80.p95 / at80.p50,
+    p95OverP50At80: at80 ? at80.p95 / at80.p50 : NaN,
     backToBackOverIsolated: wall(r.seq.backToBack) / wall(r.seq.isolated),
   }
   log(
@@ -216,6 +226,7 @@ if (import.meta.main) {
     workers: flag('workers') ? intFlag('workers', 2, 1, 16) : undefined,
     lhRuns: flag('lh-runs') ? intFlag('lh-runs', 6, 1, 50) : undefined,
     lighthouse: flag('no-lighthouse') !== true,
+    rates: flag('no-rates') !== true,
   })
   await writeResult(result)
   process.exit(0)
