@@ -57,12 +57,12 @@ const KEYS = ['pageOpen', 'pageLoad', 'networkQuiet', 'pageRead', 'axe', 'browse
 /** One cold scan and `warm` warm ones on a started service; throws when a scan does not complete. */
 async function scans(client: Client, url: string, warm: number, startMs: number): Promise<Cycle> {
   const t0 = performance.now()
-  const first = await scanCall(client, url, t0)
+  const first = await scanCall(client, url, t0, true)
   if (first.outcome !== 'completed') throw new Error(`the first scan: ${first.outcome} ${first.detail ?? ''}`)
   const warmCalls: ScanCall[] = []
   for (let i = 0; i < warm; i++) {
     await settle()
-    const c = await scanCall(client, url, t0)
+    const c = await scanCall(client, url, t0, true)
     if (c.outcome !== 'completed') throw new Error(`warm scan ${i + 1}: ${c.outcome} ${c.detail ?? ''}`)
     warmCalls.push(c)
   }

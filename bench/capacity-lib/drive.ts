@@ -47,14 +47,17 @@ export function classify(result: unknown, thrown: unknown): Pick<ScanCall, 'outc
   return { outcome: 'error', detail: `${code}: ${String(body?.error?.message ?? '').slice(0, 160)}` }
 }
 
-export async function scanCall(client: Client, url: string, t0: number): Promise<ScanCall> {
+/** One scan_app call; `full`: the whole report (detail "full"), whose timings split the worker's time. */
+export async function scanCall(client: Client, url: string, t0: number, full = false): Promise<ScanCall> {
   const sentAt = performance.now() - t0
   const start = performance.now()
   let result: unknown
   let thrown: unknown
   try {
     result = await withTimeout(
-      client.callTool({ name: 'scan_app', arguments: { url } }, undefined, { timeout: CALL_TIMEOUT_MS }),
+      client.callTool({ name: 'scan_app', arguments: { url, ...(full ? { detail: 'full' } : {}) } }, undefined, {
+        timeout: CALL_TIMEOUT_MS,
+      }),
       CALL_TIMEOUT_MS + 5_000,
       'scan_app',
     )

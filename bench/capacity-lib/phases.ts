@@ -125,10 +125,10 @@ export async function backToBack(layout: Layout, urls: string[], n: number): Pro
   const t0 = performance.now()
   for (let i = 0; i < n; i++) {
     await settle()
-    isolated.push(await scanCall(client, urls[i % urls.length]!, t0))
+    isolated.push(await scanCall(client, urls[i % urls.length]!, t0, true))
   }
   await settle()
-  for (let i = 0; i < n; i++) backToBack.push(await scanCall(client, urls[i % urls.length]!, t0))
+  for (let i = 0; i < n; i++) backToBack.push(await scanCall(client, urls[i % urls.length]!, t0, true))
   return { isolated, backToBack }
 }
 
