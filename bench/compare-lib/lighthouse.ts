@@ -94,6 +94,8 @@ class Lines {
 
 export interface LighthouseApi {
   version: string
+  /** The runner's node process (its Chromium runs below it). */
+  pid: number
   launchMs: number
   /** One run on the URL the runner was started with, or on `url`. */
   run(url?: string): Promise<LighthouseRun>
@@ -126,6 +128,7 @@ export async function startLighthouseApi(
   }
   return {
     version: String(ready.lighthouseVersion),
+    pid: proc.pid,
     launchMs: Number(ready.launchMs),
     async run(runUrl?: string) {
       if (runUrl !== undefined && /\s/.test(runUrl)) throw new Error(`Lighthouse: a URL with white space: ${runUrl}`)

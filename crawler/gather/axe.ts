@@ -3,7 +3,7 @@
 // AxeBuilder's default run: axe.runPartial in the page and each of its frames, then axe.finishRun in a blank
 // page of the same context, which AxeBuilder opens and loads axe into after the partial runs (a new renderer
 // and a second evaluation of axe: 0.4 s of a 0.95 s scan here). A scan hands it a finisher made
-// ahead (openFinisher, in the scan's warm slot): the same blank page with axe loaded and configured as
+// ahead (openFinisher; one per browser, shared by a worker's scans: warm-page.ts SharedFinisher): a blank page with axe loaded and configured as
 // AxeBuilder configures its own, so the results are the same (test/crawler/gather/axe.test.ts compares
 // them) and only the waiting goes.
 //
@@ -110,11 +110,15 @@ function finishIn(builder: AxeBuilder, finisher: Promise<Page | null>): void {
     // Configured as AxeBuilder configures its blank page (a finisher made ahead already is; the page axe ran
     // in, which a crawl finishes in, is not when its own injection was skipped): the help links' branding.
     if (page === internals.page) await page.evaluate(FINISHER_CONFIGURE)
-    return page.evaluate(
+    const finish = page.evaluate(
       ({ json, options }) =>
         (window as unknown as { axe: { finishRun(p: unknown, o: unknown): Promise<AxeResults> } }).axe.finishRun(JSON.parse(json), options),
       { json: JSON.stringify(partials), options: internals.option },
     )
+    if (page === internals.page) return finish
+    // A finisher shared by scans (warm-page.ts) that closed or crashed meanwhile: AxeBuilder finishes on its
+    // own (an error of axe itself comes again from there).
+    return finish.catch(() => ownFinish(partials))
   }
 }
 

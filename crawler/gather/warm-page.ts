@@ -1,9 +1,14 @@
 // A scan's browser page made ready before the scan asks for it. Opening a context and its first page costs
 // a new renderer process (about half a second on 2 cores, most of a small page's load); a worker makes the
 // next one while it waits for work, so a scan starts with a page already open. Each slot is used once: its
-// own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan. A second
-// blank page, axe's finisher (axe.ts), is made in the background as soon as the first is open, so axe's
-// last step, after the page has been read, does not wait for a new renderer and a second load of axe.
+// own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan. axe's
+// finisher (axe.ts), a blank page with axe loaded, is ready before it is needed, so axe's last step, after
+// the page has been read, does not wait for a new renderer and a second load of axe.
+//
+// axe's finisher is not made per slot: one blank page per browser, in a context of its own that reaches no
+// network, serves every scan of the worker (SharedFinisher). finishRun only merges the partial results it is
+// given (JSON from the scanned page) under the configuration set once, so one page finishes every scan the
+// same way; a per-slot finisher cost every scan a renderer and an evaluation of axe's 654 KB.
 //
 // A slot made ahead also evaluates axe once in its blank page. Nothing of it stays in the page the scan
 // loads (a new document, a new window), but the renderer keeps what V8 compiled: the first navigation of a
@@ -39,13 +44,17 @@ interface Prepared extends PageSlot {
  * Opens a slot: a proxy for the policy, then a context through it and its page. Undone if a step fails.
  * `precompileAxe`: evaluate axe in the blank page first, so that its renderer has it compiled.
  */
-export async function openSlot(browser: BrowserPool, policy: EgressPolicy, opts: { precompileAxe?: boolean } = {}): Promise<PageSlot> {
+export async function openSlot(
+  browser: BrowserPool,
+  policy: EgressPolicy,
+  opts: { precompileAxe?: boolean; finisher?: () => Promise<Page | null> } = {},
+): Promise<PageSlot> {
   const proxy = await startEgressProxy(policy)
   let context: BrowserContext | null = null
   try {
     context = await browser.newContext(scanContextOptions(proxy))
     const page = await context.newPage()
-    const finisher = openFinisher(context)
+    const finisher = opts.finisher ? opts.finisher() : openFinisher(context)
     if (opts.precompileAxe)
       await within(
         page.evaluate(AXE_SOURCE).then(() => true),
@@ -61,13 +70,79 @@ export async function openSlot(browser: BrowserPool, policy: EgressPolicy, opts:
 }
 
 export async function closeSlot(slot: PageSlot): Promise<void> {
-  // The finisher, made or on its way, closes with its context.
+  // A finisher made in the slot's context, made or on its way, closes with it; the shared one stays.
   await slot.context.close().catch(() => {})
   await slot.proxy.stop().catch(() => {})
 }
 
+interface Made {
+  generation: number
+  context: BrowserContext | null
+  page: Promise<Page | null>
+  /** Closed, crashed, or never made: the next scan makes another. */
+  broken: boolean
+}
+
+/**
+ * axe's finishing page for every scan on one browser: a context with no proxy of its own (the pool's dead
+ * address: it reaches nothing) and one blank page with axe loaded and configured (openFinisher). Made again
+ * when it broke or the browser was recycled; closed with the worker.
+ */
+export class SharedFinisher {
+  private made: Made | null = null
+  private closed = false
+  private closing = new Set<Promise<void>>()
+
+  constructor(private browser: BrowserPool) {}
+
+  /** The page, made now if there is none for the current browser. Never rejects; null when it cannot be made. */
+  get(): Promise<Page | null> {
+    const m = this.made
+    if (m && !m.broken && m.generation === this.browser.generation) return m.page
+    this.drop()
+    if (this.closed) return Promise.resolve(null)
+    const entry: Made = { generation: this.browser.generation, context: null, page: Promise.resolve(null), broken: false }
+    entry.page = (async () => {
+      const context = await this.browser.newContext({ serviceWorkers: 'block' })
+      entry.context = context
+      const page = this.made === entry ? await openFinisher(context) : null
+      if (!page || this.made !== entry) {
+        entry.broken = true
+        return null
+      }
+      page.once('crash', () => (entry.broken = true))
+      page.once('close', () => (entry.broken = true))
+      return page
+    })().catch(() => {
+      entry.broken = true
+      return null
+    })
+    this.made = entry
+    return entry.page
+  }
+
+  /** Lets the current page go (a recycled browser closes once its contexts are closed). */
+  drop(): void {
+    const m = this.made
+    if (!m) return
+    this.made = null
+    const done: Promise<void> = m.page
+      .then(() => m.context?.close())
+      .catch(() => {})
+      .finally(() => this.closing.delete(done))
+    this.closing.add(done)
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    this.drop()
+    await Promise.all([...this.closing])
+  }
+}
+
 export class WarmPages {
   private next: Promise<Prepared | null> | null = null
+  readonly finisher: SharedFinisher
   private closed = false
   /** Used slots still closing (release), so close() waits for them. */
   private closing = new Set<Promise<void>>()
@@ -77,9 +152,11 @@ export class WarmPages {
     private browser: BrowserPool,
     private policy: EgressPolicy,
   ) {
+    this.finisher = new SharedFinisher(browser)
     // A slot made ahead on a browser that a crawl has since recycled would keep that whole Chromium up
     // until the next scan: it is closed at once and made again on the new browser.
     this.unsubscribe = browser.onRecycle(() => {
+      this.finisher.drop()
       const stale = this.next
       if (!stale || this.closed) return
       this.next = null
@@ -92,7 +169,7 @@ export class WarmPages {
   prepare(): void {
     if (this.closed || this.next) return
     const generation = this.browser.generation
-    this.next = openSlot(this.browser, this.policy, { precompileAxe: true }).then(
+    this.next = openSlot(this.browser, this.policy, { precompileAxe: true, finisher: () => this.finisher.get() }).then(
       (slot) => ({ ...slot, generation }),
       () => null, // the scan that takes it opens its own, and reports what fails then
     )
@@ -106,7 +183,7 @@ export class WarmPages {
     if (ready && ready.generation === this.browser.generation && ready.context.browser()?.isConnected() && !ready.page.isClosed())
       return ready
     if (ready) await closeSlot(ready)
-    return openSlot(this.browser, this.policy)
+    return openSlot(this.browser, this.policy, { finisher: () => this.finisher.get() })
   }
 
   /**
@@ -128,5 +205,6 @@ export class WarmPages {
     const ready = pending ? await pending : null
     if (ready) await closeSlot(ready)
     await Promise.all([...this.closing])
+    await this.finisher.close()
   }
 }
