@@ -62,6 +62,8 @@ export async function crawlAndStore(
   const replay = await ReplayRecorder.open(db.sql, castDeps)
   if (stored.length) log.info('resuming audit', { pagesStored: stored.length })
   await reporter.start()
+  // No scan page is kept open ahead while the lanes crawl: they get its memory and CPU.
+  const resumeWarm = deps.warm?.suspend()
 
   try {
     const summary = await crawlSite(
@@ -82,6 +84,8 @@ export async function crawlAndStore(
       sessionLostAt: summary.sessionLostAt,
     }
   } finally {
+    resumeWarm?.()
+    await replay.flush()
     await reporter.flush()
     await casts.detachAll()
   }
@@ -131,12 +135,14 @@ function storingHooks(h: {
     async onPage(page, tab) {
       // Behind a login, nothing a page reports may carry a credential (an error, evidence echoing a header).
       const record = auth ? scrubDeep(page, auth.scrub) : page
+      // No replay of pages behind a login: a picture of an account page cannot be scrubbed of what it shows.
+      // The still is taken while the page is stored: the tab shows the page until this hook returns.
+      const still = tab && !auth ? h.replay.capture(tab.page) : null
       const ok = await storeAuditPage(h.sql, h.auditId, h.consumer, record, startedAt.get(page.url) ?? null)
       startedAt.delete(page.url)
-      if (!ok) return
+      if (!ok) return void (await still)
       h.reporter.pageStored(page)
-      // No replay of pages behind a login: a picture of an account page cannot be scrubbed of what it shows.
-      if (tab && !auth) await h.replay.record(tab.page, tab.lane, page.url)
+      if (tab && !auth) await h.replay.record(tab.page, tab.lane, page.url, still)
     },
   }
 }

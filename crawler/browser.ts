@@ -46,7 +46,8 @@ export const PLAYWRIGHT_DISABLED_FEATURES = [
  * started ahead for the next navigation; with a crawl's lanes each in a context of its own, the spare
  * almost never belongs to the context that navigates, so it is thrown away and started again on nearly
  * every page: 108 renderer processes for 60 navigations in 4 contexts, against 8 without it (3 and 2 in
- * one context). Scans do not miss it: their pages are opened ahead (gather/warm-page.ts).
+ * one context; measured with a context per lane, before the lanes shared one). Scans do not miss it: their
+ * pages are opened ahead (gather/warm-page.ts).
  */
 export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, 'SpareRendererForSitePerProcess'].join(',')}`]
 

@@ -7,6 +7,8 @@ import { BrowserPool, chromiumPath } from './browser.ts'
 import { startAuditWorker } from './audit-worker.ts'
 import { DEFAULT_RECOVERY, startRecovery } from './recovery-loop.ts'
 import { startScanWorker, trustedSpki } from './scan-worker.ts'
+import { WarmPages } from './gather/warm-page.ts'
+import { policyFromConfig } from '../shared/egress/guard.ts'
 import { startPodCost } from './pod-cost.ts'
 
 export async function startCrawler(given: { config: Config; db: Database; infra: Infra; log: Logger }) {
@@ -27,8 +29,10 @@ export async function startCrawler(given: { config: Config; db: Database; infra:
   )
   const jobs = { inFlight: 0 }
   const deps = { ...given, infra: { ...given.infra, queue: countingQueue(given.infra.queue, jobs, (n) => cost.set(n)) } }
-  const worker = startScanWorker({ ...deps, browser })
-  const audits = startAuditWorker({ ...deps, browser })
+  // Scans' pages made ahead, set aside while an audit crawls (audit-crawl.ts).
+  const warm = new WarmPages(browser, policyFromConfig(config))
+  const worker = startScanWorker({ ...deps, browser, warm })
+  const audits = startAuditWorker({ ...deps, browser, warm })
   const grace = config.RECOVERY_GRACE_S
   const recovery = startRecovery(deps.db.sql, deps.infra, deps.log, {
     everyMs: config.RECOVERY_INTERVAL_MS,

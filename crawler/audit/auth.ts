@@ -1,5 +1,5 @@
 // An authenticated crawl's credentials in the browser: a login form filled once before the crawl (its
-// cookies and storage then open every lane's context), cookies put in each lane's jar for the audited
+// cookies and storage then open the lanes' context), cookies put in the lanes' jar for the audited
 // host, and headers added to the requests that go to the audited origin only, never to a third party.
 // Nothing here logs or returns a credential: errors are scrubbed by the caller's scrubber.
 import type { BrowserContext } from 'playwright-core'

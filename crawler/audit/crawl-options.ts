@@ -14,7 +14,7 @@ export interface CrawlOptions {
   /** Link hops from the start URL (0: the start page only). Sitemap pages count as depth 1. */
   maxDepth: number
   maxDurationMs: number
-  /** Pages in flight at once: one browser context (lane) each. The crawl stays on one origin, so this is per host. */
+  /** Pages in flight at once: one tab (lane) each, in one browser context. The crawl stays on one origin, so this is per host. */
   concurrency: number
   navTimeoutMs: number
   signal: AbortSignal

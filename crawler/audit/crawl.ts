@@ -3,8 +3,8 @@
 //      and the origin the crawl stays on (where the start URL's redirects end);
 //   2. seed the frontier (seed.ts): robots.txt (obeyed, RFC 9309), the start URL and any resumed pages'
 //      links, and the sitemaps, read beside the lanes;
-//   3. `concurrency` lanes (lane-pool.ts), each a browser context with one tab that navigates from page to
-//      page (lane.ts), take URLs breadth first, load each under a hard deadline, judge it with the
+//   3. `concurrency` lanes (lane-pool.ts), each a tab that navigates from page to page (lane.ts) in the one
+//      browser context the lanes share (lane-context.ts), take URLs breadth first, load each under a hard deadline, judge it with the
 //      page-level checks, hand it to hooks.onPage and queue its same-origin links (lane-runner.ts).
 // The run (run.ts) holds why it stops and what it counted. Every connection, browser and plain HTTP, goes
 // through one egress proxy for the crawl (gather() keeps its own, as for any scan). Stops on the page,
@@ -44,7 +44,7 @@ export async function crawlSite(opts: CrawlOptions, deps: CrawlDeps, hooks: Craw
     const scrub = auth?.scrub ?? ((x: string) => x)
 
     proxy = await startEgressProxy(deps.policy)
-    // A login form is filled once; its cookies and storage then open every lane's context.
+    // A login form is filled once; its cookies and storage then open the lanes' context.
     const login = auth?.credentials.login
     const storageState = login ? await logIn(deps.browser, proxy, login, opts.navTimeoutMs, scrub) : undefined
     const { robots, status: robotsStatus } = await loadRobots(origin, proxy, deps.probeTimeoutMs, run.signal)

@@ -8,12 +8,13 @@ import type { Logger } from '../../shared/lib/log.ts'
 import type { CrawledPage } from '../../shared/report/crawled-page.ts'
 import { sentToLogin } from '../../shared/protocol/audit-auth.ts'
 import type { BrowserPool } from '../browser.ts'
-import type { StorageState } from './auth.ts'
+import { applyAuth, type StorageState } from './auth.ts'
 import { CRAWL, type CrawlHooks, type CrawlOptions } from './crawl-options.ts'
 import { type FrontierEntry, normaliseUrl } from './frontier.ts'
 import { type LaneSettings, PageLane } from './lane.ts'
+import { LaneContexts } from './lane-context.ts'
 import { AxeSample, type PageDispatch } from './lane-pool.ts'
-import type { PageVisit } from './page.ts'
+import { openLaneContext, type PageVisit } from './page.ts'
 import type { CrawlRun } from './run.ts'
 import type { Discovery } from './seed.ts'
 
@@ -53,11 +54,30 @@ export function laneSettings(origin: string, opts: CrawlOptions, storageState?: 
   }
 }
 
-/** The lane body for LanePool.start: lane `index` crawls pages until there are none or the run stops. */
+/**
+ * The lane body for LanePool.start: lane `index` crawls pages until there are none or the run stops. The
+ * lanes share one browser context (lane-context.ts); an authenticated crawl's opens with what the login
+ * form left and the credentials applied.
+ */
 export function laneRunner(c: LaneRunContext): (index: number) => Promise<void> {
   const axe = new AxeSample()
+  const { auth } = c.settings
+  const contexts = new LaneContexts(
+    c.browser,
+    async () => {
+      const context = await openLaneContext(c.browser, c.proxy, auth?.storageState)
+      if (auth)
+        await applyAuth(context, auth.credentials, c.settings.origin).catch(async (e) => {
+          await context.close().catch(() => {})
+          throw e
+        })
+      return context
+    },
+    c.settings.closeTimeoutMs,
+    c.log,
+  )
   return async (index) => {
-    const lane = new PageLane(index, c.browser, c.proxy, c.settings, c.log)
+    const lane = new PageLane(index, contexts, c.settings, c.log)
     try {
       for (;;) {
         const entry = await c.dispatch.take()

@@ -1,15 +1,15 @@
-// One lane of a crawl: a browser context of its own and one tab that navigates from page to page. The lane
-// opens them when needed, replaces the tab when a page crashed, overran its deadline or failed on our side,
-// replaces the context when its browser was recycled or is gone, and closes them with a bound.
-import type { BrowserContext, Page } from 'playwright-core'
+// One lane of a crawl: one tab, in the browser context the crawl's lanes share (lane-context.ts), that
+// navigates from page to page. The lane opens its tab when needed, replaces it when a page crashed, overran
+// its deadline or failed on our side, moves to a new context when its browser was recycled or is gone, and
+// closes its tab with a bound.
+import type { Page } from 'playwright-core'
 import { within } from '../../shared/lib/async.ts'
-import type { EgressProxy } from '../../shared/egress/proxy.ts'
 import type { Logger } from '../../shared/lib/log.ts'
-import type { BrowserPool } from '../browser.ts'
 import type { FrontierEntry } from './frontier.ts'
 import type { AuditAuth } from '../../shared/protocol/audit-auth.ts'
-import { applyAuth, type StorageState } from './auth.ts'
-import { openLaneContext, openLaneTab, visitPage, type PageVisit } from './page.ts'
+import type { StorageState } from './auth.ts'
+import type { ContextHold, LaneContexts } from './lane-context.ts'
+import { openLaneTab, visitPage, type PageVisit } from './page.ts'
 import { errorMessage } from '../../shared/errors.ts'
 
 export interface LaneSettings {
@@ -33,28 +33,21 @@ export interface PageOutcome {
 }
 
 export class PageLane {
-  private context: BrowserContext | null = null
+  private hold: ContextHold | null = null
   private tab: Page | null = null
-  /** The pool's browser generation the context belongs to. */
-  private generation = -1
 
   constructor(
     private readonly index: number,
-    private readonly pool: BrowserPool,
-    private readonly proxy: EgressProxy,
+    private readonly contexts: LaneContexts,
     private readonly settings: LaneSettings,
     private readonly log: Logger,
   ) {}
 
-  /** Opens what the next page needs: a context on the pool's current browser, and a tab in it. */
+  /** Opens what the next page needs: a hold on the crawl's context on the pool's current browser, and a tab in it. */
   async ready(): Promise<void> {
-    if (this.context && this.generation !== this.pool.generation) await this.dropContext()
-    if (!this.context) {
-      this.generation = this.pool.generation
-      this.context = await openLaneContext(this.pool, this.proxy, this.settings.auth?.storageState)
-      if (this.settings.auth) await applyAuth(this.context, this.settings.auth.credentials, this.settings.origin)
-    }
-    this.tab ??= await openLaneTab(this.context, this.settings.blockMedia)
+    if (this.hold && !this.contexts.usable(this.hold)) await this.dropContext()
+    this.hold ??= await this.contexts.acquire()
+    this.tab ??= await openLaneTab(this.hold.context, this.settings.blockMedia)
   }
 
   /**
@@ -65,7 +58,7 @@ export class PageLane {
     entry: FrontierEntry,
     o: { halt: AbortSignal; wantsAxe: (template: string) => boolean; onPageStart: (page: Page) => void },
   ): Promise<PageOutcome> {
-    const context = this.context!
+    const context = this.hold!.context
     const { navTimeoutMs, pageDeadlineExtraMs, axeExtraMs } = this.settings
     let timer: ReturnType<typeof setTimeout> | undefined
     let onHalt: (() => void) | undefined
@@ -125,33 +118,36 @@ export class PageLane {
       clearTimeout(timer)
       if (onHalt) o.halt.removeEventListener('abort', onHalt)
     }
-    if (outcome.contextBroken) await this.dropContext()
+    if (outcome.contextBroken) await this.dropContext(true)
     else if (outcome.tabSpent) await this.dropTab()
     return { visit: outcome.visit, ...(outcome.error !== undefined ? { error: outcome.error } : {}) }
   }
 
-  /** Closes the context (bounded); one that will not close has its browser recycled. */
-  async dropContext(): Promise<void> {
-    const c = this.context
-    this.context = null
+  /**
+   * Closes the lane's tab (bounded) and lets go of its context; `broken`: the context failed, so no lane
+   * gets it again. The last lane to let go of a context closes it.
+   */
+  async dropContext(broken = false): Promise<void> {
+    const hold = this.hold
+    const tab = this.tab
+    this.hold = null
     this.tab = null
-    if (
-      c &&
-      !(await within(
-        c.close().then(
+    if (!hold) return
+    const closed =
+      !tab ||
+      (await within(
+        tab.close().then(
           () => true,
           () => true,
         ),
         this.settings.closeTimeoutMs,
         false,
       ))
-    ) {
-      this.log.warn('a browser context did not close; recycling the browser', { lane: this.index })
-      this.pool.recycle()
-    }
+    if (!closed) this.log.warn('a tab did not close; its context is given up', { lane: this.index })
+    await this.contexts.release(hold, broken || !closed)
   }
 
-  /** Closes the tab (bounded); a tab that will not close takes its context with it. */
+  /** Closes the tab (bounded); a tab that will not close takes its context with it (no lane gets it again). */
   private async dropTab(): Promise<void> {
     const t = this.tab
     this.tab = null
@@ -166,6 +162,6 @@ export class PageLane {
         false,
       ))
     )
-      await this.dropContext()
+      await this.dropContext(true)
   }
 }

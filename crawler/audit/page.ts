@@ -15,10 +15,12 @@
 //     weigh or count a page's resources (perf-page-weight, perf-request-count) would judge a page lighter
 //     than it is: they are left out of per-page results (the site-level scan of the start URL loads
 //     everything).
-//   - cookies: a lane's context keeps its cookie jar from page to page, so the jar after a page holds every
-//     cookie earlier pages set. A page is judged only on the cookies it set itself: Set-Cookie on its own
-//     responses (document, redirects, subresources) and jar entries that are new or changed since the
-//     lane's previous page (set by its scripts). The page reports their names (`cookiesSet`), which the
+//   - cookies: the lanes share one context and so one cookie jar, kept from page to page, so the jar after a
+//     page holds every cookie earlier pages set. A page is judged only on the cookies it set itself:
+//     Set-Cookie on its own responses (document, redirects, subresources) and jar entries that are new or
+//     changed since the jar was last read after a page (set by scripts; with lanes side by side, a script's
+//     cookie goes to the first page read after it was set, which may be another lane's page open at the
+//     same time). The page reports their names (`cookiesSet`), which the
 //     audit result uses to attribute each cookie finding to the pages that set the cookie.
 //   - accessibility: axe takes longer than the rest of a page together, so it runs on the first
 //     AXE_MAX_PAGES pages with a DOM template (tag/id/class skeleton) not seen before; pages sharing a
@@ -210,13 +212,13 @@ async function responseArtifact(url: string, res: PwResponse): Promise<HttpRespo
   }
 }
 
-/** Each lane context's jar as its previous page left it: name, domain and path to value and expiry. */
+/** Each crawl context's jar as the last page read left it: name, domain and path to value and expiry. */
 const lastJar = new WeakMap<BrowserContext, Map<string, string>>()
 const jarKey = (c: BrowserCookie) => `${c.name}\u0000${c.domain}\u0000${c.path}`
 
 /**
  * The cookies this page set: named by Set-Cookie on its own responses, or new or changed in the context's
- * jar since the lane's previous page. Returns their names and the jar cut down to those cookies, so that
+ * jar since the last page read. Returns their names and the jar cut down to those cookies, so that
  * cookies carried over from earlier pages are not judged again on this one.
  */
 async function cookiesOfThisPage(

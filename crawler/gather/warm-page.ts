@@ -144,6 +144,8 @@ export class WarmPages {
   private next: Promise<Prepared | null> | null = null
   readonly finisher: SharedFinisher
   private closed = false
+  /** Crawls running in this process (suspend()): no slot is made ahead meanwhile. */
+  private suspended = 0
   /** Used slots still closing (release), so close() waits for them. */
   private closing = new Set<Promise<void>>()
   private unsubscribe: () => void
@@ -167,12 +169,31 @@ export class WarmPages {
 
   /** Prepares the next slot in the background, unless one is ready or on its way. */
   prepare(): void {
-    if (this.closed || this.next) return
+    if (this.closed || this.next || this.suspended > 0) return
     const generation = this.browser.generation
     this.next = openSlot(this.browser, this.policy, { precompileAxe: true, finisher: () => this.finisher.get() }).then(
       (slot) => ({ ...slot, generation }),
       () => null, // the scan that takes it opens its own, and reports what fails then
     )
+  }
+
+  /**
+   * A crawl starts in this process: the slot made ahead (a context and two renderers, one with axe compiled)
+   * is closed and none is made until every crawl has called the returned function, so the crawl's lanes
+   * have that memory and CPU. A scan meanwhile opens its page when it starts (take()).
+   */
+  suspend(): () => void {
+    this.suspended++
+    const stale = this.next
+    this.next = null
+    if (stale) this.release(stale)
+    let resumed = false
+    return () => {
+      if (resumed) return
+      resumed = true
+      this.suspended--
+      this.prepare()
+    }
   }
 
   /** The prepared slot when it is still good, else a new one. The caller closes it (closeSlot). */

@@ -18,8 +18,17 @@ export async function captureReplayFrame(page: Page): Promise<Buffer | null> {
   return data ? Buffer.from(data, 'base64') : null
 }
 
-/** One audit's replay: a still of each judged page while the caps allow, stored as it is taken. */
+/** Frame inserts waiting at once; beyond this a lane waits for the oldest before going on. */
+const MAX_PENDING_WRITES = 8
+
+/**
+ * One audit's replay: a still of each judged page while the caps allow. The still is taken while the lane's
+ * tab still shows the page; its insert goes on off the lane's path (a few at most at once), and flush()
+ * waits for them before the audit ends.
+ */
 export class ReplayRecorder {
+  private readonly writes = new Set<Promise<void>>()
+
   private constructor(
     private readonly sql: Sql,
     private readonly deps: ScreencastDeps,
@@ -32,24 +41,42 @@ export class ReplayRecorder {
   }
 
   /**
-   * Lane `lane`'s tab shows the judged page `url`: its still is taken and stored, within the caps, and the
-   * live view shows the page if it never did.
+   * The still of lane `lane`'s tab, started now (before the page is stored, so both go on at once); null
+   * when the caps are already reached. Hand it to record() once the page is stored.
    */
-  async record(tab: Page, lane: number, url: string): Promise<void> {
-    await this.store(tab, url)
+  capture(tab: Page): Promise<Buffer | null> | null {
+    const replay = this.usage
+    if (replay.frames >= REPLAY_LIMITS.maxFrames || replay.bytes >= REPLAY_LIMITS.maxBytes) return null
+    const shot = captureReplayFrame(tab)
+    shot.catch(() => {})
+    return shot
+  }
+
+  /**
+   * Lane `lane`'s tab shows the judged page `url`: its still (from capture(), or taken now) is stored, within
+   * the caps, and the live view shows the page if it never did.
+   */
+  async record(tab: Page, lane: number, url: string, still: Promise<Buffer | null> | null = this.capture(tab)): Promise<void> {
+    await this.store(url, still)
     await liveAuditCast(this.deps)?.showJudged(tab, lane, url)
   }
 
-  private async store(tab: Page, url: string): Promise<void> {
+  /** Resolves when every frame insert begun has ended. */
+  async flush(): Promise<void> {
+    for (let i = 0; i < 10_000 && this.writes.size; i++) await Promise.allSettled([...this.writes])
+  }
+
+  private async store(url: string, still: Promise<Buffer | null> | null): Promise<void> {
     const replay = this.usage
-    if (replay.frames >= REPLAY_LIMITS.maxFrames || replay.bytes >= REPLAY_LIMITS.maxBytes) return
-    const jpeg = await captureReplayFrame(tab)
-    if (!jpeg || replay.bytes + jpeg.byteLength > REPLAY_LIMITS.maxBytes) return
+    const jpeg = still ? await still : null
+    if (!jpeg || replay.frames >= REPLAY_LIMITS.maxFrames || replay.bytes + jpeg.byteLength > REPLAY_LIMITS.maxBytes) return
     const seq = replay.nextSeq++
     replay.frames++
     replay.bytes += jpeg.byteLength
-    await storeAuditFrame(this.sql, this.deps.auditId, seq, url, jpeg).catch((e) =>
-      this.deps.log.warn('replay frame not stored', { error: errorMessage(e) }),
-    )
+    if (this.writes.size >= MAX_PENDING_WRITES) await Promise.race(this.writes)
+    const write: Promise<void> = storeAuditFrame(this.sql, this.deps.auditId, seq, url, jpeg)
+      .catch((e) => this.deps.log.warn('replay frame not stored', { error: errorMessage(e) }))
+      .finally(() => this.writes.delete(write))
+    this.writes.add(write)
   }
 }

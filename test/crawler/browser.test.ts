@@ -135,6 +135,39 @@ describe('the browser pool launches Chromium', () => {
       await pool.close()
     }
   }, 60_000)
+
+  test('while a crawl runs no scan page is kept ahead; a scan meanwhile opens its own; the slot comes back after', async () => {
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] })
+    const before = new Set(renderersBelow(process.pid))
+    const ours = () => renderersBelow(process.pid).filter((pid) => !before.has(pid))
+    const poll = async (what: () => boolean, ms: number) => {
+      for (let waited = 0; waited < ms && !what(); waited += 100) await Bun.sleep(100)
+      return what()
+    }
+    try {
+      warm.prepare()
+      expect(await poll(() => ours().length > 0, 20_000)).toBe(true)
+      const resume = warm.suspend()
+      // The slot made ahead (its page and axe's finishing page) is closed, and no other is made.
+      expect(await poll(() => ours().length === 0, 15_000)).toBe(true)
+      warm.prepare()
+      await Bun.sleep(500)
+      expect(ours().length).toBe(0)
+      const slot = await warm.take()
+      expect(slot.page.isClosed()).toBe(false)
+      await closeSlot(slot)
+      resume()
+      resume() // a second call changes nothing
+      expect(await poll(() => ours().length > 0, 20_000)).toBe(true)
+      const next = await warm.take()
+      expect(next.page.isClosed()).toBe(false)
+      await closeSlot(next)
+    } finally {
+      await warm.close()
+      await pool.close()
+    }
+  }, 90_000)
 })
 
 describe('a browser that goes away', () => {
