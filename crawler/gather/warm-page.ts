@@ -187,6 +187,13 @@ export class WarmPages {
     const stale = this.next
     this.next = null
     if (stale) this.release(stale)
+    // axe's shared finishing page goes too (after the slot on its way, which may ask for it, is made); a scan
+    // during the crawl makes it again when it needs it.
+    const dropFinisher = () => {
+      if (this.suspended > 0) this.finisher.drop()
+    }
+    dropFinisher()
+    stale?.then(dropFinisher, dropFinisher)
     let resumed = false
     return () => {
       if (resumed) return
