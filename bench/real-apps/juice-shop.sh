@@ -30,8 +30,14 @@ rm -f "$GIT_INDEX_FILE"
 unset GIT_INDEX_FILE
 sed -i '/"frisby": "github:bkimminich\/frisby",/d' "$D/package.json"
 cd "$D"
-CYPRESS_INSTALL_BINARY=0 PUPPETEER_SKIP_DOWNLOAD=1 CHROMEDRIVER_SKIP_DOWNLOAD=true GECKODRIVER_SKIP_DOWNLOAD=true \
-  npm install --no-audit --no-fund
+export CYPRESS_INSTALL_BINARY=0 PUPPETEER_SKIP_DOWNLOAD=1 CHROMEDRIVER_SKIP_DOWNLOAD=true GECKODRIVER_SKIP_DOWNLOAD=true
+# Juice Shop's postinstall (the front end's install and build, then the server's tsc, whose failure it hides
+# behind `|| cd .`) runs here step by step, so a failing step stops the script; npm 11 runs no dependency's
+# install script unless allowed, so the two native modules the server loads at start are rebuilt by name.
+npm install --no-audit --no-fund --ignore-scripts
+npm rebuild sqlite3 libxmljs2
+(cd frontend && npm install --no-audit --no-fund --legacy-peer-deps && npm run build)
+node_modules/.bin/tsc
 # A folder whose only file was left out (the promo video) must still exist: the server copies the video's
 # subtitles into it at start-up and stops when it cannot.
 mkdir -p frontend/dist/frontend/assets/public/videos
