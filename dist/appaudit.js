@@ -8806,7 +8806,7 @@ var PROBE_PATHS = [
   ...NODE_LISTING_PROBES,
   ...METRICS_PROBES
 ];
-var OPENAPI_PROBES = ["/swagger.json", "/openapi.json", "/v3/api-docs", "/api-docs"];
+var OPENAPI_PROBES = ["/swagger.json", "/openapi.json", "/v3/api-docs", "/api-docs", "/api-docs/swagger-ui-init.js"];
 var API_PROBE_LIMITS = {
   corsPaths: 4,
   graphql: 3,
@@ -9155,7 +9155,7 @@ var INTERNAL_TAG = /^(?:admin|internal|debug|private|management|ops|staff|backof
 var INTERNAL_FIELD = /^(?:admin|internal|debug|impersonate|sudo|superuser|staff)|(?:Admin|Internal|Debug|Impersonate)/;
 var METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
 function readApiDocument(body, limit = 5) {
-  const doc = parseJson(body);
+  const doc = parseJson(body) ?? swaggerUiInit(body);
   if (doc && typeof doc === "object" && !Array.isArray(doc))
     return fromJson(doc, limit);
   return fromYaml(body, limit);
@@ -9228,6 +9228,13 @@ function readIntrospection(body, limit = 5) {
   const mutations = fieldsOf(schema.mutationType?.name);
   const internal = [...queries, ...mutations].filter((f) => INTERNAL_FIELD.test(f)).slice(0, limit);
   return { types: types.length, queries: queries.length, mutations: mutations.length, internal };
+}
+var SWAGGER_UI_OPTIONS = /var options = (\{[\s\S]*?\n\});\n/;
+function swaggerUiInit(body) {
+  const m = SWAGGER_UI_OPTIONS.exec(body.slice(0, 600000));
+  const options = m ? parseJson(m[1]) : null;
+  const doc = options && typeof options === "object" ? options.swaggerDoc : null;
+  return doc && typeof doc === "object" && !Array.isArray(doc) ? doc : null;
 }
 
 // shared/checks/exposure/exposed-api-docs.ts

@@ -160,7 +160,8 @@ export const PROBE_BUDGET = 96
  * loaded (crawler/gather/api-probes.ts), never a write: GET, OPTIONS, or one POST of the GraphQL
  * introspection query. Counted apart from PROBE_BUDGET (API_PROBE_BUDGET).
  */
-export const OPENAPI_PROBES = ['/swagger.json', '/openapi.json', '/v3/api-docs', '/api-docs'] as const
+/** swagger-ui-express (Express apps' usual Swagger UI at /api-docs/) embeds the whole document in this script. */
+export const OPENAPI_PROBES = ['/swagger.json', '/openapi.json', '/v3/api-docs', '/api-docs', '/api-docs/swagger-ui-init.js'] as const
 export const GRAPHQL_PROBES = ['/graphql', '/api/graphql'] as const
 export const API_PROBE_LIMITS = {
   /** API paths of the page's traffic probed for CORS, each with a foreign Origin and with "null". */

@@ -22,7 +22,7 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
 
 /** An OpenAPI 3 or Swagger 2 document, or null when the body is not one. */
 export function readApiDocument(body: string, limit = 5): ApiDocument | null {
-  const doc = parseJson(body)
+  const doc = parseJson(body) ?? swaggerUiInit(body)
   if (doc && typeof doc === 'object' && !Array.isArray(doc)) return fromJson(doc as Record<string, unknown>, limit)
   return fromYaml(body, limit)
 }
@@ -103,4 +103,17 @@ export function readIntrospection(body: string, limit = 5): IntrospectedSchema |
   const mutations = fieldsOf((schema.mutationType as { name?: unknown } | null)?.name)
   const internal = [...queries, ...mutations].filter((f) => INTERNAL_FIELD.test(f)).slice(0, limit)
   return { types: types.length, queries: queries.length, mutations: mutations.length, internal }
+}
+
+/**
+ * swagger-ui-express's swagger-ui-init.js: `var options = {"swaggerDoc": {...}, ...};`, the options written by
+ * JSON.stringify, so the object between them parses as JSON.
+ */
+const SWAGGER_UI_OPTIONS = /var options = (\{[\s\S]*?\n\});\n/
+
+function swaggerUiInit(body: string): Record<string, unknown> | null {
+  const m = SWAGGER_UI_OPTIONS.exec(body.slice(0, 600_000))
+  const options = m ? parseJson(m[1]!) : null
+  const doc = options && typeof options === 'object' ? (options as { swaggerDoc?: unknown }).swaggerDoc : null
+  return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : null
 }

@@ -136,6 +136,17 @@ describe('exposed-api-docs: OpenAPI documents', () => {
       'openapi: 3.1.0\ninfo:\n  title: x\npaths:\n  /users:\n    get:\n      summary: u\n  /internal/jobs:\n    post:\n      summary: j\n'
     expect(readApiDocument(yaml)).toMatchObject({ operations: 2, internal: ['POST /internal/jobs'] })
   })
+  test("swagger-ui-express's swagger-ui-init.js (the Swagger UI at /api-docs/) is read for the document it embeds", () => {
+    // The shape swagger-ui-express 5 writes (OWASP Juice Shop's /api-docs/swagger-ui-init.js, cut short).
+    const doc = {
+      openapi: '3.0.0',
+      servers: [{ url: '/b2b/v2' }],
+      paths: { '/orders': { post: { tags: ['Order'] } }, '/admin/jobs': { get: {} } },
+    }
+    const init = `\nwindow.onload = function() {\n  var url = window.location.search.match(/url=([^&]+)/);\n  var options = ${JSON.stringify({ swaggerDoc: doc, customOptions: {} }, null, 2)};\n  url = options.swaggerUrl || url\n}\n`
+    expect(readApiDocument(init)).toMatchObject({ format: 'openapi', version: '3.0.0', operations: 2, internal: ['GET /admin/jobs'] })
+    expect(readApiDocument('window.onload = function() { var options = {};\n}')).toBeNull()
+  })
 })
 
 describe('cors-credentialed-reflection on the API paths the page used', () => {
