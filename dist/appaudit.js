@@ -9309,7 +9309,12 @@ location ~ ^/(api/v\\d+/)?(swagger|openapi)\\.(json|ya?ml)$ { allow 10.0.0.0/8; 
     if (parts.length)
       return { status: "fail", evidence, summary: `${parts.join("; ")}.` };
     if (doc.evidence) {
-      return { status: "info", severity: "info", evidence, summary: `Public API document, ${doc.evidence.operations} operations.` };
+      return {
+        status: "info",
+        severity: "info",
+        evidence,
+        summary: `Public API document at ${doc.evidence.url}, ${doc.evidence.operations} operation${doc.evidence.operations === 1 ? "" : "s"}, none admin or internal.`
+      };
     }
     return { status: "pass", evidence, summary: "No API schema." };
   }

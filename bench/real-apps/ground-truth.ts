@@ -232,7 +232,8 @@ const JUICESHOP: GroundTruthItem[] = [
     id: 'js-api-docs',
     what: '/api-docs (Swagger UI of the B2B API) served',
     source: 'https://pwning.owasp-juice.shop/companion-guide/latest/part2/security-misconfiguration.html ; juice-shop swagger.yml',
-    ours: [],
+    // A public document without admin or internal operations is `info` in exposed-api-docs (not a finding).
+    ours: ['exposed-api-docs'],
     wapitiCategory: /./,
     wapitiText: /api-docs/i,
   },
@@ -248,7 +249,7 @@ const JUICESHOP: GroundTruthItem[] = [
     what: 'Access-Control-Allow-Origin: * on every answer',
     source:
       'juice-shop server.ts (app.use(cors())); https://owasp.org/www-project-web-security-testing-guide/latest/4-Web_Application_Security_Testing/11-Client-side_Testing/07-Testing_Cross_Origin_Resource_Sharing',
-    ours: ['cors-credentialed-reflection'],
+    ours: ['cors-wildcard-api', 'cors-credentialed-reflection'],
     wapitiCategory: NONE,
   },
   {
