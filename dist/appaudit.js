@@ -11078,12 +11078,14 @@ function wordpressOf(html, finalUrl, linkHeader = "") {
   return { root, signals };
 }
 var under = (dir, rel) => Object.fromEntries(Object.entries(rel).map(([k, p]) => [k, dir + p]));
+var ROOT_APP_GENERATOR = /^\s*(?:DokuWiki|MediaWiki)\b/i;
 function planAppProbes(finalUrl, main) {
   const wp = wordpressOf(main.body, finalUrl, main.headers?.link ?? "");
   const base = basePathOf(finalUrl);
+  const probeBase = base !== "/" || metaNamed(main.body.slice(0, HEAD_SCAN), "generator").some((g) => ROOT_APP_GENERATOR.test(g));
   return {
     wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,
-    base: base === "/" ? null : { base, paths: under(base, BASE_PATH_PROBES) }
+    base: probeBase ? { base, paths: under(base, BASE_PATH_PROBES) } : null
   };
 }
 

@@ -36,7 +36,10 @@ export const APP_PROBE_BUDGET = Object.keys(WORDPRESS_PROBES).length + Object.ke
 export interface AppProbePlan {
   /** The WordPress root path ("/" or "/blog/") and its probe paths, or null when the page is not WordPress. */
   wordpress: { root: string; signals: string[]; paths: Record<WordPressProbe, string> } | null
-  /** The scanned URL's base path and its probe paths, or null when the base is the origin's root. */
+  /**
+   * The scanned URL's base path and its probe paths; null when the base is the origin's root, unless the page's
+   * generator names DokuWiki or MediaWiki (installed at the root).
+   */
   base: { base: string; paths: Record<BasePathProbe, string> } | null
 }
 
@@ -138,13 +141,17 @@ export function wordpressOf(html: string, finalUrl: string, linkHeader = ''): { 
 const under = <K extends string>(dir: string, rel: Record<K, string>): Record<K, string> =>
   Object.fromEntries(Object.entries<string>(rel).map(([k, p]) => [k, dir + p])) as Record<K, string>
 
+/** A wiki installed at the origin's root says so in its generator meta: its base-path probes go under "/". */
+const ROOT_APP_GENERATOR = /^\s*(?:DokuWiki|MediaWiki)\b/i
+
 /** What to probe for this scan, from its final URL and the main response (its body and Link header). */
 export function planAppProbes(finalUrl: string, main: { body: string; headers?: Record<string, string> }): AppProbePlan {
   const wp = wordpressOf(main.body, finalUrl, main.headers?.link ?? '')
   const base = basePathOf(finalUrl)
+  const probeBase = base !== '/' || metaNamed(main.body.slice(0, HEAD_SCAN), 'generator').some((g) => ROOT_APP_GENERATOR.test(g))
   return {
     wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,
-    base: base === '/' ? null : { base, paths: under(base, BASE_PATH_PROBES) },
+    base: probeBase ? { base, paths: under(base, BASE_PATH_PROBES) } : null,
   }
 }
 

@@ -26,19 +26,19 @@ const missing = [PHP, ...Object.values(APPS)].filter((p) => !existsSync(p))
 const TIMEOUT_MS = 60_000
 
 let php: Subprocess | null = null
+/** DokuWiki alone, at the origin's root. */
+let rootWiki: Subprocess | null = null
+let rootWikiOrigin = ''
 let origin = ''
 let root = ''
 let proxy: EgressProxy
 
-async function startPhp(): Promise<void> {
-  root = mkdtempSync(join(tmpdir(), 'appaudit-php-'))
-  for (const [name, dir] of Object.entries(APPS)) symlinkSync(dir, join(root, name))
+async function startPhp(docroot: string): Promise<{ proc: Subprocess; origin: string }> {
   // PHP's server answers a missing file with the nearest index.php above it; the router answers 404 as Apache does.
-  const proc = spawn([PHP, '-S', '127.0.0.1:0', '-t', root, join(import.meta.dir, '../../fixtures/apps/php-router.php')], {
+  const proc = spawn([PHP, '-S', '127.0.0.1:0', '-t', docroot, join(import.meta.dir, '../../fixtures/apps/php-router.php')], {
     stdout: 'ignore',
     stderr: 'pipe',
   })
-  php = proc
   const reader = proc.stderr.getReader()
   let seen = ''
   for (let i = 0; i < 50 && !/127\.0\.0\.1:(\d+)/.test(seen); i++) {
@@ -51,16 +51,19 @@ async function startPhp(): Promise<void> {
     while (!(await reader.read().catch(() => ({ done: true }))).done) {}
   })()
   const port = /127\.0\.0\.1:(\d+)/.exec(seen)?.[1]
-  if (!port) throw new Error(`PHP's server did not say its port: ${seen.slice(0, 300)}`)
-  origin = `http://127.0.0.1:${port}`
+  if (!port) {
+    proc.kill()
+    throw new Error(`PHP's server did not say its port: ${seen.slice(0, 300)}`)
+  }
+  return { proc, origin: `http://127.0.0.1:${port}` }
 }
 
-async function scan(path: string) {
-  const main = await followChain(origin + path, proxy, TIMEOUT_MS)
+async function scan(path: string, at = origin) {
+  const main = await followChain(at + path, proxy, TIMEOUT_MS)
   if (!main.last.ok) throw new Error(`${path}: ${main.last.reason}`)
   const finalUrl = main.chain.finalUrl!
   const { probes, apps, sent } = await probePaths(finalUrl, main.last.res, proxy, TIMEOUT_MS)
-  const a = makeArtifacts({ target: { url: origin + path, finalUrl, origin, scheme: 'http' }, mainResponse: main.last.res, probes })
+  const a = makeArtifacts({ target: { url: at + path, finalUrl, origin: at, scheme: 'http' }, mainResponse: main.last.res, probes })
   return { sent, counts: appProbeCounts(apps), app: runCheck(webAppExposure, a), manifest: runCheck(exposedPackageManifest, a) }
 }
 
@@ -69,11 +72,16 @@ describe.skipIf(missing.length > 0)(
   () => {
     beforeAll(async () => {
       proxy = await startEgressProxy({ allowPrivate: true, trustedHosts: [] })
-      await startPhp()
+      root = mkdtempSync(join(tmpdir(), 'appaudit-php-'))
+      for (const [name, dir] of Object.entries(APPS)) symlinkSync(dir, join(root, name))
+      ;({ proc: php, origin } = await startPhp(root))
+      ;({ proc: rootWiki, origin: rootWikiOrigin } = await startPhp(APPS.dokuwiki))
     }, TIMEOUT_MS)
     afterAll(async () => {
-      php?.kill()
-      await php?.exited
+      for (const p of [php, rootWiki]) {
+        p?.kill()
+        await p?.exited
+      }
       await proxy?.stop()
       if (root) rmSync(root, { recursive: true, force: true })
     })
@@ -86,6 +94,18 @@ describe.skipIf(missing.length > 0)(
         expect(r.sent).toBe(PROBE_PATHS.length + 4)
         expect([r.app.status, r.app.severity]).toEqual(['fail', 'medium'])
         expect(r.app.summary).toContain('/dokuwiki/install.php is the DokuWiki installer')
+      },
+      TIMEOUT_MS * 3,
+    )
+
+    test(
+      'DokuWiki at the root: its generator calls for the base-path probes under "/", and install.php is found',
+      async () => {
+        const r = await scan('/doku.php', rootWikiOrigin)
+        // /composer.json is one of PROBE_PATHS: three more requests, not four.
+        expect(r.counts).toEqual({ budget: 10, sent: 3, wordpress: 0, basePath: 3 })
+        expect([r.app.status, r.app.severity]).toEqual(['fail', 'medium'])
+        expect(r.app.summary).toContain('/install.php is the DokuWiki installer')
       },
       TIMEOUT_MS * 3,
     )

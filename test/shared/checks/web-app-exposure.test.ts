@@ -55,6 +55,25 @@ describe('the plan', () => {
     expect(plan.base?.base).toBe('/blog/')
   })
 
+  test('a DokuWiki or MediaWiki at the root (by its generator) gets the base-path probes under "/"; other root pages none', () => {
+    const wiki = (g: string) => `<html><head><meta name="generator" content="${g}"></head><body></body></html>`
+    for (const g of ['DokuWiki', 'MediaWiki 1.39.17']) {
+      const plan = planAppProbes('http://h/doku.php?id=start', { body: wiki(g) })
+      expect(plan.base).toEqual({
+        base: '/',
+        paths: {
+          dokuwikiInstaller: '/install.php',
+          phpMyAdminDocs: '/doc/html/index.html',
+          mediawikiInstaller: '/mw-config/',
+          composer: '/composer.json',
+        },
+      })
+      // /composer.json is in PROBE_PATHS already: not sent twice.
+      expect(appProbePaths(plan, PROBE_PATHS)).toEqual(['/install.php', '/doc/html/index.html', '/mw-config/'])
+    }
+    expect(planAppProbes('http://h/', { body: wiki('Hugo 0.120') }).base).toBeNull()
+  })
+
   test('the base path: the directory, cut before a script with more path after it; none at the root', () => {
     expect(basePathOf('http://h/dokuwiki/doku.php?id=start')).toBe('/dokuwiki/')
     expect(basePathOf('http://h/phpmyadmin/')).toBe('/phpmyadmin/')
