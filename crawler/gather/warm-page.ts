@@ -171,7 +171,9 @@ export class WarmPages {
   prepare(): void {
     if (this.closed || this.next || this.suspended > 0) return
     const generation = this.browser.generation
-    this.next = openSlot(this.browser, this.policy, { precompileAxe: true, finisher: () => this.finisher.get() }).then(
+    // A slot still being made when a crawl suspends this asks for no finishing page: it is let go unused.
+    const finisher = () => (this.suspended > 0 ? Promise.resolve(null) : this.finisher.get())
+    this.next = openSlot(this.browser, this.policy, { precompileAxe: true, finisher }).then(
       (slot) => ({ ...slot, generation }),
       () => null, // the scan that takes it opens its own, and reports what fails then
     )
@@ -187,13 +189,9 @@ export class WarmPages {
     const stale = this.next
     this.next = null
     if (stale) this.release(stale)
-    // axe's shared finishing page goes too (after the slot on its way, which may ask for it, is made); a scan
-    // during the crawl makes it again when it needs it.
-    const dropFinisher = () => {
-      if (this.suspended > 0) this.finisher.drop()
-    }
-    dropFinisher()
-    stale?.then(dropFinisher, dropFinisher)
+    // axe's shared finishing page goes too (a slot made ahead does not ask for it while suspended, see
+    // prepare()); a scan during the crawl makes it again when it needs it.
+    this.finisher.drop()
     let resumed = false
     return () => {
       if (resumed) return
