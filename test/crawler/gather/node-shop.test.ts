@@ -16,7 +16,7 @@ import type { ApiCall, ProbeResult } from '../../../shared/checks/types.ts'
 import { startEgressProxy, type EgressProxy } from '../../../shared/egress/proxy.ts'
 import { mapLimit } from '../../../shared/lib/async.ts'
 import { startNodeShop } from '../../fixtures/sites/lib/node-shop.ts'
-import { makeArtifacts } from '../../shared/checks/artifacts.ts'
+import { apiCall, makeArtifacts } from '../../shared/checks/artifacts.ts'
 
 const TIMEOUT = 15_000
 /** What the shop's page fetches while it loads (main.js). */
@@ -33,23 +33,7 @@ afterAll(async () => {
 /** An answer the page got, as the recorder keeps it. */
 async function recorded(url: string): Promise<ApiCall> {
   const res = await fetch(url, { headers: { accept: 'application/json, text/plain, */*' } })
-  const headers: Record<string, string> = {}
-  res.headers.forEach((v, k) => {
-    headers[k] = v
-  })
-  return {
-    url,
-    method: 'GET',
-    resourceType: 'fetch',
-    requestContentType: null,
-    credentialed: false,
-    authorization: false,
-    graphql: false,
-    status: res.status,
-    headers,
-    body: await res.text(),
-    bodyTruncated: false,
-  }
+  return apiCall(url, await res.text(), { status: res.status, headers: Object.fromEntries(res.headers) })
 }
 
 /** One scan's plain-HTTP gathering of the shop, with `calls` as the page's traffic; the server's request counts. */

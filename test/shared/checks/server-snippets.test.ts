@@ -13,9 +13,8 @@ import { getCheck } from '../../../shared/checks/registry.ts'
 import { buildCsp, cspAdviceText, pageSources } from '../../../shared/checks/util/csp-builder.ts'
 import { cookieFixes, headerFixes } from '../../../shared/checks/util/fix.ts'
 import { until } from '../../harness/wait.ts'
+import { APACHE, apacheConfig } from '../../harness/apache.ts'
 
-const APACHE = '/usr/sbin/apache2'
-const APACHE_MODULES = '/usr/lib/apache2/modules'
 const CADDY = '/usr/bin/caddy'
 
 /** A policy computed the way a scan computes it: hashes with base64 '+', '/' and '=' that configs must keep intact. */
@@ -129,26 +128,7 @@ describe.skipIf(!existsSync(APACHE))('Apache: .htaccess snippets in a real Apach
     ].join('\n')
     writeFileSync(join(www, '.htaccess'), htaccess)
     const mods = ['mpm_event', 'authz_core', 'headers', 'rewrite', 'alias', 'autoindex', 'mime', 'dir']
-    writeFileSync(
-      join(root, 'httpd.conf'),
-      [
-        `ServerRoot ${root}`,
-        `Listen 127.0.0.1:${port}`,
-        'ServerName 127.0.0.1',
-        `PidFile ${root}/httpd.pid`,
-        `ErrorLog ${root}/error.log`,
-        'User www-data',
-        'Group www-data',
-        ...mods.map((m) => `LoadModule ${m}_module ${APACHE_MODULES}/mod_${m}.so`),
-        'TypesConfig /etc/mime.types',
-        `DocumentRoot ${www}`,
-        `<Directory ${www}>`,
-        '  Options +Indexes',
-        '  AllowOverride All',
-        '  Require all granted',
-        '</Directory>',
-      ].join('\n'),
-    )
+    writeFileSync(join(root, 'httpd.conf'), apacheConfig({ root, port, www, modules: mods, directory: ['Options +Indexes'] }))
     const proc = Bun.spawn([APACHE, '-f', join(root, 'httpd.conf'), '-DFOREGROUND'], { stdout: 'pipe', stderr: 'pipe' })
     stops.push(() => proc.kill())
     base = `http://127.0.0.1:${port}`

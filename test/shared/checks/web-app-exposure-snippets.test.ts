@@ -8,10 +8,9 @@ import { join } from 'node:path'
 import { webAppExposure } from '../../../shared/checks/exposure/web-app-exposure.ts'
 import { freePort } from '../../harness/signin.ts'
 import { until } from '../../harness/wait.ts'
+import { APACHE, apacheConfig } from '../../harness/apache.ts'
 
 const NGINX = '/usr/sbin/nginx'
-const APACHE = '/usr/sbin/apache2'
-const APACHE_MODULES = '/usr/lib/apache2/modules'
 
 const REFUSED = [
   '/xmlrpc.php',
@@ -100,26 +99,7 @@ describe.skipIf(!existsSync(APACHE))('the Apache advice in a real Apache (.htacc
     writeFileSync(join(www, '.htaccess'), snippet('apache'))
     const port = await freePort()
     const mods = ['mpm_event', 'authz_core', 'rewrite', 'alias', 'dir', 'mime']
-    writeFileSync(
-      join(root, 'httpd.conf'),
-      [
-        `ServerRoot ${root}`,
-        `Listen 127.0.0.1:${port}`,
-        'ServerName 127.0.0.1',
-        `PidFile ${root}/httpd.pid`,
-        `ErrorLog ${root}/error.log`,
-        'User www-data',
-        'Group www-data',
-        ...mods.map((m) => `LoadModule ${m}_module ${APACHE_MODULES}/mod_${m}.so`),
-        'TypesConfig /etc/mime.types',
-        'DirectoryIndex index.html',
-        `DocumentRoot ${www}`,
-        `<Directory ${www}>`,
-        '  AllowOverride All',
-        '  Require all granted',
-        '</Directory>',
-      ].join('\n'),
-    )
+    writeFileSync(join(root, 'httpd.conf'), apacheConfig({ root, port, www, modules: mods, server: ['DirectoryIndex index.html'] }))
     const proc = Bun.spawn([APACHE, '-f', join(root, 'httpd.conf'), '-DFOREGROUND'], { stdout: 'ignore', stderr: 'pipe' })
     stops.push(() => {
       proc.kill()
