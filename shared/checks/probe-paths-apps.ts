@@ -37,8 +37,8 @@ export interface AppProbePlan {
   /** The WordPress root path ("/" or "/blog/") and its probe paths, or null when the page is not WordPress. */
   wordpress: { root: string; signals: string[]; paths: Record<WordPressProbe, string> } | null
   /**
-   * The scanned URL's base path and its probe paths; null when the base is the origin's root, unless the page's
-   * generator names DokuWiki or MediaWiki (installed at the root).
+   * The base path and its probe paths: a DokuWiki's or MediaWiki's installation directory (by its generator
+   * and its own script URLs), else the scanned URL's directory; null when that is the origin's root.
    */
   base: { base: string; paths: Record<BasePathProbe, string> } | null
 }
@@ -141,17 +141,49 @@ export function wordpressOf(html: string, finalUrl: string, linkHeader = ''): { 
 const under = <K extends string>(dir: string, rel: Record<K, string>): Record<K, string> =>
   Object.fromEntries(Object.entries<string>(rel).map(([k, p]) => [k, dir + p])) as Record<K, string>
 
-/** A wiki installed at the origin's root says so in its generator meta: its base-path probes go under "/". */
-const ROOT_APP_GENERATOR = /^\s*(?:DokuWiki|MediaWiki)\b/i
+/** A wiki says so in its generator meta, wherever it is installed. */
+const WIKI_GENERATOR = /^\s*(DokuWiki|MediaWiki)\b/i
+/**
+ * The scripts every page of the wiki loads from its installation directory, which short URLs (/wiki/Page
+ * served by /w/index.php, DokuWiki's /ns/page rewrites) do not show: MediaWiki's load.php, api.php (the RSD
+ * link), opensearch_desc.php and index.php, DokuWiki's lib/exe/ and lib/tpl/.
+ */
+const WIKI_ASSET: Record<'dokuwiki' | 'mediawiki', RegExp> = {
+  mediawiki: /^(.*?\/)(?:load|api|opensearch_desc|index)\.php$/,
+  dokuwiki: /^(.*?\/)lib\/(?:exe|tpl)\//,
+}
+
+/** A DokuWiki's or MediaWiki's installation directory, from its own script URLs on the page's host; null if none. */
+export function wikiRootOf(html: string, finalUrl: string): string | null {
+  const head = html.slice(0, HEAD_SCAN)
+  const name = metaNamed(head, 'generator')
+    .map((g) => WIKI_GENERATOR.exec(g)?.[1]?.toLowerCase())
+    .find((g) => g !== undefined) as 'dokuwiki' | 'mediawiki' | undefined
+  if (!name) return null
+  let page: URL
+  try {
+    page = new URL(finalUrl)
+  } catch {
+    return null
+  }
+  for (const t of startTags(head, ['link', 'script'])) {
+    const u = sameHostPath(t.attrs.href ?? t.attrs.src, page)
+    const m = u ? WIKI_ASSET[name].exec(u.pathname) : null
+    const dir = m ? safeDir(m[1]!) : null
+    if (dir) return dir
+  }
+  return basePathOf(finalUrl)
+}
 
 /** What to probe for this scan, from its final URL and the main response (its body and Link header). */
 export function planAppProbes(finalUrl: string, main: { body: string; headers?: Record<string, string> }): AppProbePlan {
   const wp = wordpressOf(main.body, finalUrl, main.headers?.link ?? '')
-  const base = basePathOf(finalUrl)
-  const probeBase = base !== '/' || metaNamed(main.body.slice(0, HEAD_SCAN), 'generator').some((g) => ROOT_APP_GENERATOR.test(g))
+  // A wiki's own scripts name its directory; otherwise the scanned URL's, when it is not the root.
+  const wiki = wikiRootOf(main.body, finalUrl)
+  const base = wiki ?? basePathOf(finalUrl)
   return {
     wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,
-    base: probeBase ? { base, paths: under(base, BASE_PATH_PROBES) } : null,
+    base: wiki !== null || base !== '/' ? { base, paths: under(base, BASE_PATH_PROBES) } : null,
   }
 }
 

@@ -12,7 +12,7 @@ import {
   readUserList,
   readWordPressReadme,
 } from '../../../shared/checks/exposure/web-app-pages.ts'
-import { APP_PROBE_BUDGET, appProbePaths, basePathOf, planAppProbes, wordpressOf } from '../../../shared/checks/probe-paths-apps.ts'
+import { APP_PROBE_BUDGET, appProbePaths, basePathOf, planAppProbes, wikiRootOf, wordpressOf } from '../../../shared/checks/probe-paths-apps.ts'
 import { BASELINE_PROBE, PROBE_PATHS } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { REAL, wordpressFront, wordpressUsers } from '../../fixtures/apps/apps.ts'
@@ -72,6 +72,24 @@ describe('the plan', () => {
       expect(appProbePaths(plan, PROBE_PATHS)).toEqual(['/install.php', '/doc/html/index.html', '/mw-config/'])
     }
     expect(planAppProbes('http://h/', { body: wiki('Hugo 0.120') }).base).toBeNull()
+  })
+
+  test("a wiki behind short URLs: its own script URLs name the directory, not the page's path", () => {
+    const mediawiki = `<html><head><meta name="generator" content="MediaWiki 1.39.17">
+      <link rel="stylesheet" href="/w/load.php?lang=en&amp;modules=site.styles&amp;only=styles">
+      <link rel="EditURI" type="application/rsd+xml" href="//h/w/api.php?action=rsd"></head><body></body></html>`
+    expect(planAppProbes('http://h/wiki/Main_Page', { body: mediawiki }).base?.paths.mediawikiInstaller).toBe('/w/mw-config/')
+    expect(wikiRootOf(mediawiki, 'http://h/wiki/Help:Contents')).toBe('/w/')
+    const dokuwiki = `<html><head><meta name="generator" content="DokuWiki"/>
+      <script src="/dokuwiki/lib/exe/jquery.php?tseed=1" defer="defer"></script></head><body></body></html>`
+    expect(planAppProbes('http://h/dokuwiki/ns/sub/page', { body: dokuwiki }).base?.paths.dokuwikiInstaller).toBe(
+      '/dokuwiki/install.php',
+    )
+    // Another host's scripts say nothing of this one; without its own, the page's directory stands.
+    const cdn = mediawiki.replaceAll('/w/', '//cdn.example/w/').replace('//h//cdn.example', '//cdn.example')
+    expect(wikiRootOf(cdn, 'http://h/mediawiki/index.php/Main_Page')).toBe('/mediawiki/')
+    // A generator that is not a wiki: the page's own directory, as for any site.
+    expect(wikiRootOf('<meta name="generator" content="Hugo"><script src="/w/load.php"></script>', 'http://h/x/')).toBeNull()
   })
 
   test('the base path: the directory, cut before a script with more path after it; none at the root', () => {
