@@ -12,7 +12,14 @@ import {
   readUserList,
   readWordPressReadme,
 } from '../../../shared/checks/exposure/web-app-pages.ts'
-import { APP_PROBE_BUDGET, appProbePaths, basePathOf, planAppProbes, wikiRootOf, wordpressOf } from '../../../shared/checks/probe-paths-apps.ts'
+import {
+  APP_PROBE_BUDGET,
+  appProbePaths,
+  basePathOf,
+  planAppProbes,
+  wikiRootOf,
+  wordpressOf,
+} from '../../../shared/checks/probe-paths-apps.ts'
 import { BASELINE_PROBE, PROBE_PATHS } from '../../../shared/checks/probe-paths.ts'
 import type { ProbeResult } from '../../../shared/checks/types.ts'
 import { REAL, wordpressFront, wordpressUsers } from '../../fixtures/apps/apps.ts'
@@ -82,9 +89,7 @@ describe('the plan', () => {
     expect(wikiRootOf(mediawiki, 'http://h/wiki/Help:Contents')).toBe('/w/')
     const dokuwiki = `<html><head><meta name="generator" content="DokuWiki"/>
       <script src="/dokuwiki/lib/exe/jquery.php?tseed=1" defer="defer"></script></head><body></body></html>`
-    expect(planAppProbes('http://h/dokuwiki/ns/sub/page', { body: dokuwiki }).base?.paths.dokuwikiInstaller).toBe(
-      '/dokuwiki/install.php',
-    )
+    expect(planAppProbes('http://h/dokuwiki/ns/sub/page', { body: dokuwiki }).base?.paths.dokuwikiInstaller).toBe('/dokuwiki/install.php')
     // Another host's scripts say nothing of this one; without its own, the page's directory stands.
     const cdn = mediawiki.replaceAll('/w/', '//cdn.example/w/').replace('//h//cdn.example', '//cdn.example')
     expect(wikiRootOf(cdn, 'http://h/mediawiki/index.php/Main_Page')).toBe('/mediawiki/')
