@@ -16,6 +16,7 @@ import { LaneContexts } from './lane-context.ts'
 import { AxeSample, type PageDispatch } from './lane-pool.ts'
 import { openLaneContext, type PageVisit } from './page.ts'
 import type { CrawlRun } from './run.ts'
+import type { SiteApi } from './site-api.ts'
 import type { Discovery } from './seed.ts'
 
 /** What every lane of one crawl shares. */
@@ -34,6 +35,8 @@ export interface LaneRunContext {
   scrub: (s: string) => string
   /** The crawl goes on from an earlier holder's pages. */
   resumed: boolean
+  /** Every page's API calls, probed once the lanes are done (site-api.ts). */
+  siteApi: SiteApi
 }
 
 type LoadedVisit = Extract<PageVisit, { kind: 'page' }>
@@ -113,6 +116,7 @@ async function crawlPage(c: LaneRunContext, lane: PageLane, index: number, entry
   })
   c.dispatch.served()
   if (c.run.halted && !r.visit) return 'stop' // stopped mid-page: left for a resumed run
+  if (r.visit?.kind === 'page') c.siteApi.add(r.visit.apiCalls)
   if (r.visit?.kind === 'not_html') {
     c.dispatch.notAPage(entry.url)
     c.found.report()

@@ -6,7 +6,8 @@
 //   - site-level: any check reading `probes`, `sourceMaps`, `cors`, `apiProbes`, `tls` or `httpRedirect`. Those
 //     artifacts describe the origin, not a page (exposed files, TLS, the http->https redirect, the CORS
 //     probe), so gather() collects them once for the start URL and their results are the crawl's
-//     siteChecks.
+//     siteChecks. The API is the exception: every page's fetch/XHR calls go to the site's API map
+//     (site-api.ts), which probes what pages other than the start page revealed before the site checks run.
 //   - page-level: every other check. They read `target`, `mainResponse`, `page`, `scripts`,
 //     `performance` and `accessibility`, all of which the crawl builds per page from the browser's own
 //     view: `mainResponse` is the document response Chromium received (headers, Set-Cookie, body),
@@ -30,7 +31,7 @@ import type { BrowserContext, Page, Response as PwResponse } from 'playwright-co
 import { within } from '../../shared/lib/async.ts'
 import { CHECKS } from '../../shared/checks/registry.ts'
 import type { AnyCheck } from '../../shared/checks/registry.ts'
-import type { ArtifactName, Artifacts, BrowserCookie, HttpResponseArtifact, RedirectChain } from '../../shared/checks/types.ts'
+import type { ApiCall, ArtifactName, Artifacts, BrowserCookie, HttpResponseArtifact, RedirectChain } from '../../shared/checks/types.ts'
 import { egressFailure, proxySettingsFor, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { runCheck } from '../../shared/checks/runner.ts'
 import type { CheckResult } from '../../shared/report/scan-report.ts'
@@ -146,6 +147,8 @@ export type PageVisit =
       loadMs: number
       /** Names of the cookies this page set (see the header); absent when the page was not read. */
       cookiesSet?: string[]
+      /** The page's fetch/XHR calls, for the site's API map (site-api.ts); absent when the page was not read. */
+      apiCalls?: ApiCall[]
     }
   /** The URL answered with something other than HTML (or started a download): not a page. */
   | { kind: 'not_html'; finalUrl: string; contentType: string }
@@ -315,6 +318,7 @@ async function visit(
     checks: judged.checks,
     loadMs,
     cookiesSet: judged.cookiesSet,
+    ...(judged.apiCalls ? { apiCalls: judged.apiCalls } : {}),
   }
 }
 
@@ -360,7 +364,7 @@ async function judge(
   at: { url: string; finalUrl: string; origin: string; status: number; axe: boolean; blockMedia: boolean; signedIn: boolean },
   rec: PageRecorder,
   guard: <T>(p: Promise<T>) => Promise<T>,
-): Promise<{ checks: CheckResult[]; cookiesSet: string[] }> {
+): Promise<{ checks: CheckResult[]; cookiesSet: string[]; apiCalls?: ApiCall[] }> {
   const context = page.context()
   const { url, finalUrl, origin, status, axe } = at
   const [loaded, mainResponse] = await guard(
@@ -392,5 +396,5 @@ async function judge(
   const checks = PAGE_CHECKS.filter((c) => (axe || c.id !== 'accessibility') && !(at.blockMedia && MEDIA_DEPENDENT_CHECKS.has(c.id))).map(
     (c) => runCheck(c, artifacts),
   )
-  return { checks, cookiesSet: cookies.names }
+  return { checks, cookiesSet: cookies.names, ...(loaded.page?.api ? { apiCalls: loaded.page.api.calls } : {}) }
 }
