@@ -1,6 +1,6 @@
 // The fast subset of the real-applications bench (bench/real-apps/): one scan_app of a real WordPress from
 // Debian's package, served by an Apache instance of its own with Debian's defaults (apps.sh), and the
-// documented weaknesses of that default install we find. Runs only where bench/real-apps/install.sh has
+// documented weaknesses of that default install we find, WordPress's own paths among them. Runs only where bench/real-apps/install.sh has
 // installed WordPress (package, database, site config); skipped elsewhere, and the skip says so.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -78,6 +78,21 @@ describe.skipIf(why !== '')(
         expect(text(found('version-disclosure'))).toMatch(/WordPress 6\./)
         expect(text(found('version-disclosure'))).toMatch(/Apache\/2\.4/)
         expect(found('frame-protection')).toBeDefined()
+        // WordPress's own surface, read from the whole report (the compact answer shortens evidence): the
+        // readme, XML-RPC, the REST user list and the author archive, each by its URL under the WordPress root.
+        const scanId = (body as { id?: string }).id
+        const full = payload(
+          await client.callTool({ name: 'get_scan', arguments: { scanId, detail: 'full' } }, undefined, {
+            timeout: machineDeadline(30_000),
+          }),
+        ) as { checks: Check[]; probes?: { apps?: { wordpress: number } } }
+        const wp = full.checks.find((c) => c.id === 'web-app-exposure')
+        expect(wp?.status).toBe('fail')
+        const evidence = JSON.stringify(wp?.evidence)
+        for (const path of [/\/readme\.html"/, /\/xmlrpc\.php"/, /wp\/v2\/users"/, /[?&]author=1"/]) expect(evidence).toMatch(path)
+        // Counts and masked slugs only: the admin's e-mail address never reaches the report.
+        expect(evidence).not.toMatch(/@[a-z0-9.-]+\.[a-z]{2,}/i)
+        expect(full.probes?.apps?.wordpress).toBeGreaterThanOrEqual(4)
       },
       machineDeadline(120_000),
     )
