@@ -10,6 +10,7 @@ import { startScanWorker, trustedSpki } from './scan-worker.ts'
 import { WarmPages } from './gather/warm-page.ts'
 import { policyFromConfig } from '../shared/egress/guard.ts'
 import { startPodCost } from './pod-cost.ts'
+import { warmUp } from './warm-up.ts'
 
 export async function startCrawler(given: { config: Config; db: Database; infra: Infra; log: Logger }) {
   const browser = new BrowserPool(chromiumPath(given.config.CHROMIUM_PATH), given.log, trustedSpki(given.config))
@@ -33,6 +34,9 @@ export async function startCrawler(given: { config: Config; db: Database; infra:
   const warm = new WarmPages(browser, policyFromConfig(config))
   const worker = startScanWorker({ ...deps, browser, warm })
   const audits = startAuditWorker({ ...deps, browser, warm })
+  // Ready only once the first scan's costs are paid: code run once, the first page made ahead (warm-up.ts).
+  if (config.WARM_UP)
+    await warmUp({ browser, warm, navTimeoutMs: config.NAV_TIMEOUT_MS, probeTimeoutMs: config.PROBE_TIMEOUT_MS }, given.log)
   const grace = config.RECOVERY_GRACE_S
   const recovery = startRecovery(deps.db.sql, deps.infra, deps.log, {
     everyMs: config.RECOVERY_INTERVAL_MS,

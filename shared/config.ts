@@ -39,6 +39,10 @@ export const ConfigSchema = Type.Object({
     'Comma-separated DNS servers (ip or ip:port) that verify_site asks for _appaudit TXT records. Empty: the system resolvers.',
   ),
   CHROMIUM_PATH: Str('', "Chromium executable. Empty: /usr/bin/chromium when present, else Playwright's own."),
+  WARM_UP: Bool(
+    true,
+    'Before a crawler says it is ready, scan a page it serves itself on loopback once and open the first page for a real scan, so the first scan is not the slow one.',
+  ),
   WORKER_CONCURRENCY: Int(2, 1, 64, 'Scan jobs one crawler process runs at once.'),
   SCAN_TIMEOUT_MS: Int(45_000, 1_000, 600_000, 'How long scan_app waits for a worker before answering scanner_unavailable.'),
   NAV_TIMEOUT_MS: Int(15_000, 500, 120_000, 'Navigation timeout for one page load in the browser.'),

@@ -65,6 +65,9 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const pageP = loadPage(target.href, proxy, { ...opts, ...(slot ? { opened: slot } : {}) }).finally(() => mark('browser', tPage))
     const httpForm = httpFormOf(target)
     const httpP = httpForm && httpForm !== target.href ? followChain(httpForm, proxy, opts.probeTimeoutMs) : null
+    // Awaited below, after the plain-HTTP view and the probes: a browser that fails first (closed, crashed)
+    // must not count as an unhandled rejection meanwhile. Its error still reaches the scan there.
+    pageP.catch(() => {})
 
     const main = await mainP
     if (!main.last.ok) {

@@ -201,6 +201,18 @@ export class WarmPages {
     }
   }
 
+  /** Whether the slot made ahead is open, waiting at most `ms` for it (none on its way: false). */
+  async ready(ms: number): Promise<boolean> {
+    const pending = this.next
+    return pending
+      ? within(
+          pending.then((s) => s !== null),
+          ms,
+          false,
+        )
+      : false
+  }
+
   /** The prepared slot when it is still good, else a new one. The caller closes it (closeSlot). */
   async take(): Promise<PageSlot> {
     const pending = this.next

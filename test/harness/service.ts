@@ -84,6 +84,9 @@ export async function startService(mode: Mode, env: Record<string, string> = {})
     // Request-rate limits are tested on their own (test/api/rate-limits.test.ts); elsewhere a test's bursts
     // of calls are not what is being measured.
     MCP_RATE_LIMIT_SCALE: '0',
+    // The crawler's warm-up scan at start (crawler/warm-up.ts) is tested on its own and in the processes the
+    // child-process harnesses start; here it would add a scan to each of the suite's service starts.
+    WARM_UP: 'false',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
     ...env,
   })
