@@ -201,16 +201,13 @@ export class WarmPages {
     }
   }
 
-  /** Whether the slot made ahead is open, waiting at most `ms` for it (none on its way: false). */
+  /**
+   * Whether the slot made ahead is open and axe's finishing page made, waiting at most `ms` for both (none on
+   * its way: false). The finishing page loads axe too: a scan that starts while it does shares the cores with it.
+   */
   async ready(ms: number): Promise<boolean> {
-    const pending = this.next
-    return pending
-      ? within(
-          pending.then((s) => s !== null),
-          ms,
-          false,
-        )
-      : false
+    const both = this.next?.then(async (s) => s !== null && (await s.finisher) !== null)
+    return both ? within(both, ms, false) : false
   }
 
   /** The prepared slot when it is still good, else a new one. The caller closes it (closeSlot). */
