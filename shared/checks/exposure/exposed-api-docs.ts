@@ -27,12 +27,15 @@ function publicDocument(probes: readonly ApiProbe[]) {
     .filter((p) => p.status === 200)
     .map((p) => ({ url: p.url, source: p.source, doc: readApiDocument(p.body) }))
     .filter((x) => x.doc !== null)
-  if (found.length === 0) return { sent: sent.length, evidence: null, internal: 0 }
+  if (found.length === 0) return { sent: sent.length, evidence: null, internal: 0, linked: false }
   const worst = [...found].sort((a, b) => b.doc!.internalCount - a.doc!.internalCount)[0]!
   const d = worst.doc!
   return {
     sent: sent.length,
     internal: d.internalCount,
+    // Linked from the page: published on purpose. Found only at a well-known path: documentation of an API
+    // the site does not advertise.
+    linked: found.some((f) => f.source === 'link'),
     evidence: {
       url: worst.url,
       source: worst.source,
@@ -61,8 +64,10 @@ export const exposedApiDocs = defineCheck({
     'Confirmed by content only: an introspection answer holds data.__schema with a types list; a document is JSON or YAML with ' +
     'an "openapi" or "swagger" version and a "paths" object (an index.html, a 404 page, an error saying introspection is ' +
     'disabled are not). Fails (medium) when introspection answers, or a document names operations whose path segment or tag ' +
-    'says admin, internal, debug, private, management, actuator, staff, ops or backoffice; info when a public document names ' +
-    'none. Evidence: the URL and where it was found (link, traffic or well-known path), counts of types, queries, mutations ' +
+    'says admin, internal, debug, private, management, actuator, staff, ops or backoffice. A document that names none is ' +
+    'info when the page links to it (published on purpose), and warns (low) when it was found only at a well-known path ' +
+    "(/api-docs, /swagger.json): the site does not advertise it, yet it maps the API's routes and parameters for anyone. " +
+    'Evidence: the URL and where it was found (link, traffic or well-known path), counts of types, queries, mutations ' +
     'or operations, and up to 5 admin or internal names.',
   severity: 'medium',
   fix: {
@@ -106,11 +111,13 @@ export const exposedApiDocs = defineCheck({
     }
     if (parts.length) return { status: 'fail', evidence, summary: `${parts.join('; ')}.` }
     if (doc.evidence) {
+      const ops = `${doc.evidence.operations} operation${doc.evidence.operations === 1 ? '' : 's'}, none admin or internal`
+      if (doc.linked) return { status: 'info', severity: 'info', evidence, summary: `Public API document at ${doc.evidence.url}, ${ops}.` }
       return {
-        status: 'info',
-        severity: 'info',
+        status: 'warn',
+        severity: 'low',
         evidence,
-        summary: `Public API document at ${doc.evidence.url}, ${doc.evidence.operations} operation${doc.evidence.operations === 1 ? '' : 's'}, none admin or internal.`,
+        summary: `API document at ${doc.evidence.url}, which the page does not link (${ops}): it maps the API for anyone who asks.`,
       }
     }
     return { status: 'pass', evidence, summary: 'No API schema.' }

@@ -126,10 +126,15 @@ describe('exposed-api-docs: OpenAPI documents', () => {
       'link',
     ])
   })
-  test("the SPA's index.html at /swagger.json is not a document; a public one without internal operations is info", () => {
+  test("the SPA's index.html at /swagger.json is not a document; one without internal operations is info when the page links it", () => {
     expect(runCheck(exposedApiDocs, makeArtifacts()).status).toBe('pass')
     const plain = { swagger: '2.0', paths: { '/pets': { get: {} }, '/operations': { get: {} } } }
-    expect(runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/openapi.json', plain)] })).status).toBe('info')
+    const linked = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/docs/openapi.json', plain, { source: 'link' })] }))
+    expect(linked.status).toBe('info')
+    // Found only at a well-known path (Juice Shop's /api-docs): an API the site does not advertise, mapped. Low.
+    const unlinked = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/openapi.json', plain)] }))
+    expect([unlinked.status, unlinked.severity]).toEqual(['warn', 'low'])
+    expect(unlinked.summary).toContain('does not link')
   })
   test('YAML documents are read line by line', () => {
     const yaml =
