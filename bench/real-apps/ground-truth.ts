@@ -232,7 +232,7 @@ const JUICESHOP: GroundTruthItem[] = [
     id: 'js-api-docs',
     what: '/api-docs (Swagger UI of the B2B API) served',
     source: 'https://pwning.owasp-juice.shop/companion-guide/latest/part2/security-misconfiguration.html ; juice-shop swagger.yml',
-    // A public document without admin or internal operations is `info` in exposed-api-docs (not a finding).
+    // Found only at a well-known path (/api-docs/swagger-ui-init.js), not linked from the page: exposed-api-docs warns (low).
     ours: ['exposed-api-docs'],
     wapitiCategory: /./,
     wapitiText: /api-docs/i,

@@ -81,11 +81,11 @@ describe.skipIf(why !== '')(
         // WordPress's own surface, read from the whole report (the compact answer shortens evidence): the
         // readme, XML-RPC, the REST user list and the author archive, each by its URL under the WordPress root.
         const scanId = (body as { id?: string }).id
-        const full = payload(
-          await client.callTool({ name: 'get_scan', arguments: { scanId, detail: 'full' } }, undefined, {
-            timeout: machineDeadline(30_000),
-          }),
-        ) as { checks: Check[]; probes?: { apps?: { wordpress: number } } }
+        const got = await client.callTool({ name: 'get_scan', arguments: { scanId, detail: 'full' } }, undefined, {
+          timeout: machineDeadline(30_000),
+        })
+        expect(got.isError ? JSON.stringify(payload(got)).slice(0, 400) : null).toBeNull()
+        const full = (payload(got) as { report: { checks: Check[]; probes?: { apps?: { wordpress: number } } } }).report
         const wp = full.checks.find((c) => c.id === 'web-app-exposure')
         expect(wp?.status).toBe('fail')
         const evidence = JSON.stringify(wp?.evidence)
