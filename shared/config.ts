@@ -43,6 +43,12 @@ export const ConfigSchema = Type.Object({
     true,
     'Before a crawler says it is ready, scan a page it serves itself on loopback once and open the first page for a real scan, so the first scan is not the slow one.',
   ),
+  WARM_SLOTS: Int(
+    2,
+    1,
+    4,
+    'Browser pages a crawler keeps opened ahead for its next scans (each a renderer with axe loaded, some 60 MB): with 2, a scan that follows another at once does not wait for one.',
+  ),
   WORKER_CONCURRENCY: Int(2, 1, 64, 'Scan jobs one crawler process runs at once.'),
   SCAN_TIMEOUT_MS: Int(45_000, 1_000, 600_000, 'How long scan_app waits for a worker before answering scanner_unavailable.'),
   NAV_TIMEOUT_MS: Int(15_000, 500, 120_000, 'Navigation timeout for one page load in the browser.'),

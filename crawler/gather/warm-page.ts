@@ -141,7 +141,8 @@ export class SharedFinisher {
 }
 
 export class WarmPages {
-  private next: Promise<Prepared | null> | null = null
+  /** Slots made ahead or on their way, oldest first; each is started once the one before it has settled. */
+  private made: Array<Promise<Prepared | null>> = []
   readonly finisher: SharedFinisher
   private closed = false
   /** Crawls running in this process (suspend()): no slot is made ahead meanwhile. */
@@ -150,45 +151,57 @@ export class WarmPages {
   private closing = new Set<Promise<void>>()
   private unsubscribe: () => void
 
+  /**
+   * `depth`: slots kept made ahead. With two, a scan that follows another at once takes a slot that is
+   * already open, while the one it replaces is made; with one, it waited for that slot (bench/scan-capacity's
+   * back to back against isolated).
+   */
   constructor(
     private browser: BrowserPool,
     private policy: EgressPolicy,
+    private readonly depth = 1,
   ) {
     this.finisher = new SharedFinisher(browser)
     // A slot made ahead on a browser that a crawl has since recycled would keep that whole Chromium up
     // until the next scan: it is closed at once and made again on the new browser.
     this.unsubscribe = browser.onRecycle(() => {
       this.finisher.drop()
-      const stale = this.next
-      if (!stale || this.closed) return
-      this.next = null
-      this.release(stale)
+      if (this.made.length === 0 || this.closed) return
+      this.releaseMade()
       this.prepare()
     })
   }
 
-  /** Prepares the next slot in the background, unless one is ready or on its way. */
+  /** Prepares slots in the background up to `depth`, one after another. */
   prepare(): void {
-    if (this.closed || this.next || this.suspended > 0) return
-    const generation = this.browser.generation
-    // A slot still being made when a crawl suspends this asks for no finishing page: it is let go unused.
-    const finisher = () => (this.suspended > 0 ? Promise.resolve(null) : this.finisher.get())
-    this.next = openSlot(this.browser, this.policy, { precompileAxe: true, finisher }).then(
-      (slot) => ({ ...slot, generation }),
-      () => null, // the scan that takes it opens its own, and reports what fails then
-    )
+    while (!this.closed && this.suspended === 0 && this.made.length < this.depth) {
+      const generation = this.browser.generation
+      // A slot still being made when a crawl suspends this asks for no finishing page: it is let go unused.
+      const finisher = () => (this.suspended > 0 ? Promise.resolve(null) : this.finisher.get())
+      const before = this.made.at(-1) ?? Promise.resolve(null)
+      const slot = before
+        .then(() => openSlot(this.browser, this.policy, { precompileAxe: true, finisher }))
+        .then(
+          (opened) => ({ ...opened, generation }),
+          () => null, // the scan that takes it opens its own, and reports what fails then
+        )
+      this.made.push(slot)
+    }
+  }
+
+  /** Every slot made ahead or on its way is closed (in the background). */
+  private releaseMade(): void {
+    for (const stale of this.made.splice(0)) this.release(stale)
   }
 
   /**
-   * A crawl starts in this process: the slot made ahead (a context and two renderers, one with axe compiled)
-   * is closed and none is made until every crawl has called the returned function, so the crawl's lanes
+   * A crawl starts in this process: the slots made ahead (each a context and a renderer with axe compiled)
+   * are closed and none is made until every crawl has called the returned function, so the crawl's lanes
    * have that memory and CPU. A scan meanwhile opens its page when it starts (take()).
    */
   suspend(): () => void {
     this.suspended++
-    const stale = this.next
-    this.next = null
-    if (stale) this.release(stale)
+    this.releaseMade()
     // axe's shared finishing page goes too (a slot made ahead does not ask for it while suspended, see
     // prepare()); a scan during the crawl makes it again when it needs it.
     this.finisher.drop()
@@ -202,18 +215,17 @@ export class WarmPages {
   }
 
   /**
-   * Whether the slot made ahead is open and axe's finishing page made, waiting at most `ms` for both (none on
-   * its way: false). The finishing page loads axe too: a scan that starts while it does shares the cores with it.
+   * Whether the next slot made ahead is open and axe's finishing page made, waiting at most `ms` for both (none
+   * on its way: false). The finishing page loads axe too: a scan that starts while it does shares the cores with it.
    */
   async ready(ms: number): Promise<boolean> {
-    const both = this.next?.then(async (s) => s !== null && (await s.finisher) !== null)
+    const both = this.made[0]?.then(async (s) => s !== null && (await s.finisher) !== null)
     return both ? within(both, ms, false) : false
   }
 
-  /** The prepared slot when it is still good, else a new one. The caller closes it (closeSlot). */
+  /** The oldest slot made ahead when it is still good, else a new one. The caller closes it (closeSlot). */
   async take(): Promise<PageSlot> {
-    const pending = this.next
-    this.next = null
+    const pending = this.made.shift()
     const ready = pending ? await pending : null
     if (ready && ready.generation === this.browser.generation && ready.context.browser()?.isConnected() && !ready.page.isClosed())
       return ready
@@ -235,10 +247,7 @@ export class WarmPages {
   async close(): Promise<void> {
     this.closed = true
     this.unsubscribe()
-    const pending = this.next
-    this.next = null
-    const ready = pending ? await pending : null
-    if (ready) await closeSlot(ready)
+    this.releaseMade()
     await Promise.all([...this.closing])
     await this.finisher.close()
   }

@@ -136,6 +136,40 @@ describe('the browser pool launches Chromium', () => {
     }
   }, 60_000)
 
+  test('two slots kept ahead, made one after the other: a scan following another at once takes one already open', async () => {
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 2)
+    const before = new Set(renderersBelow(process.pid))
+    const ours = () => renderersBelow(process.pid).filter((pid) => !before.has(pid))
+    const poll = async (what: () => boolean, ms: number) => {
+      for (let waited = 0; waited < ms && !what(); waited += 100) await Bun.sleep(100)
+      return what()
+    }
+    try {
+      warm.prepare()
+      warm.prepare() // nothing more than two
+      expect(await warm.ready(20_000)).toBe(true)
+      // The second slot is made once the first is: wait until the renderers stop growing.
+      let made = 0
+      for (let i = 0; i < 100 && ours().length !== made; i++) {
+        made = ours().length
+        await Bun.sleep(300)
+      }
+      const first = await warm.take()
+      const second = await warm.take()
+      for (const slot of [first, second]) expect(slot.page.isClosed()).toBe(false)
+      // Both were made ahead: taking them opened no renderer.
+      expect(ours().length).toBe(made)
+      await closeSlot(first)
+      await closeSlot(second)
+      // Each slot had a renderer of its own.
+      expect(await poll(() => ours().length <= made - 2, 15_000)).toBe(true)
+    } finally {
+      await warm.close()
+      await pool.close()
+    }
+  }, 90_000)
+
   test('while a crawl runs no scan page is kept ahead; a scan meanwhile opens its own; the slot comes back after', async () => {
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
     const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] })
