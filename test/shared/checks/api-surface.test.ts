@@ -129,7 +129,10 @@ describe('exposed-api-docs: OpenAPI documents', () => {
   test("the SPA's index.html at /swagger.json is not a document; one without internal operations is info when the page links it", () => {
     expect(runCheck(exposedApiDocs, makeArtifacts()).status).toBe('pass')
     const plain = { swagger: '2.0', paths: { '/pets': { get: {} }, '/operations': { get: {} } } }
-    const linked = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/docs/openapi.json', plain, { source: 'link' })] }))
+    const linked = runCheck(
+      exposedApiDocs,
+      makeArtifacts({ apiProbes: [apiProbe('openapi', '/docs/openapi.json', plain, { source: 'link' })] }),
+    )
     expect(linked.status).toBe('info')
     // Found only at a well-known path (Juice Shop's /api-docs): an API the site does not advertise, mapped. Low.
     const unlinked = runCheck(exposedApiDocs, makeArtifacts({ apiProbes: [apiProbe('openapi', '/openapi.json', plain)] }))
