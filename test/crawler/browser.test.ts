@@ -46,6 +46,18 @@ function disabledInRenderers(): Set<string> {
   return out
 }
 
+/** Polls `what` every 100 ms for at most `ms`; its last answer. */
+async function poll(what: () => boolean, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms && !what(); waited += 100) await Bun.sleep(100)
+  return what()
+}
+
+/** The renderer processes below this one that were not there when it was called. */
+function newRenderers(): () => number[] {
+  const before = new Set(renderersBelow(process.pid))
+  return () => renderersBelow(process.pid).filter((pid) => !before.has(pid))
+}
+
 describe('the browser pool launches Chromium', () => {
   test('with every feature Playwright turns off still off, and the spare renderer off too', async () => {
     // Playwright's defaults alone, as a reference: what its current version turns off.
@@ -106,10 +118,6 @@ describe('the browser pool launches Chromium', () => {
       descendants(process.pid)
         .filter((p) => p.ppid === process.pid && isChromium(p))
         .map((p) => p.pid)
-    const until = async (what: () => boolean, ms: number) => {
-      for (let waited = 0; waited < ms && !what(); waited += 100) await Bun.sleep(100)
-      return what()
-    }
     const before = new Set(browsers())
     const ours = () => browsers().filter((pid) => !before.has(pid))
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
@@ -117,14 +125,14 @@ describe('the browser pool launches Chromium', () => {
     try {
       warm.prepare()
       // The slot is open once its blank page has a renderer.
-      expect(await until(() => renderersBelow(process.pid).length > 0, 20_000)).toBe(true)
+      expect(await poll(() => renderersBelow(process.pid).length > 0, 20_000)).toBe(true)
       const first = ours()
       expect(first.length).toBe(1)
       pool.recycle()
       // A crawl lane goes on in the new browser; the slot made ahead is made again there.
       const lane = await pool.newContext(scanContextOptions(proxy))
       await (await lane.newPage()).goto(`http://127.0.0.1:${site.port}/`)
-      expect(await until(() => !ours().includes(first[0]!), 15_000)).toBe(true)
+      expect(await poll(() => !ours().includes(first[0]!), 15_000)).toBe(true)
       expect(ours().length).toBe(1)
       const slot = await warm.take()
       expect(slot.context.browser()).toBe(lane.browser())
@@ -139,12 +147,7 @@ describe('the browser pool launches Chromium', () => {
   test('two slots kept ahead, made one after the other: a scan following another at once takes one already open', async () => {
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
     const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 2)
-    const before = new Set(renderersBelow(process.pid))
-    const ours = () => renderersBelow(process.pid).filter((pid) => !before.has(pid))
-    const poll = async (what: () => boolean, ms: number) => {
-      for (let waited = 0; waited < ms && !what(); waited += 100) await Bun.sleep(100)
-      return what()
-    }
+    const ours = newRenderers()
     try {
       warm.prepare()
       warm.prepare() // nothing more than two
@@ -173,12 +176,7 @@ describe('the browser pool launches Chromium', () => {
   test('while a crawl runs no scan page is kept ahead; a scan meanwhile opens its own; the slot comes back after', async () => {
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
     const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] })
-    const before = new Set(renderersBelow(process.pid))
-    const ours = () => renderersBelow(process.pid).filter((pid) => !before.has(pid))
-    const poll = async (what: () => boolean, ms: number) => {
-      for (let waited = 0; waited < ms && !what(); waited += 100) await Bun.sleep(100)
-      return what()
-    }
+    const ours = newRenderers()
     try {
       warm.prepare()
       expect(await poll(() => ours().length > 0, 20_000)).toBe(true)
