@@ -9253,12 +9253,13 @@ function publicDocument(probes) {
   const sent = probes.filter((p) => p.kind === "openapi");
   const found = sent.filter((p) => p.status === 200).map((p) => ({ url: p.url, source: p.source, doc: readApiDocument(p.body) })).filter((x) => x.doc !== null);
   if (found.length === 0)
-    return { sent: sent.length, evidence: null, internal: 0 };
+    return { sent: sent.length, evidence: null, internal: 0, linked: false };
   const worst = [...found].sort((a, b) => b.doc.internalCount - a.doc.internalCount)[0];
   const d = worst.doc;
   return {
     sent: sent.length,
     internal: d.internalCount,
+    linked: found.some((f) => f.source === "link"),
     evidence: {
       url: worst.url,
       source: worst.source,
@@ -9276,7 +9277,7 @@ var exposedApiDocs = defineCheck({
   failTitle: "The API's schema is open to anyone",
   description: "Sends the GraphQL introspection query (one POST) to the endpoints the page sent GraphQL to while it loaded and to " + "/graphql and /api/graphql, and fetches the OpenAPI/Swagger documents the page links to and /swagger.json, /openapi.json, " + "/v3/api-docs and /api-docs; reads what they describe.",
   why: "Introspection hands anyone the whole GraphQL schema, admin mutations included; an OpenAPI document listing admin, " + "internal or debug operations tells anyone which endpoints to try first, with their parameters. Both are usually on by " + "accident (GraphQL servers enable introspection by default; generators document every route).",
-  confirmation: "Confirmed by content only: an introspection answer holds data.__schema with a types list; a document is JSON or YAML with " + 'an "openapi" or "swagger" version and a "paths" object (an index.html, a 404 page, an error saying introspection is ' + "disabled are not). Fails (medium) when introspection answers, or a document names operations whose path segment or tag " + "says admin, internal, debug, private, management, actuator, staff, ops or backoffice; info when a public document names " + "none. Evidence: the URL and where it was found (link, traffic or well-known path), counts of types, queries, mutations " + "or operations, and up to 5 admin or internal names.",
+  confirmation: "Confirmed by content only: an introspection answer holds data.__schema with a types list; a document is JSON or YAML with " + 'an "openapi" or "swagger" version and a "paths" object (an index.html, a 404 page, an error saying introspection is ' + "disabled are not). Fails (medium) when introspection answers, or a document names operations whose path segment or tag " + "says admin, internal, debug, private, management, actuator, staff, ops or backoffice. A document that names none is " + "info when the page links to it (published on purpose), and warns (low) when it was found only at a well-known path " + "(/api-docs, /swagger.json): the site does not advertise it, yet it maps the API's routes and parameters for anyone. " + "Evidence: the URL and where it was found (link, traffic or well-known path), counts of types, queries, mutations " + "or operations, and up to 5 admin or internal names.",
   severity: "medium",
   fix: {
     generic: "Disable GraphQL introspection in production (Apollo Server: introspection: false, the default when NODE_ENV=production; " + "graphql-yoga: the disableIntrospection plugin; Hasura: off for the anonymous role). Serve API documents only to the " + "people who need them (behind authentication or on an internal host), or generate the public one from public routes only.",
@@ -9309,11 +9310,14 @@ location ~ ^/(api/v\\d+/)?(swagger|openapi)\\.(json|ya?ml)$ { allow 10.0.0.0/8; 
     if (parts.length)
       return { status: "fail", evidence, summary: `${parts.join("; ")}.` };
     if (doc.evidence) {
+      const ops = `${doc.evidence.operations} operation${doc.evidence.operations === 1 ? "" : "s"}, none admin or internal`;
+      if (doc.linked)
+        return { status: "info", severity: "info", evidence, summary: `Public API document at ${doc.evidence.url}, ${ops}.` };
       return {
-        status: "info",
-        severity: "info",
+        status: "warn",
+        severity: "low",
         evidence,
-        summary: `Public API document at ${doc.evidence.url}, ${doc.evidence.operations} operation${doc.evidence.operations === 1 ? "" : "s"}, none admin or internal.`
+        summary: `API document at ${doc.evidence.url}, which the page does not link (${ops}): it maps the API for anyone who asks.`
       };
     }
     return { status: "pass", evidence, summary: "No API schema." };
@@ -11078,14 +11082,38 @@ function wordpressOf(html, finalUrl, linkHeader = "") {
   return { root, signals };
 }
 var under = (dir, rel) => Object.fromEntries(Object.entries(rel).map(([k, p]) => [k, dir + p]));
-var ROOT_APP_GENERATOR = /^\s*(?:DokuWiki|MediaWiki)\b/i;
+var WIKI_GENERATOR = /^\s*(DokuWiki|MediaWiki)\b/i;
+var WIKI_ASSET = {
+  mediawiki: /^(.*?\/)(?:load|api|opensearch_desc|index)\.php$/,
+  dokuwiki: /^(.*?\/)lib\/(?:exe|tpl)\//
+};
+function wikiRootOf(html, finalUrl) {
+  const head = html.slice(0, HEAD_SCAN);
+  const name = metaNamed(head, "generator").map((g) => WIKI_GENERATOR.exec(g)?.[1]?.toLowerCase()).find((g) => g !== undefined);
+  if (!name)
+    return null;
+  let page;
+  try {
+    page = new URL(finalUrl);
+  } catch {
+    return null;
+  }
+  for (const t of startTags(head, ["link", "script"])) {
+    const u = sameHostPath(t.attrs.href ?? t.attrs.src, page);
+    const m = u ? WIKI_ASSET[name].exec(u.pathname) : null;
+    const dir = m ? safeDir(m[1]) : null;
+    if (dir)
+      return dir;
+  }
+  return basePathOf(finalUrl);
+}
 function planAppProbes(finalUrl, main) {
   const wp = wordpressOf(main.body, finalUrl, main.headers?.link ?? "");
-  const base = basePathOf(finalUrl);
-  const probeBase = base !== "/" || metaNamed(main.body.slice(0, HEAD_SCAN), "generator").some((g) => ROOT_APP_GENERATOR.test(g));
+  const wiki = wikiRootOf(main.body, finalUrl);
+  const base = wiki ?? basePathOf(finalUrl);
   return {
     wordpress: wp ? { ...wp, paths: under(wp.root, WORDPRESS_PROBES) } : null,
-    base: probeBase ? { base, paths: under(base, BASE_PATH_PROBES) } : null
+    base: wiki !== null || base !== "/" ? { base, paths: under(base, BASE_PATH_PROBES) } : null
   };
 }
 
