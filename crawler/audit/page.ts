@@ -6,8 +6,7 @@
 //   - site-level: any check reading `probes`, `sourceMaps`, `cors`, `apiProbes`, `tls` or `httpRedirect`. Those
 //     artifacts describe the origin, not a page (exposed files, TLS, the http->https redirect, the CORS
 //     probe), so gather() collects them once for the start URL and their results are the crawl's
-//     siteChecks. The API is the exception: every page's fetch/XHR calls go to the site's API map
-//     (site-api.ts), which probes what pages other than the start page revealed before the site checks run.
+//     siteChecks; every page's fetch/XHR calls also go to the site's API map (site-api.ts), probed after the crawl.
 //   - page-level: every other check. They read `target`, `mainResponse`, `page`, `scripts`,
 //     `performance` and `accessibility`, all of which the crawl builds per page from the browser's own
 //     view: `mainResponse` is the document response Chromium received (headers, Set-Cookie, body),
