@@ -32,11 +32,14 @@ export async function startCrawler(given: { config: Config; db: Database; infra:
   const deps = { ...given, infra: { ...given.infra, queue: countingQueue(given.infra.queue, jobs, (n) => cost.set(n)) } }
   // Scans' pages made ahead, set aside while an audit crawls (audit-crawl.ts).
   const warm = new WarmPages(browser, policyFromConfig(config), config.WARM_SLOTS)
+  // Ready only once the first scan's costs are paid: code run once, the first page made ahead (warm-up.ts).
+  // Before the workers start, so no job is taken by a process that is not ready (nor yet stops on SIGTERM).
+  if (config.WARM_UP) {
+    warm.prepare()
+    await warmUp({ browser, warm, navTimeoutMs: config.NAV_TIMEOUT_MS, probeTimeoutMs: config.PROBE_TIMEOUT_MS }, given.log)
+  }
   const worker = startScanWorker({ ...deps, browser, warm })
   const audits = startAuditWorker({ ...deps, browser, warm })
-  // Ready only once the first scan's costs are paid: code run once, the first page made ahead (warm-up.ts).
-  if (config.WARM_UP)
-    await warmUp({ browser, warm, navTimeoutMs: config.NAV_TIMEOUT_MS, probeTimeoutMs: config.PROBE_TIMEOUT_MS }, given.log)
   const grace = config.RECOVERY_GRACE_S
   const recovery = startRecovery(deps.db.sql, deps.infra, deps.log, {
     everyMs: config.RECOVERY_INTERVAL_MS,
