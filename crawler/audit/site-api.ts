@@ -7,6 +7,7 @@
 // every probe, not only the start page's.
 import { API_PROBE_BUDGET } from '../../shared/checks/probe-paths.ts'
 import type { ApiCall, ApiProbe, Artifacts } from '../../shared/checks/types.ts'
+import { parseUrl } from '../../shared/checks/util/http.ts'
 import type { EgressProxy } from '../../shared/egress/proxy.ts'
 import { revealedPlans, sendApiProbes } from '../gather/api-probes.ts'
 
@@ -18,13 +19,11 @@ export const SITE_API_LIMITS = {
 }
 
 const keyOf = (c: ApiCall): string => {
-  try {
-    const u = new URL(c.url)
-    return `${c.method} ${u.origin}${u.pathname} ${c.status >= 400 || c.status === 0 ? 'failed' : 'ok'}`
-  } catch {
-    return `${c.method} ${c.url}`
-  }
+  const u = parseUrl(c.url)
+  return `${c.method} ${u ? u.origin + u.pathname : c.url} ${c.status >= 400 || c.status === 0 ? 'failed' : 'ok'}`
 }
+/** A probe, by what makes it another request: kind, URL and the Origin sent. */
+const probeKey = (p: { kind: string; url: string; origin?: string }) => `${p.kind} ${p.url} ${p.origin ?? ''}`
 
 /** The calls of every page, each distinct call once, in the order pages were read. */
 export class SiteApi {
@@ -56,13 +55,13 @@ export class SiteApi {
     const others = [...this.calls.entries()].filter(([k]) => !own.has(k)).map(([, c]) => c)
     if (others.length === 0) return { artifacts: site, sent: 0 }
     const before = site.apiProbes ?? []
-    const probed = new Set(before.map((p) => `${p.kind} ${p.url} ${p.origin ?? ''}`))
+    const probed = new Set(before.map(probeKey))
     const plans = revealedPlans(
       { ...start, html: '', api: { calls: others, unlisted: 0, websockets: [] } },
       site.target.finalUrl,
       new Set(),
     )
-      .filter((p) => !probed.has(`${p.kind} ${p.url} ${p.origin ?? ''}`))
+      .filter((p) => !probed.has(probeKey(p)))
       .slice(0, SITE_API_LIMITS.probes)
     const extra: ApiProbe[] = await sendApiProbes(plans, proxy, timeoutMs)
     const api = { ...(start.api ?? { unlisted: 0, websockets: [] }), calls: [...(start.api?.calls ?? []), ...others] }

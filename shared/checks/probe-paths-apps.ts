@@ -6,6 +6,7 @@
 // read these answers compute the same plan from the same artifacts.
 
 import { metaNamed, startTags } from './util/html.ts'
+import { parseUrl } from './util/http.ts'
 
 /** Relative to the WordPress root: the readme, XML-RPC, the REST user list (both URL forms), author archive 1, WP-Cron. */
 export const WORDPRESS_PROBES = {
@@ -58,12 +59,8 @@ function safeDir(path: string): string | null {
  * after it (/mediawiki/index.php/Main_Page is under /mediawiki/). "/" when it has none.
  */
 export function basePathOf(finalUrl: string): string {
-  let pathname: string
-  try {
-    pathname = new URL(finalUrl).pathname
-  } catch {
-    return '/'
-  }
+  const pathname = parseUrl(finalUrl)?.pathname
+  if (!pathname) return '/'
   const segments = pathname.split('/').slice(1)
   const kept: string[] = []
   for (let i = 0; i < segments.length - 1; i++) {
@@ -74,13 +71,8 @@ export function basePathOf(finalUrl: string): string {
 }
 
 const sameHostPath = (href: string | undefined, pageUrl: URL): URL | null => {
-  if (!href) return null
-  try {
-    const u = new URL(href.trim(), pageUrl)
-    return u.hostname === pageUrl.hostname && (u.protocol === 'http:' || u.protocol === 'https:') ? u : null
-  } catch {
-    return null
-  }
+  const u = parseUrl(href?.trim(), pageUrl.href)
+  return u && u.hostname === pageUrl.hostname && (u.protocol === 'http:' || u.protocol === 'https:') ? u : null
 }
 
 const WP_ASSET = /^(.*?\/)wp-(?:content|includes)\//
@@ -91,12 +83,8 @@ const WP_ASSET = /^(.*?\/)wp-(?:content|includes)\//
  * URLs. The root comes from those links when they are on the page's host, else "/".
  */
 export function wordpressOf(html: string, finalUrl: string, linkHeader = ''): { root: string; signals: string[] } | null {
-  let page: URL
-  try {
-    page = new URL(finalUrl)
-  } catch {
-    return null
-  }
+  const page = parseUrl(finalUrl)
+  if (!page) return null
   const head = html.slice(0, HEAD_SCAN)
   const signals: string[] = []
   // Candidate roots by how surely they name it: the RSD link is site_url('xmlrpc.php'), the REST link may
@@ -159,13 +147,8 @@ export function wikiRootOf(html: string, finalUrl: string): string | null {
   const name = metaNamed(head, 'generator')
     .map((g) => WIKI_GENERATOR.exec(g)?.[1]?.toLowerCase())
     .find((g) => g !== undefined) as 'dokuwiki' | 'mediawiki' | undefined
-  if (!name) return null
-  let page: URL
-  try {
-    page = new URL(finalUrl)
-  } catch {
-    return null
-  }
+  const page = parseUrl(finalUrl)
+  if (!name || !page) return null
   for (const t of startTags(head, ['link', 'script'])) {
     const u = sameHostPath(t.attrs.href ?? t.attrs.src, page)
     const m = u ? WIKI_ASSET[name].exec(u.pathname) : null

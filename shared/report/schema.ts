@@ -92,7 +92,7 @@ export const ReportSchema = Type.Object({
   probes: Type.Optional(
     Type.Object(
       {
-        budget: Type.Integer({ description: 'Requests a scan makes at most for probes (paths and source maps)' }),
+        budget: Type.Integer({ description: 'Requests a scan makes at most for probes (paths, source maps, API and known applications)' }),
         sent: Type.Integer({ description: 'Probe requests this scan made' }),
         concurrency: Type.Integer({ description: 'Probe requests in flight at once' }),
         api: Type.Optional(
@@ -116,7 +116,10 @@ export const ReportSchema = Type.Object({
               budget: Type.Integer({ description: 'Known-application probe requests a scan makes at most' }),
               sent: Type.Integer({ description: 'Known-application probe requests this scan made (counted in sent above)' }),
               wordpress: Type.Integer({ description: 'WordPress paths, sent only when the page is WordPress' }),
-              basePath: Type.Integer({ description: "Paths under the scanned URL's base path, sent only when it is not /" }),
+              basePath: Type.Integer({
+                description:
+                  "Paths under the scanned URL's base path (a wiki's own directory), sent when it is not / or the page is a wiki",
+              }),
             },
             { description: 'Probes of known web applications; GET only' },
           ),

@@ -4,7 +4,7 @@
 
 import { type ApiCall, type ApiProbe, type CheckOutcome, defineCheck } from '../types.ts'
 import { registrableDomain } from '../util/domains.ts'
-import { headerValue } from '../util/http.ts'
+import { headerValue, hostOf } from '../util/http.ts'
 
 const MAX_LISTED = 5
 const API_TYPE = /json|graphql|problem/i
@@ -17,14 +17,6 @@ interface ApiAnswer {
   credentialsHeader: boolean
   /** The page sent the call with a Cookie or Authorization header. */
   credentialedCall: boolean
-}
-
-const hostOf = (url: string): string | null => {
-  try {
-    return new URL(url).hostname
-  } catch {
-    return null
-  }
 }
 
 function answerOf(url: string, headers: Record<string, string>, source: ApiAnswer['source'], credentialedCall: boolean): ApiAnswer {
