@@ -11002,12 +11002,9 @@ function safeDir(path) {
   return path.split("/").some((s) => s === "." || s === ".." || /^%2e/i.test(s)) ? null : path;
 }
 function basePathOf(finalUrl) {
-  let pathname;
-  try {
-    pathname = new URL(finalUrl).pathname;
-  } catch {
+  const pathname = parseUrl(finalUrl)?.pathname;
+  if (!pathname)
     return "/";
-  }
   const segments = pathname.split("/").slice(1);
   const kept = [];
   for (let i = 0;i < segments.length - 1; i++) {
@@ -11018,23 +11015,14 @@ function basePathOf(finalUrl) {
   return safeDir(`/${kept.map((s) => `${s}/`).join("")}`) ?? "/";
 }
 var sameHostPath = (href, pageUrl) => {
-  if (!href)
-    return null;
-  try {
-    const u = new URL(href.trim(), pageUrl);
-    return u.hostname === pageUrl.hostname && (u.protocol === "http:" || u.protocol === "https:") ? u : null;
-  } catch {
-    return null;
-  }
+  const u = parseUrl(href?.trim(), pageUrl.href);
+  return u && u.hostname === pageUrl.hostname && (u.protocol === "http:" || u.protocol === "https:") ? u : null;
 };
 var WP_ASSET = /^(.*?\/)wp-(?:content|includes)\//;
 function wordpressOf(html, finalUrl, linkHeader = "") {
-  let page;
-  try {
-    page = new URL(finalUrl);
-  } catch {
+  const page = parseUrl(finalUrl);
+  if (!page)
     return null;
-  }
   const head = html.slice(0, HEAD_SCAN);
   const signals = [];
   const roots = { rsd: [], rest: [], assets: [] };
@@ -11090,14 +11078,9 @@ var WIKI_ASSET = {
 function wikiRootOf(html, finalUrl) {
   const head = html.slice(0, HEAD_SCAN);
   const name = metaNamed(head, "generator").map((g) => WIKI_GENERATOR.exec(g)?.[1]?.toLowerCase()).find((g) => g !== undefined);
-  if (!name)
+  const page = parseUrl(finalUrl);
+  if (!name || !page)
     return null;
-  let page;
-  try {
-    page = new URL(finalUrl);
-  } catch {
-    return null;
-  }
   for (const t of startTags(head, ["link", "script"])) {
     const u = sameHostPath(t.attrs.href ?? t.attrs.src, page);
     const m = u ? WIKI_ASSET[name].exec(u.pathname) : null;
@@ -12981,13 +12964,6 @@ function nullOrigin(credentials, evidence) {
 // shared/checks/security/cors-wildcard-api.ts
 var MAX_LISTED8 = 5;
 var API_TYPE = /json|graphql|problem/i;
-var hostOf2 = (url) => {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return null;
-  }
-};
 function answerOf(url, headers, source, credentialedCall) {
   return {
     url,
@@ -12998,9 +12974,9 @@ function answerOf(url, headers, source, credentialedCall) {
   };
 }
 function apiAnswers(finalUrl, calls, probes) {
-  const site = registrableDomain(hostOf2(finalUrl) ?? "");
+  const site = registrableDomain(hostOf(finalUrl) ?? "");
   const sameSite = (u) => {
-    const host = hostOf2(u);
+    const host = hostOf(u);
     return host !== null && registrableDomain(host) === site;
   };
   const ok = (status, headers) => status >= 200 && status < 300 && API_TYPE.test(headerValue(headers, "content-type") ?? "");
