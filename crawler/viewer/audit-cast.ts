@@ -32,7 +32,7 @@ const STILL_EVERY_MS = 80
  * screencast alone gave 13.7 frames a second; in bench/viewer-fps, with stills beside it, 5.8).
  */
 const SCREENCAST_QUIET_MS = 250
-/** Stills on their way at once: while one waits for Chromium's next frame, the other is encoded. */
+/** Stills on their way at once (capture.ts has two sessions a tab for them): one waits while the other is encoded. */
 const STILLS_IN_FLIGHT = 2
 const POLL_MS = 1_000
 /** How long an audit's watch state outlives its last page, waiting for the next one. */
@@ -272,8 +272,8 @@ export class AuditCast {
       castStats.skippedInFlight++
       return false
     }
-    // Never a frame narrower than the quality asks (a screencast frame painted while the replay's scaled
-    // still had Chromium emulate a small device): its text could not be read.
+    // Never a frame narrower than the quality asks (now and then a screencast frame painted while the
+    // replay's scaled one-frame screencast ran came out at its size): its text could not be read.
     const width = jpegInfo(data.slice(0, 1600))?.width
     if (width !== undefined && width < LIVE_FRAME[this.quality].maxWidth) {
       castStats.skippedNarrow++

@@ -1,7 +1,10 @@
-// Stills of a lane's tab over CDP: one session per tab, shared by its screencast, its live stills and its
-// replay frames, and a JPEG of the viewport that never waits past a bound. A scaled still (the replay's) has
-// its tab to itself: Chromium takes it by emulating a smaller device for its length, and a full-size still
-// taken meanwhile came out at the replay's 480 pixels.
+// Stills of a lane's tab over CDP, and the tab's session for its live screencast. A still is a one-frame
+// screencast on a session of its own: Chromium sends the picture the tab shows now, scaled by its
+// compositor, without waiting for the page's script or laying the page out again. Page.captureScreenshot
+// did both: it waits for the tab's main thread (a still of a tab running 400 ms of script took 400 ms, its
+// one-frame screencast 31 ms), and a scaled one emulated a smaller device for its length, laying the page
+// out twice and making the live screencast's frames narrow meanwhile. In bench/viewer-fps --busy, an audit
+// of 40 static pages took 24.9 s with those and 12.6 s without them.
 import type { CDPSession, Page } from 'playwright-core'
 
 /** What the live view did in this process, for bench/viewer-fps (counts only, never read by the crawl). */
@@ -21,7 +24,7 @@ export const castStats = {
 /** A still that takes longer is abandoned (a busy page, a busy machine). */
 const STILL_TIMEOUT_MS = 2_000
 
-/** One CDP session per tab, shared by its screencast, its stills and its replay frames. */
+/** One CDP session per tab for its live screencast (lane-cast.ts). */
 const sessions = new WeakMap<Page, Promise<CDPSession>>()
 export function sessionOf(page: Page): Promise<CDPSession> {
   let s = sessions.get(page)
@@ -34,50 +37,79 @@ export function sessionOf(page: Page): Promise<CDPSession> {
 }
 
 /**
- * Per tab: the scaled still on its way, which has the tab to itself, and the full-size ones on their way,
- * which may overlap (two at once keep Chromium busy while each waits for its frame on a loaded machine).
+ * The tab's sessions for its stills, apart from the live screencast's, so a still's screencast never stops
+ * or restarts the live one. A session runs one screencast at a time, so its stills take turns; two
+ * sessions let two stills overlap, which on a loaded machine is what keeps Chromium's threads busy while
+ * each still waits for a turn on the CPU (stills of a static page one at a time beside four busy
+ * processes: 4.3 a second; two at a time: 22).
  */
-const gates = new WeakMap<Page, { scaled: Promise<unknown>; full: Set<Promise<unknown>> }>()
+const STILL_SESSIONS = 2
+interface StillSlot {
+  session: Promise<CDPSession> | null
+  turn: Promise<unknown>
+  queued: number
+}
+const stillSlots = new WeakMap<Page, StillSlot[]>()
 
 /** A JPEG of the tab's viewport (base64), scaled; null when the tab is gone or busy past the timeout. */
 export function captureJpeg(page: Page, scale: number, quality: number): Promise<string | null> {
-  let gate = gates.get(page)
-  if (!gate) gates.set(page, (gate = { scaled: Promise.resolve(), full: new Set() }))
-  const g = gate
-  if (scale === 1) {
-    const shot = g.scaled.then(() => shoot(page, 1, quality))
-    g.full.add(shot)
-    void shot.finally(() => g.full.delete(shot))
-    return shot
+  let slots = stillSlots.get(page)
+  if (!slots) {
+    slots = Array.from({ length: STILL_SESSIONS }, () => ({ session: null, turn: Promise.resolve(), queued: 0 }))
+    stillSlots.set(page, slots)
   }
-  const shot = Promise.allSettled([g.scaled, ...g.full]).then(() => shoot(page, scale, quality))
-  g.scaled = shot
+  const slot = slots.reduce((a, b) => (b.queued < a.queued ? b : a))
+  slot.queued++
+  const shot = slot.turn.then(() => shoot(page, slot, scale, quality)).finally(() => slot.queued--)
+  slot.turn = shot
   return shot
 }
 
-async function shoot(page: Page, scale: number, quality: number): Promise<string | null> {
-  if (page.isClosed()) return null
-  let timer: ReturnType<typeof setTimeout> | undefined
-  try {
-    const cdp = await sessionOf(page)
-    const viewport = page.viewportSize() ?? { width: 1280, height: 800 }
-    // Handled here: it may fail after the timeout below has won the race (a tab closed meanwhile).
-    const shot = cdp
-      .send('Page.captureScreenshot', {
-        format: 'jpeg',
-        quality,
-        optimizeForSpeed: true,
-        ...(scale !== 1 ? { clip: { x: 0, y: 0, width: viewport.width, height: viewport.height, scale } } : {}),
-      })
-      .catch(() => null)
-    const timeout = new Promise<null>((r) => {
-      timer = setTimeout(() => r(null), STILL_TIMEOUT_MS)
+function slotSession(page: Page, slot: StillSlot): Promise<CDPSession> {
+  if (!slot.session) {
+    const s = page.context().newCDPSession(page)
+    s.catch(() => {
+      if (slot.session === s) slot.session = null
     })
-    const r = await Promise.race([shot, timeout])
-    return r?.data ?? null
+    slot.session = s
+  }
+  return slot.session
+}
+
+type Frame = { data: string; sessionId: number }
+
+async function shoot(page: Page, slot: StillSlot, scale: number, quality: number): Promise<string | null> {
+  if (page.isClosed()) return null
+  let cdp: CDPSession
+  try {
+    cdp = await slotSession(page, slot)
   } catch {
     return null
-  } finally {
-    clearTimeout(timer)
   }
+  const viewport = page.viewportSize() ?? { width: 1280, height: 800 }
+  const data = await new Promise<string | null>((resolve) => {
+    const done = (d: string | null) => {
+      clearTimeout(timer)
+      cdp.off('Page.screencastFrame', onFrame)
+      resolve(d)
+    }
+    const onFrame = (f: Frame) => {
+      cdp.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
+      done(f.data)
+    }
+    const timer = setTimeout(() => done(null), STILL_TIMEOUT_MS)
+    cdp.on('Page.screencastFrame', onFrame)
+    cdp
+      .send('Page.startScreencast', {
+        format: 'jpeg',
+        quality,
+        maxWidth: Math.round(viewport.width * scale),
+        maxHeight: Math.round(viewport.height * scale),
+        everyNthFrame: 1,
+      })
+      .catch(() => done(null))
+  })
+  // Stopped before the next still starts: a frame sent meanwhile arrives before this answer and is ignored.
+  await cdp.send('Page.stopScreencast').catch(() => {})
+  return data
 }

@@ -214,7 +214,9 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
       const sent = frames.slice(n0).map((f) => f.ts)
       const rate = (sent.length - 1) / ((sent.at(-1)! - sent[0]!) / 1000)
       expect(rate).toBeLessThanOrEqual(MAX_FPS + 1)
-      // The most recently active lane is shown, and the frames say how many lanes there are.
+      // The most recently active lane is shown (once the view has stayed its least time on the first one), and
+      // the frames say how many lanes there are.
+      await until(() => frames.at(-1)?.lane === 1, machineDeadline(5_000), 'the most recently active lane on screen')
       expect(frames.at(-1)).toMatchObject({ lane: 1, url: `${site.url}/static/1`, lanes: 2 })
 
       // A viewer chooses lane 0: it is followed, even when lane 1 starts the next page.
