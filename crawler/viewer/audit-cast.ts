@@ -7,7 +7,7 @@ import type { Logger } from '../../shared/lib/log.ts'
 import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 import { errorMessage } from '../../shared/errors.ts'
 import { jpegInfo } from '../../shared/lib/jpeg.ts'
-import { captureJpeg, castStats } from './capture.ts'
+import { captureJpeg, castStats, STILL_SESSIONS } from './capture.ts'
 import { LIVE_FRAME, type LaneCast, type Quality } from './lane-cast.ts'
 
 export interface ScreencastDeps {
@@ -22,18 +22,23 @@ export const MAX_FPS = 15
 /** The ticker's period while someone watches. */
 const TICK_MS = 20
 /**
- * A still is taken this long after the previous one started (about 12 a second, or as fast as Chromium
- * makes them when each takes longer, STILLS_IN_FLIGHT at most at once)...
+ * A still is taken this long after the previous one started (MAX_FPS a second, or as fast as Chromium makes
+ * them when each takes longer, STILLS_IN_FLIGHT at most at once)...
  */
-const STILL_EVERY_MS = 80
+const STILL_EVERY_MS = Math.ceil(1000 / MAX_FPS)
 /**
- * ...and only when no screencast frame came for this long: a page that repaints is shown by its screencast,
- * and a still beside it takes Chromium's time from the screencast (on a loaded machine an animated page's
- * screencast alone gave 13.7 frames a second; in bench/viewer-fps, with stills beside it, 5.8).
+ * ...and only when no screencast frame came for this long: a page that repaints is shown by its screencast.
+ * A still is a one-frame screencast (capture.ts), cheap beside the live one, so the wait is short: each page
+ * a crawl loads sends a screencast frame or two, and 250 ms after each left a static site's view at 8
+ * frames a second on a busy machine (bench/viewer-fps --busy; 120 ms: 10-11).
  */
-const SCREENCAST_QUIET_MS = 250
-/** Stills on their way at once (capture.ts has two sessions a tab for them): one waits while the other is encoded. */
-const STILLS_IN_FLIGHT = 2
+const SCREENCAST_QUIET_MS = 120
+/**
+ * Stills on their way at once, one on each of the tab's still sessions (capture.ts): on a loaded machine a
+ * still waits mostly for its turn on the CPU, and three overlapping kept a static site's view at 10-11
+ * frames a second where two gave 9 (bench/viewer-fps --busy).
+ */
+const STILLS_IN_FLIGHT = STILL_SESSIONS
 const POLL_MS = 1_000
 /** How long an audit's watch state outlives its last page, waiting for the next one. */
 const LINGER_MS = 5_000

@@ -38,12 +38,11 @@ export function sessionOf(page: Page): Promise<CDPSession> {
 
 /**
  * The tab's sessions for its stills, apart from the live screencast's, so a still's screencast never stops
- * or restarts the live one. A session runs one screencast at a time, so its stills take turns; two
- * sessions let two stills overlap, which on a loaded machine is what keeps Chromium's threads busy while
- * each still waits for a turn on the CPU (stills of a static page one at a time beside four busy
- * processes: 4.3 a second; two at a time: 22).
+ * or restarts the live one. A session runs one screencast at a time, so its stills take turns; several
+ * sessions let stills overlap, which on a loaded machine keeps Chromium's threads busy while each still
+ * waits for its turn on the CPU (audit-cast.ts has as many on their way at most).
  */
-const STILL_SESSIONS = 2
+export const STILL_SESSIONS = 3
 interface StillSlot {
   session: Promise<CDPSession> | null
   turn: Promise<unknown>
