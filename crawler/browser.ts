@@ -42,14 +42,18 @@ export const PLAYWRIGHT_DISABLED_FEATURES = [
 ] as const
 
 /**
- * Playwright's features off, and Chromium's spare renderer off. Chromium keeps one renderer process
- * started ahead for the next navigation; with a crawl's lanes each in a context of its own, the spare
- * almost never belongs to the context that navigates, so it is thrown away and started again on nearly
- * every page: 108 renderer processes for 60 navigations in 4 contexts, against 8 without it (3 and 2 in
- * one context; measured with a context per lane, before the lanes shared one). Scans do not miss it: their
- * pages are opened ahead (gather/warm-page.ts).
+ * Chromium features the crawler turns off besides Playwright's:
+ * - its spare renderer. Chromium keeps one renderer process started ahead for the next navigation; with a
+ *   crawl's lanes each in a context of its own, the spare almost never belongs to the context that
+ *   navigates, so it is thrown away and started again on nearly every page: 108 renderer processes for 60
+ *   navigations in 4 contexts, against 8 without it (3 and 2 in one context; measured with a context per
+ *   lane, before the lanes shared one). Scans do not miss it: their pages are opened ahead (gather/warm-page.ts).
+ * - the address bar's suggestion popups, which Chromium 156 makes ahead as web pages even when headless
+ *   (chrome://omnibox-popup.top-chrome/ and its AI variant, in a renderer of their own): a renderer that
+ *   never shows anything, about 140 MB of resident set beside a crawl's four lanes (bench/crawl-throughput).
  */
-export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, 'SpareRendererForSitePerProcess'].join(',')}`]
+export const CHROMIUM_OFF_FEATURES = ['SpareRendererForSitePerProcess', 'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup'] as const
+export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...CHROMIUM_OFF_FEATURES].join(',')}`]
 
 export function chromiumPath(configured: string): string | undefined {
   if (configured) return configured

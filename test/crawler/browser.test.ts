@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { chromium } from 'playwright-core'
-import { BrowserPool, CHROMIUM_ARGS, chromiumPath, PLAYWRIGHT_DISABLED_FEATURES } from '../../crawler/browser.ts'
+import { BrowserPool, CHROMIUM_ARGS, CHROMIUM_OFF_FEATURES, chromiumPath, PLAYWRIGHT_DISABLED_FEATURES } from '../../crawler/browser.ts'
 import { scanContextOptions } from '../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../crawler/gather/warm-page.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
@@ -82,7 +82,25 @@ describe('the browser pool launches Chromium', () => {
       const ours = disabledInRenderers()
       // A feature Playwright adds in an upgrade and PLAYWRIGHT_DISABLED_FEATURES lacks shows up here.
       expect([...reference].filter((f) => !ours.has(f))).toEqual([])
-      expect(ours.has('SpareRendererForSitePerProcess')).toBe(true)
+      for (const f of CHROMIUM_OFF_FEATURES) expect(ours.has(f)).toBe(true)
+    } finally {
+      await pool.close()
+    }
+  }, 60_000)
+
+  test('with no renderer but the pages it opens: no browser UI made ahead as web pages', async () => {
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    try {
+      const context = await pool.newContext(scanContextOptions(proxy))
+      const page = await context.newPage()
+      await page.goto(`http://127.0.0.1:${site.port}/`)
+      const browser = context.browser()!
+      const cdp = await browser.newBrowserCDPSession()
+      // Chromium makes its UI pages when it starts: they would be there by now, listed among the targets.
+      const { targetInfos } = await cdp.send('Target.getTargets')
+      expect(targetInfos.filter((t) => t.type !== 'page').map((t) => t.url)).toEqual([])
+      const { processInfo } = (await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: Array<{ type: string }> }
+      expect(processInfo.filter((p) => p.type === 'renderer').length).toBe(1)
     } finally {
       await pool.close()
     }
