@@ -211,8 +211,9 @@ export class AuditCast {
     )
   }
 
+  /** A tab is attached: the least recently active until it starts a page (touch), unless it is the only one. */
   add(c: LaneCast) {
-    this.attached.push(c)
+    this.attached.unshift(c)
     this.lanes = Math.max(this.lanes, c.lane + 1)
     this.refocus(false)
   }

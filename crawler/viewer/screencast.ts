@@ -34,7 +34,7 @@ import { LaneCast } from './lane-cast.ts'
 export { type FrameMessage, MAX_FPS, type ScreencastDeps } from './audit-cast.ts'
 
 export interface AttachedCast {
-  /** The tab started a page (`url`): the viewer follows it unless a lane was chosen. */
+  /** The tab has a page (`url`), its document loaded: the viewer follows it unless a lane was chosen. */
   touch(url?: string): void
   detach(): Promise<void>
 }
@@ -65,7 +65,11 @@ export class TabCasts {
 
   constructor(private readonly deps: ScreencastDeps) {}
 
-  /** Lane `lane`'s tab starts `url`: attached if new, and the view follows it unless a viewer chose a lane. */
+  /**
+   * Lane `lane`'s tab starts `url`: attached if new, and once the page's document is there the view follows
+   * it unless a viewer chose a lane. Not at the start: a tab still navigating shows nothing new (its old page,
+   * then a blank one), and on a busy machine the view went without frames for as long as the load took.
+   */
   pageStarted(page: Page, url: string, lane: number): void {
     let cast = this.casts.get(page)
     if (!cast) {
@@ -76,7 +80,7 @@ export class TabCasts {
       this.casts.set(page, cast)
       page.once('close', () => this.casts.delete(page))
     }
-    void cast.then((c) => c?.touch(url))
+    page.once('domcontentloaded', () => void cast.then((c) => c?.touch(url)))
   }
 
   async detachAll(): Promise<void> {

@@ -129,10 +129,13 @@ describe.each(['production', 'embedded'] as Mode[])('live viewer with real brows
       rethrow: true,
     })
 
-    // A later page takes the stream; when it goes, the latest page still attached takes it back.
+    // A later page takes the stream once its tab has a page (touch: the crawl says so when the page's document
+    // is there; a tab only attached stays behind the one shown); when it goes, the latest page still attached
+    // takes it back.
     const third = await crawlPage.context().newPage()
     await third.goto(`${site.url}/three`)
     const cast3 = await attachScreencast(third, { auditId, pubsub: crawlerInfra.pubsub, kv: crawlerInfra.kv, log })
+    cast3.touch(`${site.url}/three`)
     await until(async () => (await viewer.textContent('#url')) === `${site.url}/three`, 10_000, 'the viewer follows the third page', {
       rethrow: true,
     })
