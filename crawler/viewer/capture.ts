@@ -90,8 +90,12 @@ async function shoot(page: Page, slot: StillSlot, scale: number, quality: number
     const done = (d: string | null) => {
       clearTimeout(timer)
       cdp.off('Page.screencastFrame', onFrame)
+      page.off('close', onClose)
       resolve(d)
     }
+    // A tab that closes sends no frame: its still ends now, not at the timeout.
+    const onClose = () => done(null)
+    page.once('close', onClose)
     const onFrame = (f: Frame) => {
       cdp.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
       done(f.data)

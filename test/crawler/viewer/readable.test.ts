@@ -143,13 +143,13 @@ describe('live frames are readable on a fast link', () => {
       const deps = { auditId, pubsub: infra.pubsub, kv: infra.kv, log }
       const published: string[] = []
       const unsub = await infra.pubsub.subscribe(viewerChannels.frames(auditId), (m) => published.push(m))
-      // A still an earlier test's cast had on its way when its viewer left may still land: wait until the
-      // counts hold still for a second (a bounded number of rounds) before taking them.
-      for (let round = 0, last = ''; round < 30; round++) {
+      // A still an earlier test's cast had on its way when its viewer left may still land (at the latest when
+      // its bound of 2 s passes): wait until the counts hold still for 2.5 s (a bounded number of rounds).
+      for (let round = 0, last = ''; round < 20; round++) {
         const now = JSON.stringify(castStats)
         if (now === last) break
         last = now
-        await Bun.sleep(1_000)
+        await Bun.sleep(2_500)
       }
       const before = { ...castStats }
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
