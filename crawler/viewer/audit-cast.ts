@@ -29,8 +29,9 @@ const STILL_EVERY_MS = Math.ceil(1000 / MAX_FPS)
 /**
  * ...and only when no screencast frame came for this long: a page that repaints is shown by its screencast.
  * A still is a one-frame screencast (capture.ts), cheap beside the live one, so the wait is short: each page
- * a crawl loads sends a screencast frame or two, and 250 ms after each left a static site's view at 8
- * frames a second on a busy machine (bench/viewer-fps --busy; 120 ms: 10-11).
+ * a crawl loads sends a screencast frame or two, and waiting 250 ms after each (with 80 ms between stills and
+ * two on their way) left a static site's view at 7-8.5 frames a second on a busy machine; 120 ms, MAX_FPS
+ * and three on their way gave 10-11 (bench/viewer-fps --busy --quick).
  */
 const SCREENCAST_QUIET_MS = 120
 /**

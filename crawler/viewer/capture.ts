@@ -3,8 +3,8 @@
 // compositor, without waiting for the page's script or laying the page out again. Page.captureScreenshot
 // did both: it waits for the tab's main thread (a still of a tab running 400 ms of script took 400 ms, its
 // one-frame screencast 31 ms), and a scaled one emulated a smaller device for its length, laying the page
-// out twice and making the live screencast's frames narrow meanwhile. In bench/viewer-fps --busy, an audit
-// of 40 static pages took 24.9 s with those and 12.6 s without them.
+// out twice and making the live screencast's frames narrow meanwhile. In bench/viewer-fps --busy --quick, an
+// audit of 40 static pages took 24.9 s with those and 12.4-14.2 s with one-frame screencasts.
 import type { CDPSession, Page } from 'playwright-core'
 
 /** What the live view did in this process, for bench/viewer-fps (counts only, never read by the crawl). */
