@@ -21849,6 +21849,17 @@ function parseRobotsHeader(value) {
   return out;
 }
 var blocksIndexing = (directive) => directive === "noindex" || directive === "none";
+function asksForPassword(html) {
+  return startTags(html, ["input"]).some((t) => (t.attrs.type ?? "").trim().toLowerCase() === "password");
+}
+function noindexKind(directives, blocking, html) {
+  if (asksForPassword(html))
+    return "sign-in";
+  const follows = directives.some((d) => d.source === "meta" && d.agent === "all" && d.value === "follow");
+  const blanket = blocking.some((d) => d.source === "header" || d.agent !== "all" || d.value === "none");
+  const noFollow = directives.some((d) => d.value === "nofollow");
+  return follows && !blanket && !noFollow ? "per-page" : "blanket";
+}
 var seoIndexable = defineCheck({
   id: "seo-indexable",
   category: "seo",
@@ -21856,7 +21867,7 @@ var seoIndexable = defineCheck({
   failTitle: "Search engines may not index the page",
   description: 'Reads <meta name="robots"> (and crawler-specific tags such as googlebot) in the rendered page, and the X-Robots-Tag header of the ' + "page's response.",
   why: "A noindex left over from staging or a preview deployment silently removes the site from search results; it is worth knowing before" + " launch, and worth confirming on a staging site that should stay out.",
-  confirmation: "Warns when a robots meta tag or an X-Robots-Tag header says noindex or none, for all crawlers or a named one, with the exact tag" + " or header as evidence. nofollow, noarchive and the like are reported but do not warn. Reads the header from the browser's " + "response for the page (or the plain-HTTP response for the same URL) and the meta tags from the rendered DOM, so tags added by " + "JavaScript count. robots.txt is not read: it controls crawling, not indexing. Skipped when the page is not HTML.",
+  confirmation: "Warns when a robots meta tag or an X-Robots-Tag header says noindex or none, for all crawlers or a named one, with the exact tag" + ' or header as evidence: medium for a blanket noindex (with nofollow, "none", a header or a named crawler), low for a ' + 'page-level "noindex, follow" (the per-page choice applications make for pages with nothing to find yet), and a pass for a ' + "sign-in page (a password field), which sites keep out of search results on purpose. nofollow, noarchive and the like are " + "reported but do not warn. Reads the header from the browser's " + "response for the page (or the plain-HTTP response for the same URL) and the meta tags from the rendered DOM, so tags added by " + "JavaScript count. robots.txt is not read: it controls crawling, not indexing. Skipped when the page is not HTML.",
   severity: "medium",
   fix: {
     generic: 'If the page should appear in search results, remove noindex from <meta name="robots"> and from the X-Robots-Tag header (often a ' + "staging setting carried to production). Keep it on staging and preview sites.",
@@ -21893,10 +21904,18 @@ var seoIndexable = defineCheck({
       const first = blocking[0];
       const where = first.source === "header" ? `X-Robots-Tag: ${clip(header ?? "", 80)}` : `<meta name="${first.agent === "all" ? "robots" : first.agent}" content="${first.value}">`;
       const who = first.agent === "all" ? "search engines" : first.agent;
+      const kind = noindexKind(directives, blocking, page.html);
+      if (kind === "sign-in")
+        return {
+          status: "pass",
+          evidence: { ...evidence, noindex: blocking, signInPage: true },
+          summary: `A sign-in page kept out of search results (${where}): as it should be.`
+        };
       return {
         status: "warn",
+        ...kind === "per-page" ? { severity: "low" } : {},
         evidence: { ...evidence, noindex: blocking },
-        summary: `The page tells ${who} not to index it (${where}): fine for staging, remove it before launch.`
+        summary: kind === "per-page" ? `The page tells search engines not to index it but to follow its links (${where}): a per-page choice; remove it if this page should be found.` : `The page tells ${who} not to index it (${where}): fine for staging, remove it before launch.`
       };
     }
     return {

@@ -56,7 +56,7 @@ import { xContentTypeOptions } from './security/x-content-type-options.ts'
 import type { Check } from './types.ts'
 
 /** Bumped whenever a check's judgement changes; a check whose meaning changes gets a new id instead. */
-export const CHECKS_VERSION = '2026.11.8'
+export const CHECKS_VERSION = '2026.11.9'
 
 export const CHECKS = [
   httpsRedirect,

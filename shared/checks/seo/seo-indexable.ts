@@ -1,7 +1,7 @@
 // Whether the page asks search engines not to index it: meta robots tags and X-Robots-Tag headers.
 
 import { defineCheck } from '../types.ts'
-import { metaTags } from '../util/html.ts'
+import { metaTags, startTags } from '../util/html.ts'
 import { clip, headerValue, splitList } from '../util/http.ts'
 import { documentHeaders, notHtmlReason } from './document.ts'
 
@@ -35,6 +35,26 @@ export function parseRobotsHeader(value: string): Array<{ agent: string; directi
 
 const blocksIndexing = (directive: string) => directive === 'noindex' || directive === 'none'
 
+/** Whether the rendered page asks for a password: a sign-in page, which sites keep out of search results on purpose. */
+function asksForPassword(html: string): boolean {
+  return startTags(html, ['input']).some((t) => (t.attrs.type ?? '').trim().toLowerCase() === 'password')
+}
+
+/**
+ * How deliberate a noindex looks. A sign-in page kept out of search results is what it should be. A page-level
+ * "noindex, follow" for every crawler, with no header saying noindex, is the per-page choice applications make for
+ * pages with nothing to find yet (a wiki topic not written, a search result, a tag listing): worth knowing,
+ * low. A blanket noindex (with nofollow, "none", a header, a named crawler) is what a staging setting carried
+ * to production looks like: medium.
+ */
+function noindexKind(directives: Directive[], blocking: Directive[], html: string): 'sign-in' | 'per-page' | 'blanket' {
+  if (asksForPassword(html)) return 'sign-in'
+  const follows = directives.some((d) => d.source === 'meta' && d.agent === 'all' && d.value === 'follow')
+  const blanket = blocking.some((d) => d.source === 'header' || d.agent !== 'all' || d.value === 'none')
+  const noFollow = directives.some((d) => d.value === 'nofollow')
+  return follows && !blanket && !noFollow ? 'per-page' : 'blanket'
+}
+
 export const seoIndexable = defineCheck({
   id: 'seo-indexable',
   category: 'seo',
@@ -48,7 +68,10 @@ export const seoIndexable = defineCheck({
     ' launch, and worth confirming on a staging site that should stay out.',
   confirmation:
     'Warns when a robots meta tag or an X-Robots-Tag header says noindex or none, for all crawlers or a named one, with the exact tag' +
-    " or header as evidence. nofollow, noarchive and the like are reported but do not warn. Reads the header from the browser's " +
+    " or header as evidence: medium for a blanket noindex (with nofollow, \"none\", a header or a named crawler), low for a " +
+    'page-level "noindex, follow" (the per-page choice applications make for pages with nothing to find yet), and a pass for a ' +
+    'sign-in page (a password field), which sites keep out of search results on purpose. nofollow, noarchive and the like are ' +
+    "reported but do not warn. Reads the header from the browser's " +
     'response for the page (or the plain-HTTP response for the same URL) and the meta tags from the rendered DOM, so tags added by ' +
     'JavaScript count. robots.txt is not read: it controls crawling, not indexing. Skipped when the page is not HTML.',
   severity: 'medium',
@@ -99,10 +122,21 @@ export const seoIndexable = defineCheck({
           ? `X-Robots-Tag: ${clip(header ?? '', 80)}`
           : `<meta name="${first.agent === 'all' ? 'robots' : first.agent}" content="${first.value}">`
       const who = first.agent === 'all' ? 'search engines' : first.agent
+      const kind = noindexKind(directives, blocking, page.html)
+      if (kind === 'sign-in')
+        return {
+          status: 'pass',
+          evidence: { ...evidence, noindex: blocking, signInPage: true },
+          summary: `A sign-in page kept out of search results (${where}): as it should be.`,
+        }
       return {
         status: 'warn',
+        ...(kind === 'per-page' ? { severity: 'low' as const } : {}),
         evidence: { ...evidence, noindex: blocking },
-        summary: `The page tells ${who} not to index it (${where}): fine for staging, remove it before launch.`,
+        summary:
+          kind === 'per-page'
+            ? `The page tells search engines not to index it but to follow its links (${where}): a per-page choice; remove it if this page should be found.`
+            : `The page tells ${who} not to index it (${where}): fine for staging, remove it before launch.`,
       }
     }
     return {

@@ -52,6 +52,39 @@ describe('seo-indexable', () => {
     expect(r.summary).toContain('nofollow')
   })
 
+  test('a page-level "noindex, follow" for every crawler is a per-page choice: low, and says so', () => {
+    const r = runCheck(seoIndexable, makeArtifacts({ page: { html: withHead('<meta name="robots" content="noindex,follow"/>') } }))
+    expect(r.status).toBe('warn')
+    expect(r.severity).toBe('low')
+    expect(r.summary).toContain('per-page choice')
+    // The same words with nofollow beside them, in a header, for a named crawler, or as "none" stay medium.
+    for (const html of [
+      withHead('<meta name="robots" content="noindex, follow, nofollow">'),
+      withHead('<meta name="googlebot" content="noindex, follow">'),
+      withHead('<meta name="robots" content="none, follow">'),
+    ]) {
+      const blanket = runCheck(seoIndexable, makeArtifacts({ page: { html } }))
+      expect([blanket.status, blanket.severity]).toEqual(['warn', 'medium'])
+    }
+    const header = runCheck(seoIndexable, withDocumentHeaders({ 'x-robots-tag': 'noindex' }, '<meta name="robots" content="noindex, follow">'))
+    expect([header.status, header.severity]).toEqual(['warn', 'medium'])
+  })
+
+  test('a sign-in page kept out of search results passes, whatever the directive', () => {
+    const login = (head: string) =>
+      `<html lang="en"><head><title>Log in</title>${head}</head><body><form method="post"><input name="u">` +
+      '<input type="Password" name="p"></form></body></html>'
+    for (const head of ['<meta name="robots" content="noindex,nofollow,notranslate">', '<meta name="robots" content="none">']) {
+      const r = runCheck(seoIndexable, makeArtifacts({ page: { html: login(head) } }))
+      expect(r.status).toBe('pass')
+      expect(r.summary).toContain('sign-in page')
+      expect(r.evidence.signInPage).toBe(true)
+    }
+    // A password field named in text is not one.
+    const text = withHead('<meta name="robots" content="noindex">').replace('<body>', '<body><p>&lt;input type="password"&gt;</p>')
+    expect(runCheck(seoIndexable, makeArtifacts({ page: { html: text } })).status).toBe('warn')
+  })
+
   test('parses agent-prefixed X-Robots-Tag values', () => {
     expect(parseRobotsHeader('googlebot: nofollow, otherbot: noindex, nofollow')).toEqual([
       { agent: 'googlebot', directive: 'nofollow' },
