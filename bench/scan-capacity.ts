@@ -10,7 +10,8 @@
 //    the scanId), never a timeout: each counted;
 // d. CPU-seconds per scan: the machine's (/proc/stat) and per process group (/proc/<pid>/stat: api, crawler,
 //    its Chromium, PostgreSQL, Redis, this client), over the saturation run;
-// e. Lighthouse's CPU-seconds per run on the same pages (its API with a warm Chromium), skipped when absent;
+// e. Lighthouse's CPU-seconds per run on the same pages: its API with a warm Chromium, and its CLI as a person
+//    or a CI job runs it (launching its own Chromium each run); skipped when absent;
 // f. back-to-back scans against isolated ones (each after a wait for a quiet machine), with the reports'
 //    per-phase timings.
 // Then the ratios and how many such machines 1,000 scans an hour take.
@@ -26,6 +27,7 @@ import {
   backToBack,
   drain,
   type LighthouseCpu,
+  lighthouseCliCpu,
   lighthouseCpu,
   type OpenRun,
   openRate,
@@ -71,7 +73,14 @@ export interface CapacityResult {
   }
   cpuPerScan: Record<string, number>
   lighthouse: LighthouseCpu & { cpuPerRun: Record<string, number> }
-  ratios: { cpuOursVsLighthouse: number; cpuOursVsLighthouseProcesses: number; p95OverP50At80: number; backToBackOverIsolated: number }
+  lighthouseCli: LighthouseCpu & { cpuPerRun: Record<string, number> }
+  ratios: {
+    cpuOursVsLighthouse: number
+    cpuOursVsLighthouseProcesses: number
+    cpuOursVsLighthouseCli: number
+    p95OverP50At80: number
+    backToBackOverIsolated: number
+  }
   machines: rep.Arithmetic
 }
 
@@ -154,7 +163,11 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
       ? await lighthouseCpu(urls, o.lhRuns, log)
       : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
     log(rep.lighthouseLine(lh))
-    return report(r, lh, { sites, loadStart }, log)
+    const cli: LighthouseCpu = o.lighthouse
+      ? await lighthouseCliCpu(urls, Math.min(o.lhRuns, 3), log)
+      : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
+    log(rep.lighthouseLine(cli).replace('Lighthouse:', 'Lighthouse CLI:'))
+    return report(r, { lh, cli }, { sites, loadStart }, log)
   } finally {
     await layout?.stop()
     await stopFixtures(sites)
@@ -163,17 +176,19 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
 
 function report(
   r: Awaited<ReturnType<typeof phases>>,
-  lh: LighthouseCpu,
+  { lh, cli }: { lh: LighthouseCpu; cli: LighthouseCpu },
   ctx: { sites: StartedFixture[]; loadStart: number },
   log: (l: string) => void,
 ): CapacityResult {
   const cpuPerScan = rep.perUnit(r.best.cpu, r.best.completed)
   const lhPerRun = rep.perUnit(lh.cpu, lh.runs)
+  const cliPerRun = rep.perUnit(cli.cpu, cli.runs)
   log('d. CPU per scan (the saturation run) and per Lighthouse run; "other": the rest of the machine')
   log(
     rep.cpuTable([
       { name: `ours (${r.best.inFlight} in flight)`, perUnit: cpuPerScan },
-      ...(lh.available ? [{ name: 'Lighthouse', perUnit: lhPerRun }] : []),
+      ...(lh.available ? [{ name: 'Lighthouse API', perUnit: lhPerRun }] : []),
+      ...(cli.available ? [{ name: 'Lighthouse CLI', perUnit: cliPerRun }] : []),
     ]),
   )
   const wall = (xs: Sequence['isolated']) =>
@@ -187,11 +202,12 @@ function report(
   const ratios = {
     cpuOursVsLighthouse: cpuPerScan.machine! / (lhPerRun.machine ?? NaN),
     cpuOursVsLighthouseProcesses: oursProcs / (lhPerRun.lighthouse ?? NaN),
+    cpuOursVsLighthouseCli: cpuPerScan.machine! / (cliPerRun.machine ?? NaN),
     p95OverP50At80: at80 ? at80.p95 / at80.p50 : NaN,
     backToBackOverIsolated: wall(r.seq.backToBack) / wall(r.seq.isolated),
   }
   log(
-    `ratios: CPU per page ours/Lighthouse: machine ${rep.ratio(ratios.cpuOursVsLighthouse, 1)}, processes ${rep.ratio(ratios.cpuOursVsLighthouseProcesses, 1)} (${oursProcs.toFixed(3)} CPU-s: api, crawler, Chromium, PostgreSQL, Redis; against Lighthouse's node and Chromium); p95/p50 at 80% ${rep.ratio(ratios.p95OverP50At80, 1)}; back-to-back/isolated ${rep.ratio(ratios.backToBackOverIsolated, 1)}`,
+    `ratios: CPU per page ours/Lighthouse API: machine ${rep.ratio(ratios.cpuOursVsLighthouse, 1)}, processes ${rep.ratio(ratios.cpuOursVsLighthouseProcesses, 1)} (${oursProcs.toFixed(3)} CPU-s: api, crawler, Chromium, PostgreSQL, Redis; against Lighthouse's node and Chromium); ours/Lighthouse CLI: machine ${rep.ratio(ratios.cpuOursVsLighthouseCli, 1)}; p95/p50 at 80% ${rep.ratio(ratios.p95OverP50At80, 1)}; back-to-back/isolated ${rep.ratio(ratios.backToBackOverIsolated, 1)}`,
   )
   const machines = rep.machinesFor(r.best.perMinute, cpuPerScan.machine!, r.cores)
   log(`machines like this one (${r.cores} cores) for 1,000 scans an hour, at 80% of capacity:`)
@@ -216,6 +232,7 @@ function report(
     },
     cpuPerScan,
     lighthouse: { ...lh, cpuPerRun: lhPerRun },
+    lighthouseCli: { ...cli, cpuPerRun: cliPerRun },
     ratios,
     machines,
   }

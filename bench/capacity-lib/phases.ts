@@ -2,9 +2,10 @@
 // rate (open loop), arrivals above saturation, back-to-back against isolated scans, and Lighthouse's CPU on
 // the same pages. Each returns its numbers; bench/scan-capacity.ts prints them.
 import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
-import { startLighthouseApi } from '../compare-lib/lighthouse.ts'
+import { runLighthouseCli, startLighthouseApi } from '../compare-lib/lighthouse.ts'
 import { settle, withTimeout } from '../lib/stats.ts'
-import { snapshot, spent, type GroupSpec } from './cpu.ts'
+import { machineBusySeconds, parseStat, snapshot, spent, type GroupSpec } from './cpu.ts'
+import { readFileSync } from 'node:fs'
 import { closedLoop, openLoop, queueBounded, scanCall, tally, type Outcome, type QueueSample, type ScanCall } from './drive.ts'
 import { type Layout, pidOf } from './layout.ts'
 import { errorMessage } from '../../shared/errors.ts'
@@ -168,5 +169,35 @@ export async function lighthouseCpu(urls: string[], runs: number, log: (l: strin
     return { available: false, reason: errorMessage(e), runs: 0, wallMs: [] }
   } finally {
     await withTimeout(api.stop(), 20_000, 'Lighthouse stop').catch(() => {})
+  }
+}
+
+/**
+ * Lighthouse's CLI, as a person or a CI job runs it (a node process that launches its own Chromium and ends with
+ * it), on each page in turn: the machine's CPU over the runs, and the runs' own, as this process's waited-for
+ * children (each CLI and the Chromium it launched and reaped).
+ */
+export async function lighthouseCliCpu(urls: string[], runs: number, log: (l: string) => void): Promise<LighthouseCpu> {
+  const chromeFlags = [...CHROMIUM_ARGS]
+  const children = () => {
+    const own = parseStat(process.pid, readFileSync(`/proc/${process.pid}/stat`, 'utf8'))
+    return own ? own.children / 100 : NaN
+  }
+  try {
+    log(`Lighthouse CLI: ${runs} runs over ${urls.length} pages, each launching its own Chromium`)
+    await settle()
+    const a = { at: performance.now(), machine: machineBusySeconds(), tree: children() }
+    const wallMs: number[] = []
+    for (let i = 0; i < runs; i++) {
+      const r = await runLighthouseCli(urls[i % urls.length]!, chromiumPath(''), chromeFlags)
+      if (r.runtimeError) log(`  Lighthouse CLI run ${i + 1}: runtime error ${r.runtimeError}`)
+      wallMs.push(r.ms)
+    }
+    const machine = machineBusySeconds() - a.machine
+    const tree = children() - a.tree
+    const cpu = { wallS: (performance.now() - a.at) / 1000, machine, groups: { lighthouse: tree, other: Math.max(0, machine - tree) } }
+    return { available: true, runs, wallMs, cpu }
+  } catch (e) {
+    return { available: false, reason: errorMessage(e), runs: 0, wallMs: [] }
   }
 }
