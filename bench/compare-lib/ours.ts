@@ -21,6 +21,8 @@ export interface OurReport {
   finalUrl?: string
   checks: OurCheck[]
   timings?: Record<string, number>
+  /** The probe requests the scan states it made, against their budgets. */
+  probes?: { budget: number; sent: number; api?: Record<string, number>; apps?: Record<string, unknown> }
 }
 
 export interface Ours {

@@ -123,12 +123,24 @@ function printApp(r: AppResult): void {
         .slice(0, 600) || 'none'
     }`,
   )
+  const p = r.ours.report?.probes
+  if (p) console.log(`probes (as the report states them): ${probeLine(p)}`)
   const fa = falseAlarms(r.oursHardened.report)
   if (r.oursHardened.error) console.log(`ours on the careful configuration failed: ${r.oursHardened.error}`)
   else
     console.log(
       `careful configuration, ours medium+ (false alarms): ${fa.map((c) => `${c.id}(${c.severity}): ${c.summary}`).join(' | ') || 'none'} [${fmtMs(r.oursHardened.ms)}]`,
     )
+}
+
+/** "104 of 126: API 17 (cors 8, graphql 2, ...), applications 0". */
+export function probeLine(p: NonNullable<OurReport['probes']>): string {
+  const api = p.api ? Object.entries(p.api).filter(([k]) => k !== 'budget' && k !== 'sent') : []
+  const apps = p.apps as { sent?: number; wordpress?: number; basePath?: number } | undefined
+  return (
+    `${p.sent} of ${p.budget} sent; API ${p.api?.sent ?? 0}${api.length ? ` (${api.map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}` +
+    `; known applications ${apps?.sent ?? 0} (WordPress ${apps?.wordpress ?? 0}, base path ${apps?.basePath ?? 0})`
+  )
 }
 
 async function main(): Promise<void> {
@@ -183,6 +195,7 @@ function slim(r: AppResult) {
     wapitiMs: r.wapiti?.ms ?? null,
     items,
     oursFindings: findings(r.ours.report).map((c) => `${c.id}:${c.severity}`),
+    probes: r.ours.report?.probes ?? null,
     falseAlarms: falseAlarms(r.oursHardened.report).map((c) => `${c.id}:${c.severity}: ${c.summary}`),
     wapitiFindings: (r.wapiti?.findings ?? []).map((f) => `${f.kind}:${f.category}:${f.path}:${f.info.slice(0, 120)}`),
     wapitiError: r.wapiti?.error ?? null,
