@@ -68,7 +68,7 @@ export const seoIndexable = defineCheck({
     ' launch, and worth confirming on a staging site that should stay out.',
   confirmation:
     'Warns when a robots meta tag or an X-Robots-Tag header says noindex or none, for all crawlers or a named one, with the exact tag' +
-    " or header as evidence: medium for a blanket noindex (with nofollow, \"none\", a header or a named crawler), low for a " +
+    ' or header as evidence: medium for a blanket noindex (with nofollow, "none", a header or a named crawler), low for a ' +
     'page-level "noindex, follow" (the per-page choice applications make for pages with nothing to find yet), and a pass for a ' +
     'sign-in page (a password field), which sites keep out of search results on purpose. nofollow, noarchive and the like are ' +
     "reported but do not warn. Reads the header from the browser's " +

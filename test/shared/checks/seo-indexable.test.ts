@@ -66,7 +66,10 @@ describe('seo-indexable', () => {
       const blanket = runCheck(seoIndexable, makeArtifacts({ page: { html } }))
       expect([blanket.status, blanket.severity]).toEqual(['warn', 'medium'])
     }
-    const header = runCheck(seoIndexable, withDocumentHeaders({ 'x-robots-tag': 'noindex' }, '<meta name="robots" content="noindex, follow">'))
+    const header = runCheck(
+      seoIndexable,
+      withDocumentHeaders({ 'x-robots-tag': 'noindex' }, '<meta name="robots" content="noindex, follow">'),
+    )
     expect([header.status, header.severity]).toEqual(['warn', 'medium'])
   })
 
