@@ -166,7 +166,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
     const cli: LighthouseCpu = o.lighthouse
       ? await lighthouseCliCpu(urls, Math.min(o.lhRuns, 3), log)
       : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
-    log(rep.lighthouseLine(cli).replace('Lighthouse:', 'Lighthouse CLI:'))
+    log(rep.lighthouseLine(cli, 'Lighthouse CLI'))
     return report(r, { lh, cli }, { sites, loadStart }, log)
   } finally {
     await layout?.stop()

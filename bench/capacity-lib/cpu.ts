@@ -47,6 +47,19 @@ export function readAll(): Map<number, ProcStat> {
   return out
 }
 
+/**
+ * CPU-seconds of a process's children that have ended and been waited for (cutime + cstime): each run of a
+ * command the process spawned and reaped, with whatever that command reaped in turn. NaN without /proc.
+ */
+export function reapedChildrenSeconds(pid = process.pid): number {
+  try {
+    const s = parseStat(pid, readFileSync(`/proc/${pid}/stat`, 'utf8'))
+    return s ? s.children / HZ : NaN
+  } catch {
+    return NaN
+  }
+}
+
 /** Busy CPU-seconds of the whole machine so far (all CPUs: total minus idle and iowait), NaN without /proc. */
 export function machineBusySeconds(): number {
   try {

@@ -4,8 +4,7 @@
 import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
 import { runLighthouseCli, startLighthouseApi } from '../compare-lib/lighthouse.ts'
 import { settle, withTimeout } from '../lib/stats.ts'
-import { machineBusySeconds, parseStat, snapshot, spent, type GroupSpec } from './cpu.ts'
-import { readFileSync } from 'node:fs'
+import { machineBusySeconds, reapedChildrenSeconds, snapshot, spent, type GroupSpec } from './cpu.ts'
 import { closedLoop, openLoop, queueBounded, scanCall, tally, type Outcome, type QueueSample, type ScanCall } from './drive.ts'
 import { type Layout, pidOf } from './layout.ts'
 import { errorMessage } from '../../shared/errors.ts'
@@ -179,14 +178,10 @@ export async function lighthouseCpu(urls: string[], runs: number, log: (l: strin
  */
 export async function lighthouseCliCpu(urls: string[], runs: number, log: (l: string) => void): Promise<LighthouseCpu> {
   const chromeFlags = [...CHROMIUM_ARGS]
-  const children = () => {
-    const own = parseStat(process.pid, readFileSync(`/proc/${process.pid}/stat`, 'utf8'))
-    return own ? own.children / 100 : NaN
-  }
   try {
     log(`Lighthouse CLI: ${runs} runs over ${urls.length} pages, each launching its own Chromium`)
     await settle()
-    const a = { at: performance.now(), machine: machineBusySeconds(), tree: children() }
+    const a = { at: performance.now(), machine: machineBusySeconds(), tree: reapedChildrenSeconds() }
     const wallMs: number[] = []
     for (let i = 0; i < runs; i++) {
       const r = await runLighthouseCli(urls[i % urls.length]!, chromiumPath(''), chromeFlags)
@@ -194,7 +189,7 @@ export async function lighthouseCliCpu(urls: string[], runs: number, log: (l: st
       wallMs.push(r.ms)
     }
     const machine = machineBusySeconds() - a.machine
-    const tree = children() - a.tree
+    const tree = reapedChildrenSeconds() - a.tree
     const cpu = { wallS: (performance.now() - a.at) / 1000, machine, groups: { lighthouse: tree, other: Math.max(0, machine - tree) } }
     return { available: true, runs, wallMs, cpu }
   } catch (e) {

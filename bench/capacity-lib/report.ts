@@ -115,9 +115,9 @@ export function machinesFor(satPerMinute: number, cpuPerScan: number, cores: num
   return { scansPerHourTarget: target, byRate, byCpu, lines }
 }
 
-export function lighthouseLine(lh: LighthouseCpu): string {
-  if (!lh.available) return `Lighthouse: skipped (${lh.reason ?? 'unavailable'})`
-  return `Lighthouse: ${lh.runs} runs, wall median ${fmtMs(pct(lh.wallMs, 50))}, machine ${s3((lh.cpu?.machine ?? NaN) / lh.runs)} CPU-s/run, its tree ${s3((lh.cpu?.groups.lighthouse ?? NaN) / lh.runs)} CPU-s/run`
+export function lighthouseLine(lh: LighthouseCpu, name = 'Lighthouse'): string {
+  if (!lh.available) return `${name}: skipped (${lh.reason ?? 'unavailable'})`
+  return `${name}: ${lh.runs} runs, wall median ${fmtMs(pct(lh.wallMs, 50))}, machine ${s3((lh.cpu?.machine ?? NaN) / lh.runs)} CPU-s/run, its tree ${s3((lh.cpu?.groups.lighthouse ?? NaN) / lh.runs)} CPU-s/run`
 }
 
 export const ratio = (a: number, b: number) => fmtRatio(a / b)

@@ -22,7 +22,7 @@ export interface OurReport {
   checks: OurCheck[]
   timings?: Record<string, number>
   /** The probe requests the scan states it made, against their budgets. */
-  probes?: { budget: number; sent: number; api?: Record<string, number>; apps?: Record<string, unknown> }
+  probes?: { budget: number; sent: number; api?: Record<string, number>; apps?: { sent: number; wordpress?: number; basePath?: number } }
 }
 
 export interface Ours {

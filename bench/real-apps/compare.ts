@@ -133,10 +133,10 @@ function printApp(r: AppResult): void {
     )
 }
 
-/** "104 of 126: API 17 (cors 8, graphql 2, ...), applications 0". */
+/** "104 of 126 sent; API 17 (cors 8, errors 2, ...); known applications 0 (WordPress 0, base path 0)". */
 export function probeLine(p: NonNullable<OurReport['probes']>): string {
   const api = p.api ? Object.entries(p.api).filter(([k]) => k !== 'budget' && k !== 'sent') : []
-  const apps = p.apps as { sent?: number; wordpress?: number; basePath?: number } | undefined
+  const apps = p.apps
   return (
     `${p.sent} of ${p.budget} sent; API ${p.api?.sent ?? 0}${api.length ? ` (${api.map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}` +
     `; known applications ${apps?.sent ?? 0} (WordPress ${apps?.wordpress ?? 0}, base path ${apps?.basePath ?? 0})`

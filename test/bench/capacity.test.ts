@@ -4,7 +4,7 @@
 // elsewhere; the benches themselves are run by hand (bench/README.md).
 import { describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { groupSeconds, parseStat, type ProcStat, spent } from '../../bench/capacity-lib/cpu.ts'
+import { groupSeconds, parseStat, type ProcStat, reapedChildrenSeconds, spent } from '../../bench/capacity-lib/cpu.ts'
 import { classify, closedLoop, openLoop, queueBounded, tally } from '../../bench/capacity-lib/drive.ts'
 import type { Account } from '../../bench/capacity-lib/layout.ts'
 import { machinesFor } from '../../bench/capacity-lib/report.ts'
@@ -56,6 +56,15 @@ describe('CPU accounting', () => {
       [7, { pid: 7, ppid: 6, comm: 'chrome', own: 50, children: 0 }],
     ])
     expect(groupSeconds({ trees: [{ group: 'lighthouse', pid: 5 }] }, all)).toEqual({ lighthouse: 3.6 })
+  })
+
+  test('a command this process ran and waited for counts in its reaped children', async () => {
+    const before = reapedChildrenSeconds()
+    // The child spins until it has used 300 ms of CPU by its own count: the work is fixed, not the time.
+    const code = 'const t = process.cpuUsage(); while ((u => u.user + u.system)(process.cpuUsage(t)) < 300_000) {}'
+    const child = Bun.spawn([process.execPath, '-e', code], { stdout: 'ignore', stderr: 'ignore' })
+    expect(await child.exited).toBe(0)
+    expect(reapedChildrenSeconds() - before).toBeGreaterThanOrEqual(0.25)
   })
 
   test('spent: differences, and the rest of the machine as "other"', () => {
