@@ -60,13 +60,13 @@ EXPOSE 8787
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["bun", "server/main.ts"]
 
-# ---- crawler: the workers and Debian's Chromium with fonts ----
+# ---- crawler: the workers and Debian's Chromium (its headless shell) with fonts ----
 FROM runtime AS crawler
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-noto-core fonts-noto-color-emoji \
+ && apt-get install -y --no-install-recommends chromium-headless-shell fonts-liberation fonts-noto-core fonts-noto-color-emoji \
  && rm -rf /var/lib/apt/lists/*
 USER 10001
-ENV ROLE=crawler HEALTH_PORT=8788 CHROMIUM_PATH=/usr/bin/chromium
+ENV ROLE=crawler HEALTH_PORT=8788 CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell
 EXPOSE 8788
 # tini reaps Chromium's helper processes and passes SIGTERM on, so the crawler hands its work back.
 ENTRYPOINT ["/usr/bin/tini", "--"]

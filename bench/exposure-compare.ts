@@ -27,7 +27,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PROBE_PATHS } from '../shared/checks/probe-paths.ts'
-import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
+import { CHROMIUM_ARGS, fullChromiumPath } from '../crawler/browser.ts'
 import { testCertificate } from '../test/fixtures/sites.ts'
 import type { Mode } from '../test/harness/service.ts'
 import {
@@ -221,7 +221,7 @@ export async function compareExposure(
   let ours: Awaited<ReturnType<typeof startOurs>> | null = null
   let lh: LighthouseApi | null = null
   let lhStartError: string | null = null
-  const chromePath = chromiumPath('')
+  const chromePath = fullChromiumPath() // Lighthouse in the full browser its users run
   const chromeFlags = [
     ...CHROMIUM_ARGS,
     `--ignore-certificate-errors-spki-list=${tls.spki}`,

@@ -18,7 +18,7 @@
 //            --no-settle (do not wait for a quiet machine before each timed run: scans back to back, each
 //            overlapping what the previous one left running)
 import { loadavg } from 'node:os'
-import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
+import { CHROMIUM_ARGS, chromiumPath, fullChromiumPath } from '../crawler/browser.ts'
 import { hardenedSite, spaSite, testCertificate, weakSite, type Site } from '../test/fixtures/sites.ts'
 import type { Mode } from '../test/harness/service.ts'
 import {
@@ -93,7 +93,8 @@ export async function compareWithLighthouse(
   const siteName = opts.site ?? 'spa'
   const mode = opts.mode ?? 'production'
   const tls = siteName === 'hardened' ? testCertificate() : null
-  const chromePath = chromiumPath('')
+  // Lighthouse in the full browser its users run; scan_app in the Chromium the service picks (the headless shell).
+  const chromePath = fullChromiumPath()
   const chromeFlags = [...CHROMIUM_ARGS, ...(tls ? [`--ignore-certificate-errors-spki-list=${tls.spki}`] : [])]
 
   const site = await startSite(siteName, tls)
@@ -101,7 +102,9 @@ export async function compareWithLighthouse(
   let api: LighthouseApi | null = null
   try {
     log(`Lighthouse ${lighthouseVersion()} vs scan_app on the ${siteName} fixture (${site.url})`)
-    log(`Chromium: ${chromiumVersion(chromePath)}; flags for both: ${chromeFlags.join(' ')}`)
+    log(
+      `Chromium: Lighthouse ${chromiumVersion(chromePath)}, scan_app ${chromiumVersion(chromiumPath(''))}; flags for both: ${chromeFlags.join(' ')}`,
+    )
     log(`load average (1 min) at start: ${loadavg()[0]!.toFixed(2)}`)
     ours = await startOurs(mode, tls ? [tls.spki] : [])
     for (let i = 0; i < warmup; i++) await ours.scan(site.url)

@@ -20,6 +20,7 @@
 //   bun bench/scan-capacity.ts --quick    8 s per run, 2 + 2 sequenced scans, 1 Lighthouse run
 //   options: --seconds=S (per run) --sites=N --workers=N (WORKER_CONCURRENCY) --lh-runs=N --no-lighthouse
 //            --no-rates (skip b and c: the rate, CPU per scan and sequence alone, for a before/after) --result=FILE
+//            --lighthouse-in-shell (Lighthouse in the headless shell our scans use, not the full browser its users run)
 import { availableParallelism, loadavg } from 'node:os'
 import { type StartedFixture, startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
 import { type Layout, startLayout } from './capacity-lib/layout.ts'
@@ -38,6 +39,7 @@ import {
 } from './capacity-lib/phases.ts'
 import * as rep from './capacity-lib/report.ts'
 import { scanCall } from './capacity-lib/drive.ts'
+import { chromiumPath, fullChromiumPath } from '../crawler/browser.ts'
 import { flag, fmtMs, intFlag, writeResult } from './lib/stats.ts'
 
 /** The mix of pages: fixture sites served over plain HTTP, of different kinds (an SPA calling its API, a CSP, SEO and accessibility faults, third-party scripts). */
@@ -52,6 +54,8 @@ export interface CapacityOptions {
   lighthouse?: boolean
   /** false: phases b and c are skipped (a before/after comparison of the rate and the CPU per scan). */
   rates?: boolean
+  /** Lighthouse in the headless shell our scans run in, instead of the full browser its users run. */
+  lighthouseInShell?: boolean
   log?: (l: string) => void
 }
 
@@ -140,6 +144,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
     lhRuns: opts.lhRuns ?? (quick ? 1 : 6),
     lighthouse: opts.lighthouse ?? true,
     rates: opts.rates ?? true,
+    lighthouseInShell: opts.lighthouseInShell ?? false,
   }
   const loadStart = loadavg()[0]!
   log(`scan capacity: ${availableParallelism()} CPUs, load average (1 min) ${loadStart.toFixed(2)}`)
@@ -152,6 +157,9 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
       accounts: ['launch', 'launch', 'launch', 'launch'],
       env: o.workers ? { WORKER_CONCURRENCY: String(o.workers) } : {},
     })
+    log(
+      `Chromium: ours ${chromiumPath('') ?? "Playwright's"}; Lighthouse ${(o.lighthouseInShell ? chromiumPath('') : fullChromiumPath()) ?? "Playwright's"}`,
+    )
     log(`service: api pid ${layout.api.lives[0]?.pid}, crawler pid ${layout.crawler.lives[0]?.pid}; warm-up scan per page`)
     for (const u of urls) {
       const w = await scanCall(layout.accounts[0]!.client, u, performance.now())
@@ -160,11 +168,11 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
     const r = await phases(layout, urls, o, log)
     log(`e. Lighthouse on the same pages`)
     const lh: LighthouseCpu = o.lighthouse
-      ? await lighthouseCpu(urls, o.lhRuns, log)
+      ? await lighthouseCpu(urls, o.lhRuns, log, o.lighthouseInShell)
       : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
     log(rep.lighthouseLine(lh))
     const cli: LighthouseCpu = o.lighthouse
-      ? await lighthouseCliCpu(urls, Math.min(o.lhRuns, 3), log)
+      ? await lighthouseCliCpu(urls, Math.min(o.lhRuns, 3), log, o.lighthouseInShell)
       : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
     log(rep.lighthouseLine(cli, 'Lighthouse CLI'))
     return report(r, { lh, cli }, { sites, loadStart }, log)
@@ -247,6 +255,7 @@ if (import.meta.main) {
     lhRuns: flag('lh-runs') ? intFlag('lh-runs', 6, 1, 50) : undefined,
     lighthouse: flag('no-lighthouse') !== true,
     rates: flag('no-rates') !== true,
+    lighthouseInShell: flag('lighthouse-in-shell') === true,
   })
   await writeResult(result)
   process.exit(0)

@@ -23,7 +23,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { loadavg } from 'node:os'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { relayStats } from '../api/viewer/service.ts'
-import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
+import { CHROMIUM_ARGS, fullChromiumPath } from '../crawler/browser.ts'
 import { castStats } from '../crawler/viewer/capture.ts'
 import { READABLE } from '../crawler/viewer/lane-cast.ts'
 import { listAuditFrames } from '../shared/db/audit-frames.ts'
@@ -229,7 +229,8 @@ async function measure(
     { timeout: 60_000 },
   )
   const { auditId, browserViewer } = textJson((started.content as Array<{ text: string }>)[0]!.text)
-  const browser = await chromium.launch({ executablePath: chromiumPath(''), args: CHROMIUM_ARGS })
+  // The person's browser watching: the full one.
+  const browser = await chromium.launch({ executablePath: fullChromiumPath(), args: CHROMIUM_ARGS })
   const [cast0, relay0] = [{ ...castStats }, { ...relayStats }]
   const loop = loopWatch()
   try {

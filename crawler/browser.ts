@@ -1,4 +1,5 @@
-// One warm Chromium per crawler process; a fresh context per scan. Relaunched if it dies.
+// One warm Chromium per crawler process (Debian's headless shell when installed); a fresh context per scan.
+// Relaunched if it dies.
 import { existsSync } from 'node:fs'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core'
 import type { Logger } from '../shared/lib/log.ts'
@@ -55,9 +56,27 @@ export const PLAYWRIGHT_DISABLED_FEATURES = [
 export const CHROMIUM_OFF_FEATURES = ['SpareRendererForSitePerProcess', 'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup'] as const
 export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...CHROMIUM_OFF_FEATURES].join(',')}`]
 
+/**
+ * Debian's old headless shell (package chromium-headless-shell), the Chromium a scan runs in when present:
+ * the same version and engine as the full browser, without its windows. The full browser in headless mode
+ * makes a window with its toolbar and tab strip for every context and composites it; a scan paid that in the
+ * browser process (0.18 CPU-s a scan against 0.08 in the shell; all of Chromium 0.47 against 0.34, bench/
+ * scan-cpu.ts). It is what Playwright itself launches for headless pages.
+ */
+export const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell'
+/** Debian's full browser: the one a person runs, and so the one the benches run Lighthouse in. */
+export const FULL_CHROMIUM = '/usr/bin/chromium'
+
+/** The Chromium to launch: the configured one, else the headless shell, else the full browser, else Playwright's. */
 export function chromiumPath(configured: string): string | undefined {
   if (configured) return configured
-  return existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined
+  for (const path of [HEADLESS_SHELL, FULL_CHROMIUM]) if (existsSync(path)) return path
+  return undefined
+}
+
+/** Debian's full browser when present (a reference tool run as its users run it), else chromiumPath's. */
+export function fullChromiumPath(): string | undefined {
+  return existsSync(FULL_CHROMIUM) ? FULL_CHROMIUM : chromiumPath('')
 }
 
 export class BrowserPool {

@@ -54,14 +54,17 @@ if need_install; then
   touch "$ROOT/node_modules"
 fi
 
-# scripts/admin needs no browser (SETUP_WITHOUT_CHROMIUM=1).
-if [ -z "${SETUP_WITHOUT_CHROMIUM:-}" ] && [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
+# scripts/admin needs no browser (SETUP_WITHOUT_CHROMIUM=1). Scans run in the headless shell
+# (chromium-headless-shell); the full browser (chromium) is the person's browser of the viewer's tests and
+# the one the benches run Lighthouse in.
+if [ -z "${SETUP_WITHOUT_CHROMIUM:-}" ] && [ -z "${CHROMIUM_PATH:-}" ] \
+  && { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/lib/chromium/chromium-headless-shell ]; }; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing Debian's chromium" >&2
+    echo "setup: installing Debian's chromium and chromium-headless-shell" >&2
     apt-get update -qq </dev/null >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium </dev/null >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell </dev/null >&2
   else
-    echo "setup: no Chromium at /usr/bin/chromium; install the chromium package or set CHROMIUM_PATH" >&2
+    echo "setup: no Chromium at /usr/bin/chromium and /usr/lib/chromium/chromium-headless-shell; install Debian's chromium and chromium-headless-shell packages or set CHROMIUM_PATH" >&2
     exit 1
   fi
 fi

@@ -38,7 +38,10 @@ export const ConfigSchema = Type.Object({
     '',
     'Comma-separated DNS servers (ip or ip:port) that verify_site asks for _appaudit TXT records. Empty: the system resolvers.',
   ),
-  CHROMIUM_PATH: Str('', "Chromium executable. Empty: /usr/bin/chromium when present, else Playwright's own."),
+  CHROMIUM_PATH: Str(
+    '',
+    "Chromium executable. Empty: Debian's headless shell (/usr/lib/chromium/chromium-headless-shell) when present, else /usr/bin/chromium, else Playwright's own.",
+  ),
   WARM_UP: Bool(
     true,
     'Before a crawler says it is ready, scan a page it serves itself on loopback once and open the first page for a real scan, so the first scan is not the slow one.',

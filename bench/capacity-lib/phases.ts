@@ -1,7 +1,7 @@
 // The capacity bench's phases, each on the running layout: saturation (closed loop), arrivals at a fixed
 // rate (open loop), arrivals above saturation, back-to-back against isolated scans, and Lighthouse's CPU on
 // the same pages. Each returns its numbers; bench/scan-capacity.ts prints them.
-import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
+import { CHROMIUM_ARGS, chromiumPath, fullChromiumPath } from '../../crawler/browser.ts'
 import { runLighthouseCli, startLighthouseApi } from '../compare-lib/lighthouse.ts'
 import { settle, withTimeout } from '../lib/stats.ts'
 import { machineBusySeconds, reapedChildrenSeconds, snapshot, spent, type GroupSpec } from './cpu.ts'
@@ -16,6 +16,15 @@ export function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
   if (!s.length) return NaN
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!
+}
+
+/**
+ * The Chromium Lighthouse runs in: the full browser, as its users run it (chrome-launcher starts the installed
+ * Chrome), or with `shell` the headless shell our scans run in (--lighthouse-in-shell), for the same engine on
+ * both sides.
+ */
+function lighthouseChromium(shell: boolean): string | undefined {
+  return shell ? chromiumPath('') : fullChromiumPath()
 }
 
 /** The process groups of our side: api, crawler, the crawler's Chromium, PostgreSQL, Redis, this client. */
@@ -144,10 +153,10 @@ export interface LighthouseCpu {
  * Lighthouse's API with a warm Chromium (as bench/lighthouse-compare.ts runs it), on each page in turn, after
  * one warm-up run; CPU of the machine and of the runner's tree (node and its Chromium) over the timed runs.
  */
-export async function lighthouseCpu(urls: string[], runs: number, log: (l: string) => void): Promise<LighthouseCpu> {
+export async function lighthouseCpu(urls: string[], runs: number, log: (l: string) => void, shell = false): Promise<LighthouseCpu> {
   let api: Awaited<ReturnType<typeof startLighthouseApi>> | null = null
   try {
-    api = await startLighthouseApi(urls[0]!, chromiumPath(''), [...CHROMIUM_ARGS])
+    api = await startLighthouseApi(urls[0]!, lighthouseChromium(shell), [...CHROMIUM_ARGS])
   } catch (e) {
     return { available: false, reason: errorMessage(e), runs: 0, wallMs: [] }
   }
@@ -176,7 +185,7 @@ export async function lighthouseCpu(urls: string[], runs: number, log: (l: strin
  * it), on each page in turn: the machine's CPU over the runs, and the runs' own, as this process's waited-for
  * children (each CLI and the Chromium it launched and reaped).
  */
-export async function lighthouseCliCpu(urls: string[], runs: number, log: (l: string) => void): Promise<LighthouseCpu> {
+export async function lighthouseCliCpu(urls: string[], runs: number, log: (l: string) => void, shell = false): Promise<LighthouseCpu> {
   const chromeFlags = [...CHROMIUM_ARGS]
   try {
     log(`Lighthouse CLI: ${runs} runs over ${urls.length} pages, each launching its own Chromium`)
@@ -184,7 +193,7 @@ export async function lighthouseCliCpu(urls: string[], runs: number, log: (l: st
     const a = { at: performance.now(), machine: machineBusySeconds(), tree: reapedChildrenSeconds() }
     const wallMs: number[] = []
     for (let i = 0; i < runs; i++) {
-      const r = await runLighthouseCli(urls[i % urls.length]!, chromiumPath(''), chromeFlags)
+      const r = await runLighthouseCli(urls[i % urls.length]!, lighthouseChromium(shell), chromeFlags)
       if (r.runtimeError) log(`  Lighthouse CLI run ${i + 1}: runtime error ${r.runtimeError}`)
       wallMs.push(r.ms)
     }

@@ -2,9 +2,17 @@
 // --disable-features, so ours must carry them), and the spare renderer off, so a crawl's lanes, each in a
 // context of its own, do not start a renderer process per page. Real Chromium, pages on 127.0.0.1.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { chromium } from 'playwright-core'
-import { BrowserPool, CHROMIUM_ARGS, CHROMIUM_OFF_FEATURES, chromiumPath, PLAYWRIGHT_DISABLED_FEATURES } from '../../crawler/browser.ts'
+import {
+  BrowserPool,
+  CHROMIUM_ARGS,
+  CHROMIUM_OFF_FEATURES,
+  chromiumPath,
+  fullChromiumPath,
+  HEADLESS_SHELL,
+  PLAYWRIGHT_DISABLED_FEATURES,
+} from '../../crawler/browser.ts'
 import { scanContextOptions } from '../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../crawler/gather/warm-page.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
@@ -101,6 +109,27 @@ describe('the browser pool launches Chromium', () => {
       expect(targetInfos.filter((t) => t.type !== 'page').map((t) => t.url)).toEqual([])
       const { processInfo } = (await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: Array<{ type: string }> }
       expect(processInfo.filter((p) => p.type === 'renderer').length).toBe(1)
+    } finally {
+      await pool.close()
+    }
+  }, 60_000)
+
+  test("in Debian's headless shell when it is installed, the same Chromium version as the full browser", async () => {
+    if (!existsSync(HEADLESS_SHELL)) return void console.log(`skipped: no ${HEADLESS_SHELL}`)
+    expect(chromiumPath('')).toBe(HEADLESS_SHELL)
+    expect(chromiumPath('/opt/other')).toBe('/opt/other')
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    try {
+      const context = await pool.newContext(scanContextOptions(proxy))
+      const cdp = await context.browser()!.newBrowserCDPSession()
+      const { product } = await cdp.send('Browser.getVersion')
+      // The shell names itself HeadlessChrome; the full browser in headless mode says Chrome.
+      expect(product).toMatch(/^HeadlessChrome\/\d+\./)
+      const full = fullChromiumPath()
+      if (full && full !== HEADLESS_SHELL) {
+        const version = /(\d+\.\d+\.\d+\.\d+)/.exec(Bun.spawnSync([full, '--version'], { stderr: 'ignore' }).stdout.toString())?.[1]
+        expect(product).toBe(`HeadlessChrome/${version}`)
+      }
     } finally {
       await pool.close()
     }
