@@ -69,6 +69,8 @@ class Sampler {
       } catch {}
       if (own === undefined) continue
       const known = this.seen.get(pid)
+      // A process the zygote forked shows the zygote's command line until it sets its own: asked again.
+      if (known?.kind === 'zygote' && pid !== this.root) known.kind = kindOf(pid)
       if (known) known.ticks = own
       // A process first seen now counts from zero (it started after the last sample), unless it is there at start.
       else this.seen.set(pid, { kind: kindOf(pid), ticks: own, base: this.timer ? 0 : own })

@@ -120,7 +120,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     timings.gather = Math.round(performance.now() - t0)
     return { artifacts, timings, probes: probeCounts(pathProbes.sent + sourceMaps.length + folders.length, apiProbes, apps) }
   } finally {
-    if (slot) opts.warm!.release(slot)
+    if (slot) opts.warm!.giveBack(slot)
     else await proxy.stop().catch(() => {})
     // The next scan's page opens now, while this worker stores the report and waits for work.
     opts.warm?.prepare()

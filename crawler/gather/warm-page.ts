@@ -10,12 +10,16 @@
 // given (JSON from the scanned page) under the configuration set once, so one page finishes every scan the
 // same way; a per-slot finisher cost every scan a renderer and an evaluation of axe's 654 KB.
 //
-// A slot made ahead also evaluates axe once in its blank page. Nothing of it stays in the page the scan
-// loads (a new document, a new window), but the renderer keeps what V8 compiled: the first navigation of a
-// new page stays in its process, and V8 caches compiled scripts per process by their source, so axe
-// evaluated again after the load only runs (374 ms against 863 ms on the slower 2-core machine, of which
-// about 200 ms is sending its 654 KB over the protocol, which no cache saves). A slot opened on demand
-// skips it: the scan would wait for the compile it saves.
+// A slot made ahead while the worker is idle also evaluates axe once in its blank page. Nothing of it stays
+// in the page the scan loads (a new document, a new window), but the renderer keeps what V8 compiled: the
+// first navigation of a new page stays in its process, and V8 caches compiled scripts per process by their
+// source, so axe evaluated again after the load only runs (374 ms against 863 ms on the slower 2-core
+// machine, of which about 200 ms is sending its 654 KB over the protocol, which no cache saves). It buys
+// latency with CPU: the evaluation in the blank page costs more than it saves in the loaded one (Chromium 147
+// ms against 80 ms saved here; a scan 0.06 CPU-s more, bench/scan-cpu.ts). So it is done only while no scan
+// of the worker runs: a slot made while one runs (scans back to back, a saturated worker) is left plain, and
+// compiled later if the worker falls idle before a scan takes it. A slot opened on demand skips it: the scan
+// would wait for the compile it saves.
 import type { BrowserContext, Page } from 'playwright-core'
 import { within } from '../../shared/lib/async.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
@@ -26,6 +30,8 @@ import { scanContextOptions } from './page-reader.ts'
 
 /** How long a slot made ahead may take to compile axe in its blank page before it is handed out anyway. */
 const PRECOMPILE_DEADLINE_MS = 10_000
+/** How long the worker stays idle before the slots made while scans ran get axe compiled. */
+export const IDLE_COMPILE_DELAY_MS = 250
 
 export interface PageSlot {
   proxy: EgressProxy
@@ -38,16 +44,24 @@ export interface PageSlot {
 interface Prepared extends PageSlot {
   /** The pool's browser generation it was opened under: a slot of a recycled browser is not handed out. */
   generation: number
+  /** axe evaluated in its blank page, or on its way (null: not yet, made while a scan ran). */
+  compiled: Promise<boolean> | null
 }
 
-/**
- * Opens a slot: a proxy for the policy, then a context through it and its page. Undone if a step fails.
- * `precompileAxe`: evaluate axe in the blank page first, so that its renderer has it compiled.
- */
+/** Evaluates axe in a blank page so that its renderer has it compiled; false when it failed or took too long. */
+function precompile(page: Page): Promise<boolean> {
+  return within(
+    page.evaluate(AXE_SOURCE).then(() => true),
+    PRECOMPILE_DEADLINE_MS,
+    false,
+  ).catch(() => false)
+}
+
+/** Opens a slot: a proxy for the policy, then a context through it and its page. Undone if a step fails. */
 export async function openSlot(
   browser: BrowserPool,
   policy: EgressPolicy,
-  opts: { precompileAxe?: boolean; finisher?: () => Promise<Page | null> } = {},
+  opts: { finisher?: () => Promise<Page | null> } = {},
 ): Promise<PageSlot> {
   const proxy = await startEgressProxy(policy)
   let context: BrowserContext | null = null
@@ -55,12 +69,6 @@ export async function openSlot(
     context = await browser.newContext(scanContextOptions(proxy))
     const page = await context.newPage()
     const finisher = opts.finisher ? opts.finisher() : openFinisher(context)
-    if (opts.precompileAxe)
-      await within(
-        page.evaluate(AXE_SOURCE).then(() => true),
-        PRECOMPILE_DEADLINE_MS,
-        false,
-      )
     return { proxy, context, page, finisher }
   } catch (e) {
     await context?.close().catch(() => {})
@@ -147,6 +155,8 @@ export class WarmPages {
   private closed = false
   /** Crawls running in this process (suspend()): no slot is made ahead meanwhile. */
   private suspended = 0
+  /** Scans holding a slot now (take() to giveBack()): while any runs, a slot is made without axe's compile. */
+  private running = 0
   /** Used slots still closing (release), so close() waits for them. */
   private closing = new Set<Promise<void>>()
   private unsubscribe: () => void
@@ -180,13 +190,19 @@ export class WarmPages {
       const finisher = () => (this.suspended > 0 ? Promise.resolve(null) : this.finisher.get())
       const before = this.made.at(-1) ?? Promise.resolve(null)
       const slot = before
-        .then(() => openSlot(this.browser, this.policy, { precompileAxe: true, finisher }))
+        .then(() => openSlot(this.browser, this.policy, { finisher }))
         .then(
-          (opened) => ({ ...opened, generation }),
+          (opened) => this.compileIfIdle({ ...opened, generation, compiled: null }),
           () => null, // the scan that takes it opens its own, and reports what fails then
         )
       this.made.push(slot)
     }
+  }
+
+  /** Starts axe's compile in a made slot when no scan of the worker runs and it has none yet. */
+  private compileIfIdle(slot: Prepared): Prepared {
+    if (this.running === 0 && !slot.compiled && !this.closed) slot.compiled = precompile(slot.page)
+    return slot
   }
 
   /** Every slot made ahead or on its way is closed (in the background). */
@@ -223,14 +239,43 @@ export class WarmPages {
     return both ? within(both, ms, false) : false
   }
 
-  /** The oldest slot made ahead when it is still good, else a new one. The caller closes it (closeSlot). */
+  /**
+   * The oldest slot made ahead when it is still good, else a new one. The scan gives it back with giveBack();
+   * until then it counts as running. A compile of axe still running in it is waited for: the page's load
+   * would wait for the renderer's main thread anyway.
+   */
   async take(): Promise<PageSlot> {
     const pending = this.made.shift()
+    // Counted as running once its slot is there: a slot that was still being made for it is made as if idle.
     const ready = pending ? await pending : null
-    if (ready && ready.generation === this.browser.generation && ready.context.browser()?.isConnected() && !ready.page.isClosed())
-      return ready
-    if (ready) await closeSlot(ready)
-    return openSlot(this.browser, this.policy, { finisher: () => this.finisher.get() })
+    this.running++
+    try {
+      if (ready && ready.generation === this.browser.generation && ready.context.browser()?.isConnected() && !ready.page.isClosed()) {
+        await ready.compiled
+        return ready
+      }
+      if (ready) await closeSlot(ready)
+      return await openSlot(this.browser, this.policy, { finisher: () => this.finisher.get() })
+    } catch (e) {
+      this.running--
+      throw e
+    }
+  }
+
+  /**
+   * A scan is done with the slot take() gave it: closed in the background (release). When no other scan
+   * runs, the slots made meanwhile get axe compiled in them now.
+   */
+  giveBack(slot: PageSlot): void {
+    this.running = Math.max(0, this.running - 1)
+    this.release(slot)
+    if (this.running > 0) return
+    // Not at once: scans back to back leave the worker idle for the few milliseconds between one answer and
+    // the next call, and the next scan would then wait for a compile started in that gap.
+    const later = setTimeout(() => {
+      if (this.running === 0) for (const made of this.made) void made.then((s) => s && this.compileIfIdle(s))
+    }, IDLE_COMPILE_DELAY_MS)
+    later.unref?.()
   }
 
   /**

@@ -3,7 +3,7 @@
 // context of its own, do not start a renderer process per page. Real Chromium, pages on 127.0.0.1.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
-import { chromium } from 'playwright-core'
+import { chromium, type Page } from 'playwright-core'
 import {
   BrowserPool,
   CHROMIUM_ARGS,
@@ -14,7 +14,7 @@ import {
   PLAYWRIGHT_DISABLED_FEATURES,
 } from '../../crawler/browser.ts'
 import { scanContextOptions } from '../../crawler/gather/page-reader.ts'
-import { closeSlot, WarmPages } from '../../crawler/gather/warm-page.ts'
+import { closeSlot, IDLE_COMPILE_DELAY_MS, WarmPages } from '../../crawler/gather/warm-page.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import { createLogger } from '../../shared/lib/log.ts'
 import { chromiumBelow, descendants, isChromium, renderersBelow } from './audit/procs.ts'
@@ -217,6 +217,33 @@ describe('the browser pool launches Chromium', () => {
       await closeSlot(second)
       // Each slot had a renderer of its own.
       expect(await poll(() => ours().length <= made - 2, 15_000)).toBe(true)
+    } finally {
+      await warm.close()
+      await pool.close()
+    }
+  }, 90_000)
+
+  test('axe is compiled in a slot made ahead only while no scan runs, and in one made during a scan once it ends', async () => {
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 1)
+    // Whether axe was evaluated in the slot's blank page (it defines window.axe there).
+    const compiled = async (slot: { page: Page }) => (await slot.page.evaluate('typeof window.axe')) === 'object'
+    try {
+      warm.prepare()
+      const a = await warm.take() // made while the worker was idle
+      expect(await compiled(a)).toBe(true)
+      warm.prepare() // made while `a`'s scan runs: left plain, its CPU not spent beside that scan
+      expect(await warm.ready(20_000)).toBe(true)
+      const b = await warm.take()
+      expect(await compiled(b)).toBe(false)
+      warm.prepare() // made while two scans run
+      expect(await warm.ready(20_000)).toBe(true)
+      warm.giveBack(a)
+      warm.giveBack(b) // the worker is idle: the slot made meanwhile gets axe once it stays idle a moment
+      await Bun.sleep(IDLE_COMPILE_DELAY_MS + 100)
+      const c = await warm.take()
+      expect(await compiled(c)).toBe(true)
+      warm.giveBack(c)
     } finally {
       await warm.close()
       await pool.close()

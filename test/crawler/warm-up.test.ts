@@ -24,7 +24,7 @@ test('the warm-up scans its own page through the production policy and leaves a 
   const slot = await warm.take()
   expect(slot.page.isClosed()).toBe(false)
   expect(slot.context.browser()?.isConnected()).toBe(true)
-  warm.release(slot)
+  warm.giveBack(slot)
 }, 120_000)
 
 test('a warm-up whose scan cannot run (the browser closed) is logged and does not throw', async () => {
