@@ -6,7 +6,7 @@
 import http from 'node:http'
 import type net from 'node:net'
 import type { Duplex } from 'node:stream'
-import { parseTargetUrl, resolveTarget, type EgressPolicy, type ResolvedAddress, type Resolver } from './guard.ts'
+import { parseTargetUrl, resolveTarget, type EgressPolicy, type ResolvedAddress, type ResolveResult, type Resolver } from './guard.ts'
 import {
   BLOCKED_HEADER,
   connectChecked,
@@ -39,6 +39,12 @@ export type EgressProxy = {
   url: string
   port: number
   blocked: BlockedAttempt[]
+  /**
+   * The proxy's own check of a host, for a client that connects by itself to the address it returns (plain
+   * http:// requests, shared/egress/http.ts): resolved once, each address checked, a blocked one recorded
+   * in `blocked` as the proxy records its own refusals.
+   */
+  resolve(host: string, port: number): Promise<ResolveResult>
   stop(): Promise<void>
 }
 
@@ -69,7 +75,12 @@ export async function startEgressProxy(policy: EgressPolicy, opts: EgressProxyOp
     else s.destroy()
   })
   const port = await listenOnLoopback(server)
-  return { url: `http://127.0.0.1:${port}`, port, blocked: ctx.blocked, stop: stopper(server, ctx) }
+  const resolve = async (host: string, targetPort: number): Promise<ResolveResult> => {
+    const r = await ctx.check(host)
+    if (!r.ok && r.code === 'target_blocked') ctx.record({ host, port: targetPort, reason: r.reason })
+    return r
+  }
+  return { url: `http://127.0.0.1:${port}`, port, blocked: ctx.blocked, resolve, stop: stopper(server, ctx) }
 }
 
 function proxyContext(policy: EgressPolicy, opts: EgressProxyOptions): ProxyContext {
