@@ -170,8 +170,8 @@ function table(rounds: Round[]): string {
   const keys = [...new Set(rounds.flatMap((r) => Object.keys(r.perScan)))]
   const sums = ['chromium, all', 'this process', 'in all']
   const rows = [...keys.filter((k) => !sums.includes(k)).sort(), ...sums]
-  const head = `${'CPU-s per scan'.padEnd(28)}${rounds.map((r, i) => `#${i + 1} ${short(r.chromium)}`.padStart(26)).join('')}`
-  const lines = rows.map((k) => `${k.padEnd(28)}${rounds.map((r) => (r.perScan[k] ?? 0).toFixed(3).padStart(26)).join('')}`)
+  const head = `${'CPU-s per scan'.padEnd(28)}${rounds.map((r, i) => `#${i + 1} ${short(r.chromium)}`.padStart(30)).join('')}`
+  const lines = rows.map((k) => `${k.padEnd(28)}${rounds.map((r) => (r.perScan[k] ?? 0).toFixed(3).padStart(30)).join('')}`)
   return [head, ...lines].join('\n')
 }
 

@@ -231,12 +231,17 @@ export class WarmPages {
   }
 
   /**
-   * Whether the next slot made ahead is open and axe's finishing page made, waiting at most `ms` for both (none
-   * on its way: false). The finishing page loads axe too: a scan that starts while it does shares the cores with it.
+   * Whether the next slot made ahead is open (with axe compiled in it when it was made idle) and axe's
+   * finishing page made, waiting at most `ms` for them (none on its way: false). The finishing page loads
+   * axe too: a scan that starts while it does shares the cores with it.
    */
   async ready(ms: number): Promise<boolean> {
-    const both = this.made[0]?.then(async (s) => s !== null && (await s.finisher) !== null)
-    return both ? within(both, ms, false) : false
+    const next = this.made[0]?.then(async (s) => {
+      if (!s) return false
+      await s.compiled
+      return (await s.finisher) !== null
+    })
+    return next ? within(next, ms, false) : false
   }
 
   /**
