@@ -48,7 +48,8 @@ export function startScanWorker(given: WorkerDeps): RunningWorker {
   const log = given.log.child({ worker: consumer })
   const abort = new AbortController()
   // The first scan's page opens now; each scan opens the next one's when it ends.
-  const warm = given.warm ?? new WarmPages(given.browser, policyFromConfig(given.config), given.config.WARM_SLOTS)
+  const warm =
+    given.warm ?? new WarmPages(given.browser, policyFromConfig(given.config), given.config.WARM_SLOTS, given.config.WORKER_CONCURRENCY)
   warm.prepare()
   const deps = { ...given, warm }
   const done = deps.infra.queue.consume('scan', (d) => handleScan(deps, d, consumer, log), {

@@ -16,10 +16,10 @@
 // source, so axe evaluated again after the load only runs (374 ms against 863 ms on the slower 2-core
 // machine, of which about 200 ms is sending its 654 KB over the protocol, which no cache saves). It buys
 // latency with CPU: the evaluation in the blank page costs more than it saves in the loaded one (Chromium 147
-// ms against 80 ms saved here; a scan 0.06 CPU-s more, bench/scan-cpu.ts). So it is done only while no scan
-// of the worker runs: a slot made while one runs (scans back to back, a saturated worker) is left plain, and
-// compiled later if the worker falls idle before a scan takes it. A slot opened on demand skips it: the scan
-// would wait for the compile it saves.
+// ms against 80 ms saved here; a scan 0.06 CPU-s more, bench/scan-cpu.ts). So it is done only while the
+// worker has room, fewer scans running than its concurrency: a slot made while the worker is full (a
+// saturated worker, where CPU is what limits the rate) is left plain, and compiled later if room comes
+// before a scan takes it. A slot opened on demand skips it: the scan would wait for the compile it saves.
 import type { BrowserContext, Page } from 'playwright-core'
 import { within } from '../../shared/lib/async.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
@@ -30,7 +30,7 @@ import { scanContextOptions } from './page-reader.ts'
 
 /** How long a slot made ahead may take to compile axe in its blank page before it is handed out anyway. */
 const PRECOMPILE_DEADLINE_MS = 10_000
-/** How long the worker stays idle before the slots made while scans ran get axe compiled. */
+/** How long the worker keeps room for a scan before the slots made while it had none get axe compiled. */
 export const IDLE_COMPILE_DELAY_MS = 250
 
 export interface PageSlot {
@@ -155,7 +155,7 @@ export class WarmPages {
   private closed = false
   /** Crawls running in this process (suspend()): no slot is made ahead meanwhile. */
   private suspended = 0
-  /** Scans holding a slot now (take() to giveBack()): while any runs, a slot is made without axe's compile. */
+  /** Scans holding a slot now (take() to giveBack()): from `compileBelow` on, a slot is made without axe's compile. */
   private running = 0
   /** Used slots still closing (release), so close() waits for them. */
   private closing = new Set<Promise<void>>()
@@ -165,11 +165,14 @@ export class WarmPages {
    * `depth`: slots kept made ahead. With two, a scan that follows another at once takes a slot that is
    * already open, while the one it replaces is made; with one, it waited for that slot (bench/scan-capacity's
    * back to back against isolated).
+   * `compileBelow`: a slot gets axe compiled in it while fewer scans than this run (the worker's concurrency:
+   * a worker with a scan slot free has the CPU to spare; a full one does not). 1: only while none runs.
    */
   constructor(
     private browser: BrowserPool,
     private policy: EgressPolicy,
     private readonly depth = 1,
+    private readonly compileBelow = 1,
   ) {
     this.finisher = new SharedFinisher(browser)
     // A slot made ahead on a browser that a crawl has since recycled would keep that whole Chromium up
@@ -192,16 +195,16 @@ export class WarmPages {
       const slot = before
         .then(() => openSlot(this.browser, this.policy, { finisher }))
         .then(
-          (opened) => this.compileIfIdle({ ...opened, generation, compiled: null }),
+          (opened) => this.compileIfRoom({ ...opened, generation, compiled: null }),
           () => null, // the scan that takes it opens its own, and reports what fails then
         )
       this.made.push(slot)
     }
   }
 
-  /** Starts axe's compile in a made slot when no scan of the worker runs and it has none yet. */
-  private compileIfIdle(slot: Prepared): Prepared {
-    if (this.running === 0 && !slot.compiled && !this.closed) slot.compiled = precompile(slot.page)
+  /** Starts axe's compile in a made slot when the worker has room (fewer scans than compileBelow) and it has none yet. */
+  private compileIfRoom(slot: Prepared): Prepared {
+    if (this.running < this.compileBelow && !slot.compiled && !this.closed) slot.compiled = precompile(slot.page)
     return slot
   }
 
@@ -251,7 +254,7 @@ export class WarmPages {
    */
   async take(): Promise<PageSlot> {
     const pending = this.made.shift()
-    // Counted as running once its slot is there: a slot that was still being made for it is made as if idle.
+    // Counted as running once its slot is there: a slot still being made for it counts the scans before it only.
     const ready = pending ? await pending : null
     this.running++
     try {
@@ -268,17 +271,17 @@ export class WarmPages {
   }
 
   /**
-   * A scan is done with the slot take() gave it: closed in the background (release). When no other scan
-   * runs, the slots made meanwhile get axe compiled in them now.
+   * A scan is done with the slot take() gave it: closed in the background (release). When the worker has
+   * room again, the slots made while it had none get axe compiled in them, once it has kept the room a moment.
    */
   giveBack(slot: PageSlot): void {
     this.running = Math.max(0, this.running - 1)
     this.release(slot)
-    if (this.running > 0) return
-    // Not at once: scans back to back leave the worker idle for the few milliseconds between one answer and
-    // the next call, and the next scan would then wait for a compile started in that gap.
+    if (this.running >= this.compileBelow) return
+    // Not at once: scans back to back leave the worker's slot free for the few milliseconds between one
+    // answer and the next call, and the next scan would then wait for a compile started in that gap.
     const later = setTimeout(() => {
-      if (this.running === 0) for (const made of this.made) void made.then((s) => s && this.compileIfIdle(s))
+      if (this.running < this.compileBelow) for (const made of this.made) void made.then((s) => s && this.compileIfRoom(s))
     }, IDLE_COMPILE_DELAY_MS)
     later.unref?.()
   }

@@ -250,6 +250,28 @@ describe('the browser pool launches Chromium', () => {
     }
   }, 90_000)
 
+  test('a worker of two scans at once compiles axe in a slot made while one runs, not while both do', async () => {
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 1, 2)
+    const compiled = async (slot: { page: Page }) => (await slot.page.evaluate('typeof window.axe')) === 'object'
+    try {
+      warm.prepare()
+      const a = await warm.take()
+      warm.prepare() // one scan runs: room for another, so the CPU is there
+      expect(await warm.ready(20_000)).toBe(true)
+      const b = await warm.take()
+      expect(await compiled(b)).toBe(true)
+      warm.prepare() // both run: the worker is full
+      expect(await warm.ready(20_000)).toBe(true)
+      const c = await warm.take()
+      expect(await compiled(c)).toBe(false)
+      for (const s of [a, b, c]) warm.giveBack(s)
+    } finally {
+      await warm.close()
+      await pool.close()
+    }
+  }, 90_000)
+
   test('while a crawl runs no scan page is kept ahead; a scan meanwhile opens its own; the slot comes back after', async () => {
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
     const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] })
