@@ -10,7 +10,7 @@
 // given (JSON from the scanned page) under the configuration set once, so one page finishes every scan the
 // same way; a per-slot finisher cost every scan a renderer and an evaluation of axe's 654 KB.
 //
-// A slot made ahead while the worker is idle also evaluates axe once in its blank page. Nothing of it stays
+// A slot made ahead while the worker has room also evaluates axe once in its blank page. Nothing of it stays
 // in the page the scan loads (a new document, a new window), but the renderer keeps what V8 compiled: the
 // first navigation of a new page stays in its process, and V8 caches compiled scripts per process by their
 // source, so axe evaluated again after the load only runs (374 ms against 863 ms on the slower 2-core
@@ -44,7 +44,7 @@ export interface PageSlot {
 interface Prepared extends PageSlot {
   /** The pool's browser generation it was opened under: a slot of a recycled browser is not handed out. */
   generation: number
-  /** axe evaluated in its blank page, or on its way (null: not yet, made while a scan ran). */
+  /** axe evaluated in its blank page, or on its way (null: not yet, made while the worker was full). */
   compiled: Promise<boolean> | null
 }
 
@@ -234,7 +234,7 @@ export class WarmPages {
   }
 
   /**
-   * Whether the next slot made ahead is open (with axe compiled in it when it was made idle) and axe's
+   * Whether the next slot made ahead is open (with axe compiled in it when it was made with room) and axe's
    * finishing page made, waiting at most `ms` for them (none on its way: false). The finishing page loads
    * axe too: a scan that starts while it does shares the cores with it.
    */
