@@ -63,8 +63,10 @@ if [ -z "${SETUP_WITHOUT_CHROMIUM:-}" ] && [ -z "${CHROMIUM_PATH:-}" ] \
     echo "setup: installing Debian's chromium and chromium-headless-shell" >&2
     apt-get update -qq </dev/null >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell </dev/null >&2
+  elif [ -x /usr/bin/chromium ] || [ -x /usr/lib/chromium/chromium-headless-shell ]; then
+    echo "setup: only one of Debian's chromium and chromium-headless-shell is installed; scans use the shell when it is there" >&2
   else
-    echo "setup: no Chromium at /usr/bin/chromium and /usr/lib/chromium/chromium-headless-shell; install Debian's chromium and chromium-headless-shell packages or set CHROMIUM_PATH" >&2
+    echo "setup: no Chromium at /usr/bin/chromium or /usr/lib/chromium/chromium-headless-shell; install Debian's chromium and chromium-headless-shell packages or set CHROMIUM_PATH" >&2
     exit 1
   fi
 fi
