@@ -29,6 +29,7 @@ import {
   drain,
   type LighthouseCpu,
   lighthouseCliCpu,
+  lighthouseChromium,
   lighthouseCpu,
   type OpenRun,
   openRate,
@@ -39,7 +40,7 @@ import {
 } from './capacity-lib/phases.ts'
 import * as rep from './capacity-lib/report.ts'
 import { scanCall } from './capacity-lib/drive.ts'
-import { chromiumPath, fullChromiumPath } from '../crawler/browser.ts'
+import { chromiumPath } from '../crawler/browser.ts'
 import { flag, fmtMs, intFlag, writeResult } from './lib/stats.ts'
 
 /** The mix of pages: fixture sites served over plain HTTP, of different kinds (an SPA calling its API, a CSP, SEO and accessibility faults, third-party scripts). */
@@ -157,9 +158,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
       accounts: ['launch', 'launch', 'launch', 'launch'],
       env: o.workers ? { WORKER_CONCURRENCY: String(o.workers) } : {},
     })
-    log(
-      `Chromium: ours ${chromiumPath('') ?? "Playwright's"}; Lighthouse ${(o.lighthouseInShell ? chromiumPath('') : fullChromiumPath()) ?? "Playwright's"}`,
-    )
+    log(`Chromium: ours ${chromiumPath('') ?? "Playwright's"}; Lighthouse ${lighthouseChromium(o.lighthouseInShell) ?? "Playwright's"}`)
     log(`service: api pid ${layout.api.lives[0]?.pid}, crawler pid ${layout.crawler.lives[0]?.pid}; warm-up scan per page`)
     for (const u of urls) {
       const w = await scanCall(layout.accounts[0]!.client, u, performance.now())

@@ -15,7 +15,9 @@ import { BrowserPool, FULL_CHROMIUM, HEADLESS_SHELL } from '../crawler/browser.t
 import { gather } from '../crawler/gather/index.ts'
 import { WarmPages } from '../crawler/gather/warm-page.ts'
 import { createLogger } from '../shared/lib/log.ts'
+import type { Browser } from 'playwright-core'
 import { descendantsOf, parseStat, readAll } from './capacity-lib/cpu.ts'
+import { pct } from './capacity-lib/phases.ts'
 import { startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
 import { SITE_MIX } from './scan-capacity.ts'
 import { flag, intFlag, settle, writeResult } from './lib/stats.ts'
@@ -128,7 +130,13 @@ interface RoundOptions {
   trace?: string
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
+/** The pool's browser, reached through a context opened and closed for it. */
+async function browserOf(pool: BrowserPool): Promise<Browser | null> {
+  const context = await pool.newContext({})
+  const browser = context.browser()
+  await context.close()
+  return browser
+}
 
 /** One Chromium: a warm-up scan of each page, then `scans` scans, each once the next page made ahead is ready. */
 async function round(executable: string, o: RoundOptions): Promise<Round> {
@@ -141,7 +149,7 @@ async function round(executable: string, o: RoundOptions): Promise<Round> {
     for (const u of o.urls) await gather(u, opts)
     await settle()
     const sampler = new Sampler(browserPid())
-    const raw = o.trace ? await (browser as unknown as { browser: Promise<import('playwright-core').Browser> }).browser : null
+    const raw = o.trace ? await browserOf(browser) : null
     await raw?.startTracing(undefined, { categories: ['toplevel', 'disabled-by-default-devtools.timeline', 'v8', 'blink', 'cc', 'viz'] })
     const own0 = process.cpuUsage()
     sampler.start(o.sampleMs)
@@ -164,7 +172,7 @@ async function round(executable: string, o: RoundOptions): Promise<Round> {
       chromium: executable,
       scans: o.scans,
       perScan,
-      phases: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, median(v)])),
+      phases: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, pct(v, 50)])),
     }
   } finally {
     await warm.close()

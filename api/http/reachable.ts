@@ -11,7 +11,14 @@
 import { connect } from 'node:net'
 import { within } from '../../shared/lib/async.ts'
 import type { Config } from '../../shared/config.ts'
-import { defaultResolver, policyFromConfig, type ResolvedAddress, type Resolver, resolveTarget } from '../../shared/egress/guard.ts'
+import {
+  defaultResolver,
+  pinnedUrl,
+  policyFromConfig,
+  type ResolvedAddress,
+  type Resolver,
+  resolveTarget,
+} from '../../shared/egress/guard.ts'
 import { API_USER_AGENT } from '../../shared/egress/http.ts'
 import { AppError } from '../../shared/errors.ts'
 
@@ -125,8 +132,7 @@ function openConnection(address: string, port: number, signal: AbortSignal): Pro
 
 /** One GET to `url` at `address`: 'answered', or why not. */
 async function ask(url: URL, address: ResolvedAddress, signal: AbortSignal): Promise<'answered' | string> {
-  const pinned = new URL(url)
-  pinned.hostname = address.family === 6 ? `[${address.address}]` : address.address
+  const pinned = pinnedUrl(url, address)
   try {
     const res = await fetch(pinned, {
       method: 'GET',

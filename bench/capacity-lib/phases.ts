@@ -23,7 +23,7 @@ export function pct(xs: number[], p: number): number {
  * Chrome), or with `shell` the headless shell our scans run in (--lighthouse-in-shell), for the same engine on
  * both sides.
  */
-function lighthouseChromium(shell: boolean): string | undefined {
+export function lighthouseChromium(shell: boolean): string | undefined {
   return shell ? chromiumPath('') : fullChromiumPath()
 }
 

@@ -38,6 +38,13 @@ export function policyFromConfig(config: Pick<Config, 'ALLOW_PRIVATE_TARGETS' | 
 }
 
 export type ResolvedAddress = { address: string; family: 4 | 6 }
+
+/** The URL with its host replaced by a checked address (IPv6 in brackets): where to connect, never the name again. */
+export function pinnedUrl(url: URL, address: ResolvedAddress): URL {
+  const pinned = new URL(url)
+  pinned.hostname = address.family === 6 ? `[${address.address}]` : address.address
+  return pinned
+}
 /** Resolves a host name to every address it has. Injectable for tests. */
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>
 

@@ -9,7 +9,7 @@
 import type { Config } from '../config.ts'
 import { readCappedBytes } from '../lib/http-body.ts'
 import { within } from '../lib/async.ts'
-import { parseTargetUrl, policyFromConfig } from './guard.ts'
+import { parseTargetUrl, pinnedUrl, policyFromConfig } from './guard.ts'
 import { MAX_ADDRESSES_TRIED } from './proxy-wire.ts'
 import { egressFailure, startEgressProxy, type EgressProxy } from './proxy.ts'
 import { errorMessage } from '../errors.ts'
@@ -73,8 +73,7 @@ async function fetchPinned(proxy: EgressProxy, url: URL, o: HopOptions): Promise
   const candidates = r.addresses.slice(0, o.body === undefined ? MAX_ADDRESSES_TRIED : 1)
   let last: Hop = { ok: false, code: 'target_unreachable', reason: 'connect failed' }
   for (const a of candidates) {
-    const pinned = `http://${a.family === 6 ? `[${a.address}]` : a.address}:${port}${url.pathname}${url.search}`
-    last = await send(pinned, url.href, { host: url.host }, left)
+    last = await send(pinnedUrl(url, a).href, url.href, { host: url.host }, left)
     if (last.ok || !CONNECT_FAILURES.has(last.reason)) return last
   }
   return last
@@ -82,6 +81,15 @@ async function fetchPinned(proxy: EgressProxy, url: URL, o: HopOptions): Promise
 
 /** Failures where nothing reached the server: the next checked address may be tried. */
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
+
+/** Why a request got no answer: its deadline, its caller, or (sent straight) the connection's error code. */
+function failureReason(e: unknown, direct: boolean): string {
+  const name = (e as Error).name
+  if (name === 'TimeoutError') return 'timed out'
+  if (name === 'AbortError') return 'cancelled'
+  const code = (e as { code?: unknown }).code
+  return direct && typeof code === 'string' && /^E[A-Z]+$/.test(code) ? code : errorMessage(e)
+}
 
 /**
  * The request itself: to `to` (the URL, or a checked address), answered as `url`; through the proxy when
@@ -104,20 +112,7 @@ async function send(to: string, url: string, via: { proxy?: string; host?: strin
   } catch (e) {
     const f = egressFailure(e)
     if (f) return { ok: false, ...f }
-    const name = (e as Error).name
-    const code = (e as { code?: unknown }).code
-    return {
-      ok: false,
-      code: 'target_unreachable',
-      reason:
-        name === 'TimeoutError'
-          ? 'timed out'
-          : name === 'AbortError'
-            ? 'cancelled'
-            : !via.proxy && typeof code === 'string' && /^E[A-Z]+$/.test(code)
-              ? code
-              : errorMessage(e),
-    }
+    return { ok: false, code: 'target_unreachable', reason: failureReason(e, !via.proxy) }
   }
   // Only the proxy's answers carry its verdict; a target's own headers of that name mean nothing.
   const f = via.proxy ? egressFailure(res) : null

@@ -60,7 +60,8 @@ interface ProxyContext {
   stopping: boolean
   track<T extends Duplex>(s: T): T
   record(attempt: BlockedAttempt): void
-  check(host: string): ReturnType<typeof resolveTarget>
+  /** Resolves and checks a host; a blocked one is recorded (for `port`) before the answer. */
+  check(host: string, port: number): Promise<ResolveResult>
 }
 
 /** Starts the proxy on 127.0.0.1, port 0. */
@@ -75,12 +76,7 @@ export async function startEgressProxy(policy: EgressPolicy, opts: EgressProxyOp
     else s.destroy()
   })
   const port = await listenOnLoopback(server)
-  const resolve = async (host: string, targetPort: number): Promise<ResolveResult> => {
-    const r = await ctx.check(host)
-    if (!r.ok && r.code === 'target_blocked') ctx.record({ host, port: targetPort, reason: r.reason })
-    return r
-  }
-  return { url: `http://127.0.0.1:${port}`, port, blocked: ctx.blocked, resolve, stop: stopper(server, ctx) }
+  return { url: `http://127.0.0.1:${port}`, port, blocked: ctx.blocked, resolve: ctx.check, stop: stopper(server, ctx) }
 }
 
 function proxyContext(policy: EgressPolicy, opts: EgressProxyOptions): ProxyContext {
@@ -107,7 +103,11 @@ function proxyContext(policy: EgressPolicy, opts: EgressProxyOptions): ProxyCont
         // a listener's failure must not break the proxy
       }
     },
-    check: (host) => resolveTarget(host, policy, opts.resolver),
+    check: async (host, port) => {
+      const r = await resolveTarget(host, policy, opts.resolver)
+      if (!r.ok && r.code === 'target_blocked') ctx.record({ host, port, reason: r.reason })
+      return r
+    },
   }
   return ctx
 }
@@ -152,12 +152,9 @@ async function openTunnel(
   head: Buffer,
   answer: (status: string, headers: Record<string, string>, body: string) => void,
 ): Promise<void> {
-  const r = await ctx.check(target.host)
+  const r = await ctx.check(target.host, target.port)
   if (client.destroyed || ctx.stopping) return void client.destroy()
-  if (!r.ok && r.code === 'target_blocked') {
-    ctx.record({ host: target.host, port: target.port, reason: r.reason })
-    return answer('403 Forbidden', { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
-  }
+  if (!r.ok && r.code === 'target_blocked') return answer('403 Forbidden', { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
   if (!r.ok) return answer('502 Bad Gateway', { [UNREACHABLE_HEADER]: r.reason }, `unreachable: ${r.reason}\n`)
   let upstream: net.Socket
   try {
@@ -207,12 +204,9 @@ function forward(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerR
   const url = parsed.url
   const port = url.port ? Number(url.port) : 80
   void (async () => {
-    const r = await ctx.check(url.hostname)
+    const r = await ctx.check(url.hostname, port)
     if (ctx.stopping) return void res.destroy()
-    if (!r.ok && r.code === 'target_blocked') {
-      ctx.record({ host: url.hostname, port, reason: r.reason })
-      return fail(403, { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
-    }
+    if (!r.ok && r.code === 'target_blocked') return fail(403, { [BLOCKED_HEADER]: r.reason }, `egress blocked: ${r.reason}\n`)
     if (!r.ok) return fail(502, { [UNREACHABLE_HEADER]: r.reason }, `unreachable: ${r.reason}\n`)
     forwardToChecked(ctx, req, res, { url, port, addresses: r.addresses }, fail)
   })().catch(() => fail(502, { [UNREACHABLE_HEADER]: 'proxy error' }, 'proxy error\n'))
