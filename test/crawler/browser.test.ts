@@ -63,6 +63,9 @@ async function poll(what: () => boolean, ms: number): Promise<boolean> {
   }
 }
 
+/** Whether axe was evaluated in a slot's blank page (it defines window.axe there). */
+const compiled = async (slot: { page: Page }) => (await slot.page.evaluate('typeof window.axe')) === 'object'
+
 /** The renderer processes below this one that were not there when it was called. */
 function newRenderers(): () => number[] {
   const before = new Set(renderersBelow(process.pid))
@@ -226,8 +229,6 @@ describe('the browser pool launches Chromium', () => {
   test('axe is compiled in a slot made ahead only while no scan runs, and in one made during a scan once it ends', async () => {
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
     const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 1)
-    // Whether axe was evaluated in the slot's blank page (it defines window.axe there).
-    const compiled = async (slot: { page: Page }) => (await slot.page.evaluate('typeof window.axe')) === 'object'
     try {
       warm.prepare()
       const a = await warm.take() // made while the worker was idle
@@ -253,7 +254,6 @@ describe('the browser pool launches Chromium', () => {
   test('a worker of two scans at once compiles axe in a slot made while one runs, not while both do', async () => {
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
     const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 1, 2)
-    const compiled = async (slot: { page: Page }) => (await slot.page.evaluate('typeof window.axe')) === 'object'
     try {
       warm.prepare()
       const a = await warm.take()
