@@ -25,7 +25,7 @@ import { within } from '../../shared/lib/async.ts'
 import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'
-import { AXE_SOURCE, openFinisher } from './axe.ts'
+import { evaluateAxe, openFinisher } from './axe.ts'
 import { scanContextOptions } from './page-reader.ts'
 
 /** How long a slot made ahead may take to compile axe in its blank page before it is handed out anyway. */
@@ -51,7 +51,7 @@ interface Prepared extends PageSlot {
 /** Evaluates axe in a blank page so that its renderer has it compiled; false when it failed or took too long. */
 function precompile(page: Page): Promise<boolean> {
   return within(
-    page.evaluate(AXE_SOURCE).then(() => true),
+    evaluateAxe(page).then(() => true),
     PRECOMPILE_DEADLINE_MS,
     false,
   ).catch(() => false)

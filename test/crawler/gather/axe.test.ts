@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import axe from 'axe-core'
-import { AXE_SOURCE, openFinisher, preloadAxe, runAxe } from '../../../crawler/gather/axe.ts'
+import AxeBuilder from '@axe-core/playwright'
+import { AXE_SOURCE, AXE_TAGS, openFinisher, preloadAxe, runAxe, toAxeArtifact } from '../../../crawler/gather/axe.ts'
 import { scanContextOptions } from '../../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../../crawler/gather/warm-page.ts'
 import { within } from '../../../shared/lib/async.ts'
@@ -93,6 +94,18 @@ async function axeOf(url: string, finisherFor?: (page: Page) => Promise<Page | n
   }
 }
 
+/** AxeBuilder with no option but the tags: every result type with all its nodes, finished in its own blank page. */
+async function plainAxeOf(url: string) {
+  const context = await pool.newContext(scanContextOptions(proxy))
+  try {
+    const page = await context.newPage()
+    await page.goto(url, { waitUntil: 'load' })
+    return toAxeArtifact(await new AxeBuilder({ page: page as never }).withTags(AXE_TAGS).analyze())
+  } finally {
+    await context.close()
+  }
+}
+
 describe('axe with a finisher made ahead', () => {
   test("gives the same results as AxeBuilder's own run: finished in a finisher made ahead or in the page itself, with and without frames, under a strict policy too", async () => {
     expect(AXE_SOURCE.length).toBeLessThan(axe.source.length / 2)
@@ -103,6 +116,8 @@ describe('axe with a finisher made ahead', () => {
       // A scan's: the minified build, finished in the finisher made ahead.
       const ahead = await axeOf(url, (page) => openFinisher(page.context()))
       expect(own).not.toBeNull()
+      // AxeBuilder as it comes, with every node of every result type detailed: the same findings.
+      expect(await plainAxeOf(url)).toEqual(own!)
       expect(ahead).toEqual(own!)
       // And sent to the page ahead, while it is read: the main frame's own injection is skipped.
       expect(await axeOf(url, (page) => openFinisher(page.context()), undefined, true)).toEqual(own!)
@@ -117,6 +132,25 @@ describe('axe with a finisher made ahead', () => {
     expect(imageAlt.nodes).toBe(2)
     expect(imageAlt.targets.some((t) => t.startsWith('iframe'))).toBe(true)
   }, 300_000)
+
+  test('a page of one frame with axe sent ahead runs axe.run in itself and needs no finisher; a page with a frame still goes through it', async () => {
+    // A finisher that never comes: a run that waits for it ends at the deadline with no result.
+    const never = () => new Promise<Page | null>(() => {})
+    const context = await pool.newContext(scanContextOptions(proxy))
+    try {
+      const page = await context.newPage()
+      const run = async (path: string) => {
+        await page.goto(`http://127.0.0.1:${careless.port}${path}`, { waitUntil: 'load' })
+        return runAxe(page, { finisher: never(), deadlineMs: 10_000, preloaded: preloadAxe(page) })
+      }
+      const alone = await run('/csp')
+      expect(alone?.violations.map((v) => v.id)).toEqual(expect.arrayContaining(['image-alt', 'link-name']))
+      expect(alone?.violations.find((v) => v.id === 'image-alt')?.helpUrl).toContain('application=playwright')
+      expect(await run('/')).toBeNull()
+    } finally {
+      await context.close()
+    }
+  }, 90_000)
 
   test('falls back to AxeBuilder finishing on its own when the finisher could not be made or was closed', async () => {
     const url = sites[0]!.url
