@@ -16,7 +16,8 @@
 //    per-phase timings.
 // Then the ratios and how many such machines 1,000 scans an hour take.
 //
-//   bun bench/scan-capacity.ts            40 s per saturation run, 60 s per rate, 10 + 10 sequenced scans, 6 Lighthouse runs
+//   bun bench/scan-capacity.ts            40 s per saturation run, 60 s per rate, 10 + 10 sequenced scans, 6 runs each of
+//                                         Lighthouse's API and CLI (one per page)
 //   bun bench/scan-capacity.ts --quick    8 s per run, 2 + 2 sequenced scans, 1 Lighthouse run
 //   options: --seconds=S (per run) --sites=N --workers=N (WORKER_CONCURRENCY) --lh-runs=N --no-lighthouse
 //            --no-rates (skip b and c: the rate, CPU per scan and sequence alone, for a before/after) --result=FILE
@@ -171,7 +172,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
       : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
     log(rep.lighthouseLine(lh))
     const cli: LighthouseCpu = o.lighthouse
-      ? await lighthouseCliCpu(urls, Math.min(o.lhRuns, 3), log, o.lighthouseInShell)
+      ? await lighthouseCliCpu(urls, o.lhRuns, log, o.lighthouseInShell)
       : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
     log(rep.lighthouseLine(cli, 'Lighthouse CLI'))
     return report(r, { lh, cli }, { sites, loadStart }, log)
@@ -215,6 +216,9 @@ function report(
   }
   log(
     `ratios: CPU per page ours/Lighthouse API: machine ${rep.ratio(ratios.cpuOursVsLighthouse, 1)}, processes ${rep.ratio(ratios.cpuOursVsLighthouseProcesses, 1)} (${oursProcs.toFixed(3)} CPU-s: api, crawler, Chromium, PostgreSQL, Redis; against Lighthouse's node and Chromium); ours/Lighthouse CLI: machine ${rep.ratio(ratios.cpuOursVsLighthouseCli, 1)}; p95/p50 at 80% ${rep.ratio(ratios.p95OverP50At80, 1)}; back-to-back/isolated ${rep.ratio(ratios.backToBackOverIsolated, 1)}`,
+  )
+  log(
+    `ours less by (the machine): ${(1 / ratios.cpuOursVsLighthouse).toFixed(1)}x than Lighthouse's API, ${(1 / ratios.cpuOursVsLighthouseCli).toFixed(1)}x than its CLI`,
   )
   const machines = rep.machinesFor(r.best.perMinute, cpuPerScan.machine!, r.cores)
   log(`machines like this one (${r.cores} cores) for 1,000 scans an hour, at 80% of capacity:`)
