@@ -11,7 +11,9 @@ import { rememberPeer } from '../api/http/client-ip.ts'
 import { unroutable } from '../api/http/host.ts'
 import type { Services } from '../api/services.ts'
 import { createViewerSockets, type ViewerSocketData } from '../api/viewer/service.ts'
+import type { Config } from '../shared/config.ts'
 import { errorMessage } from '../shared/errors.ts'
+import type { Logger } from '../shared/lib/log.ts'
 import { recoverDirectoryRuns } from '../shared/jobs/recovery.ts'
 
 /** The answer to a health probe's path, or null for any other path. */
@@ -20,19 +22,66 @@ export type HealthProbe = (path: string) => Response | Promise<Response> | null
 /** How long a stopping api lets requests in flight finish before it closes what is left. */
 const DRAIN_MS = 10_000
 
+type Fetch = (req: Request, server: Bun.Server<ViewerSocketData>) => Response | Promise<Response> | undefined
+
 /**
- * Starts the api on config.HOST:PORT; `onStop` gets what to undo (the driver, then the server draining), in
- * that order.
+ * The api's HTTP server, bound before the rest of the api is made: with PORT=0 and no BASE_URL the service
+ * learns its own URL (its links, the OAuth issuer, the viewer's origin check) only from the port it got.
+ * Until `serve` hands it the app, a request is answered 503 with Retry-After; a WebSocket is never upgraded.
+ */
+export interface ApiListener {
+  port: number
+  serve(handlers: { fetch: Fetch; websocket: Bun.WebSocketHandler<ViewerSocketData> }): Bun.Server<ViewerSocketData>
+  /** Closes the server at once (a start that failed before serve). */
+  stop(): void
+}
+
+export function listenApi(config: Pick<Config, 'HOST' | 'PORT'>, log: Logger): ApiListener {
+  let fetch: Fetch | null = null
+  let ws: Bun.WebSocketHandler<ViewerSocketData> | null = null
+  const server = Bun.serve<ViewerSocketData>({
+    hostname: config.HOST,
+    port: config.PORT,
+    fetch: (req, srv) => (fetch ? fetch(req, srv) : starting()),
+    websocket: {
+      open: (s) => ws?.open?.(s),
+      message: (s, m) => ws?.message?.(s, m),
+      close: (s, code, reason) => ws?.close?.(s, code, reason),
+      drain: (s) => ws?.drain?.(s),
+    },
+    idleTimeout: 120,
+    // Never Bun's development error page (paths, stack, source lines): an error that escapes the app and
+    // the viewer is logged and answered with a bare 500.
+    development: false,
+    error: (e) => deliberateError('UNKNOWN', e, null, log),
+  })
+  return {
+    port: server.port ?? config.PORT,
+    serve(handlers) {
+      fetch = handlers.fetch
+      ws = handlers.websocket
+      return server
+    },
+    stop: () => void server.stop(true),
+  }
+}
+
+const starting = () => new Response('Starting\n', { status: 503, headers: { 'retry-after': '1', 'content-type': 'text/plain' } })
+
+/**
+ * Starts the api on the listener's server; `onStop` gets what to undo (the driver, then the server draining),
+ * in that order.
  */
 export function startApi(
   services: Services,
   appOptions: AppOptions,
   health: HealthProbe,
   onStop: (step: () => Promise<void>) => void,
+  listener: ApiListener,
 ): Bun.Server<ViewerSocketData> {
   const app = createApp(services, appOptions)
   driveDirectoryRuns(services, onStop)
-  const server = serveHttp(services, app, health)
+  const server = serveHttp(services, app, health, listener)
   onStop(() => {
     // Calls that wait on a scan answer now (its scanId, to read later), while their connections still carry it.
     services.scans.stopWaiting()
@@ -59,12 +108,10 @@ function driveDirectoryRuns(services: Services, onStop: (step: () => Promise<voi
 /** /api/mcp, with or without the trailing slash the router also took for it. */
 const isMcpPath = (path: string) => path === '/api/mcp' || path === '/api/mcp/'
 
-function serveHttp(services: Services, app: App, health: HealthProbe): Bun.Server<ViewerSocketData> {
+function serveHttp(services: Services, app: App, health: HealthProbe, listener: ApiListener): Bun.Server<ViewerSocketData> {
   const { config, infra, log } = services
   const viewer = createViewerSockets({ config, pubsub: infra.pubsub, kv: infra.kv, log })
-  return Bun.serve({
-    hostname: config.HOST,
-    port: config.PORT,
+  return listener.serve({
     fetch: (req, srv) => {
       // The target is parsed once here and handed on: every request pays for it.
       const url = URL.parse(req.url)
@@ -77,11 +124,6 @@ function serveHttp(services: Services, app: App, health: HealthProbe): Bun.Serve
       return ws === 'upgraded' ? undefined : (ws ?? app.handle(req))
     },
     websocket: viewer.websocket,
-    idleTimeout: 120,
-    // Never Bun's development error page (paths, stack, source lines): an error that escapes the app and
-    // the viewer is logged and answered with a bare 500.
-    development: false,
-    error: (e) => deliberateError('UNKNOWN', e, null, log),
   })
 }
 

@@ -15,7 +15,7 @@ import type { Infra } from '../shared/infra/types.ts'
 import { healthResponse, type Probe, readiness } from '../shared/lib/health.ts'
 import type { Logger } from '../shared/lib/log.ts'
 import pkg from '../package.json' with { type: 'json' }
-import { type HealthProbe, startApi } from './api-server.ts'
+import { type ApiListener, type HealthProbe, listenApi, startApi } from './api-server.ts'
 import { type EmbeddedExtras, embeddedConfig, holdEmbeddedDataDir, startEmbeddedExtras } from './embedded.ts'
 
 export interface Running {
@@ -36,13 +36,23 @@ export interface Running {
 
 export async function boot(given: Config, log: Logger): Promise<Running> {
   const embedded = !given.DATABASE_URL
-  const config = embedded ? embeddedConfig(given) : given
-  const stores = await openStores(config, log)
+  // The api's port first: on port 0 its URL is known only once it is bound, and everything made below
+  // writes links with it.
+  const listener = given.ROLE !== 'crawler' ? listenApi(given, log) : null
+  let stores: Stores
+  let config: Config
+  try {
+    config = withOwnUrl(embedded ? embeddedConfig(given) : given, listener)
+    stores = await openStores(config, log)
+  } catch (e) {
+    listener?.stop()
+    throw e
+  }
   const services = createServices(config, stores.db, stores.infra, log)
   const life = lifecycle(services, stores)
   try {
     const extras = embedded ? await startEmbeddedExtras(services, life.onStop, config.ROLE !== 'crawler') : null
-    const api = config.ROLE !== 'crawler' ? startApi(services, extras?.appOptions ?? {}, life.health, life.onStop) : null
+    const api = listener ? startApi(services, extras?.appOptions ?? {}, life.health, life.onStop, listener) : null
     const crawlerHealth = config.ROLE !== 'api' ? await startCrawlerRole(services, stores, life) : null
     return {
       services,
@@ -56,8 +66,20 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
     }
   } catch (e) {
     await life.stop()
+    // Drained by the api's own stop step once it started; closed here if the start failed before.
+    listener?.stop()
     throw e
   }
+}
+
+/**
+ * The configuration with the service's own URL: BASE_URL when set, else http://localhost:PORT (config.ts);
+ * with PORT=0 the URL of the port it got, on HOST when that is one address (localhost when it is all of them).
+ */
+export function withOwnUrl(config: Config, listener: Pick<ApiListener, 'port'> | null): Config {
+  if (config.BASE_URL || config.PORT !== 0 || !listener) return config
+  const host = ['', '0.0.0.0', '::'].includes(config.HOST) ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
+  return { ...config, baseUrl: `http://${host}:${listener.port}` }
 }
 
 interface Stores {

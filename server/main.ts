@@ -40,14 +40,15 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
   // A turn of the event loop, so the handlers are in place before anyone can read the banner.
   await new Promise((resolve) => setImmediate(resolve))
 
-  if (running.url) console.log(bannerLines(config, running).join('\n'))
+  // Its own configuration: with PORT=0 and no BASE_URL, the URL is the one of the port it got (boot.ts).
+  if (running.url) console.log(bannerLines(running.services.config, running).join('\n'))
 }
 
 /** What the banner says: where the service is, how to use it, and how to stop it. */
 export function bannerLines(config: Config, running: Pick<Running, 'url' | 'localKey' | 'localSignIn'>): string[] {
   // The canonical base URL: OAuth issuer, resource and sign-in callback all use it, and strict MCP clients
   // compare them with the URL they were given.
-  const base = config.BASE_URL || config.PORT !== 0 ? config.baseUrl : running.url
+  const base = config.baseUrl
   // Secrets are printed only to a person at a terminal: where stdout is collected (a log, CI, a
   // supervisor) the banner says where they are instead.
   const show = process.stdout.isTTY === true

@@ -19,7 +19,10 @@ export const ConfigSchema = Type.Object({
     '/var/run/secrets/kubernetes.io/serviceaccount',
     "Where the pod's service-account token and the cluster's CA are.",
   ),
-  BASE_URL: Str('', 'Public base URL in its www form, e.g. https://www.example.com. Empty: http://localhost:PORT.'),
+  BASE_URL: Str(
+    '',
+    'Public base URL in its www form, e.g. https://www.example.com. Empty: http://localhost:PORT; with PORT=0, the URL of the port the api got (on HOST).',
+  ),
   DATABASE_URL: Str('', 'PostgreSQL URL. Empty: embedded PGlite on disk under DATA_DIR.'),
   REDIS_URL: Str('', 'Redis URL for job streams, pub/sub and MCP sessions. Empty: in-process implementations.'),
   REDIS_PREFIX: Str('appaudit:', 'Prefix of every Redis key, so several deployments (or test runs) can share one Redis.'),

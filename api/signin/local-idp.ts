@@ -22,11 +22,18 @@ export interface LocalIdpOptions {
   password: string
   clientId: string
   clientSecret: string
-  redirectUris: string[]
+  /**
+   * The client's redirect URIs; a promise when they are known only once the provider listens (a service on
+   * port 0 that is pointed at this provider learns its own URL when it starts): requests then wait on 503
+   * until it resolves, and `ready` says when the provider is made.
+   */
+  redirectUris: string[] | Promise<string[]>
 }
 
 export interface LocalIdp {
   issuer: string
+  /** Resolves once the provider answers (at once when the redirect URIs were given as a list). */
+  ready: Promise<void>
   stop(): Promise<void>
 }
 
@@ -69,17 +76,31 @@ export async function startLocalIdp(opts: LocalIdpOptions): Promise<LocalIdp> {
   const port = (server.address() as { port: number }).port
   const issuer = opts.issuer ?? `http://127.0.0.1:${port}`
   const subject = localSubject(opts.user)
-  const provider = await newProvider(issuer, opts, subject)
-  const callback = provider.callback()
-  const interaction = interactionHandler(provider, opts, subject)
-  handle = (req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!
-    const m = /^\/interaction\/([A-Za-z0-9_-]+)(\/login)?$/.exec(path)
-    if (!m) return callback(req, res)
-    void interaction(req, res, m[2] !== undefined)
+  const ready = (async () => {
+    const provider = await newProvider(issuer, { ...opts, redirectUris: await opts.redirectUris }, subject)
+    const callback = provider.callback()
+    const interaction = interactionHandler(provider, opts, subject)
+    handle = (req, res) => {
+      const path = (req.url ?? '/').split('?')[0]!
+      const m = /^\/interaction\/([A-Za-z0-9_-]+)(\/login)?$/.exec(path)
+      if (!m) return callback(req, res)
+      void interaction(req, res, m[2] !== undefined)
+    }
+  })()
+  if (Array.isArray(opts.redirectUris)) {
+    try {
+      await ready
+    } catch (e) {
+      server.close()
+      throw e
+    }
+  } else {
+    // Its failure reaches whoever waits on `ready`; unawaited, it is not an unhandled rejection.
+    ready.catch(() => {})
   }
   return {
     issuer,
+    ready,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections?.()
@@ -112,7 +133,7 @@ export async function withoutIdpNoise<T>(fn: () => T | Promise<T>): Promise<T> {
 }
 
 /** The provider with its one client, a fresh signing key, and the development user as its only account. */
-async function newProvider(issuer: string, opts: LocalIdpOptions, subject: string): Promise<Provider> {
+async function newProvider(issuer: string, opts: LocalIdpOptions & { redirectUris: string[] }, subject: string): Promise<Provider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') }
   // Imported here, not at the top: the runtime warning is printed when the module is first evaluated.

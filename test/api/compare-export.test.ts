@@ -62,8 +62,9 @@ async function exportText(args: Args): Promise<{ answer: any; text: string }> {
     return { answer, text: answer.content }
   }
   expect(answer.content).toBeUndefined()
-  // The link names BASE_URL (localhost:0 in tests); the same path on the listening port is the same route.
-  const res = await within(fetch(`${svc.url}${new URL(answer.url).pathname}`), 10_000, 'the export link')
+  // The link names the service's own URL: on port 0, the port it got.
+  expect(answer.url.startsWith(`${svc.url}/`)).toBe(true)
+  const res = await within(fetch(answer.url), 10_000, 'the export link')
   expect(res.status).toBe(200)
   const text = await res.text()
   expect(Buffer.byteLength(text, 'utf8')).toBe(answer.bytes)

@@ -377,16 +377,14 @@ describe('11. the embedded default keeps its local user across restarts', () => 
     const { mkdtempSync, rmSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
     const { join } = await import('node:path')
-    const { browse, DEV_USER, freePort } = await import('../harness/signin.ts')
+    const { browse, DEV_USER } = await import('../harness/signin.ts')
     const dataDir = mkdtempSync(join(tmpdir(), 'appaudit-restart-'))
     const accounts: string[] = []
     const issuers: string[] = []
     try {
       for (let round = 0; round < 2; round++) {
-        const port = await freePort()
-        const baseUrl = `http://127.0.0.1:${port}`
-        const env = { ROLE: 'api', PORT: String(port), BASE_URL: baseUrl, DATA_DIR: dataDir, LOCAL_IDP_USER: DEV_USER }
-        const s = await startService('embedded', env)
+        const s = await startService('embedded', { ROLE: 'api', DATA_DIR: dataDir, LOCAL_IDP_USER: DEV_USER })
+        const baseUrl = s.running.services.config.baseUrl
         try {
           issuers.push(s.running.localSignIn!.issuer)
           const j = new CookieJar()

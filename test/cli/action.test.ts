@@ -9,8 +9,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
-import type { TestService } from '../harness/service.ts'
-import { startServiceAtItsUrl } from '../harness/signin.ts'
+import { startService, type TestService } from '../harness/service.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
 import { githubSarifProblems } from '../harness/github-sarif.ts'
 import { sarifSchemaErrors } from '../harness/report-formats.ts'
@@ -48,7 +47,7 @@ copyFileSync(join(ROOT, 'action.yml'), join(actionPath, 'action.yml'))
 copyFileSync(join(ROOT, 'dist', 'appaudit.js'), join(actionPath, 'dist', 'appaudit.js'))
 
 beforeAll(async () => {
-  svc = await startServiceAtItsUrl('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
+  svc = await startService('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
   ;[weak, spa] = await Promise.all([weakSite(), spaSite()])
 }, machineDeadline(60_000))
 afterAll(async () => {

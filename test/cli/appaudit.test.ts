@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json' with { type: 'json' }
 import { connectClient, payload } from '../harness/client.ts'
-import type { TestService } from '../harness/service.ts'
-import { startServiceAtItsUrl } from '../harness/signin.ts'
+import { startService, type TestService } from '../harness/service.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
 import { machineDeadline } from '../harness/machine.ts'
 
@@ -24,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'appaudit-cli-'))
 
 beforeAll(async () => {
   // Private targets stay refused, as in production; the fixture sites' address is trusted.
-  svc = await startServiceAtItsUrl('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
+  svc = await startService('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
   freeKey = await svc.key('free')
   ;[weak, spa, steady] = await Promise.all([weakSite(), spaSite(), spaSite({ slowFirstByte: true })])
   toggle = toggleSite()

@@ -11,8 +11,7 @@ import { connectClient, payload } from '../harness/client.ts'
 import { githubSarifProblems } from '../harness/github-sarif.ts'
 import { machineDeadline } from '../harness/machine.ts'
 import { junitSchemaErrors, sarifSchemaErrors } from '../harness/report-formats.ts'
-import type { TestService } from '../harness/service.ts'
-import { startServiceAtItsUrl } from '../harness/signin.ts'
+import { startService, type TestService } from '../harness/service.ts'
 import { type Site, spaSite, weakSite } from '../fixtures/sites.ts'
 
 let svc: TestService
@@ -23,7 +22,7 @@ const dir = mkdtempSync(join(tmpdir(), 'appaudit-bundle-'))
 const bundle = join(dir, 'appaudit.js')
 
 beforeAll(async () => {
-  svc = await startServiceAtItsUrl('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
+  svc = await startService('production', { ROLE: 'all', ALLOW_PRIVATE_TARGETS: 'false', TRUSTED_TARGET_HOSTS: '127.0.0.1' })
   ;[weak, spa] = await Promise.all([weakSite(), spaSite()])
   freeKey = await svc.key('free')
   writeFileSync(bundle, await buildCli())

@@ -1,5 +1,5 @@
 // The embedded default as a person runs it: a real `bun run start` process (PGlite under a DATA_DIR of the
-// test's, in-process queue, crawler workers) on a known free port with BASE_URL set to it, its local
+// test's, in-process queue, crawler workers) on port 0, its URL read from its banner, its local
 // sign-in user set to the harness's development user, its banner read from stdout (a pipe, so the banner
 // names files instead of printing secrets). Every wait is bounded; every child is killed when the file ends.
 import { createHash } from 'node:crypto'
@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync,
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../shared/db/index.ts'
-import { DEV_PASSWORD, DEV_USER, freePort } from './signin.ts'
+import { DEV_PASSWORD, DEV_USER } from './signin.ts'
 import { machineDeadline } from './machine.ts'
 import { within } from './wait.ts'
 
@@ -82,11 +82,10 @@ export const embeddedEnv = (dataDir: string, extra: Record<string, string> = {})
 
 /** Starts the service; resolves once its banner is complete (it listens by then). */
 export async function startEmbedded(dataDir: string, extra: Record<string, string> = {}): Promise<EmbeddedProcess> {
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
+  // Port 0: the banner names the URL of the port the service got.
   const p = Bun.spawn(['bun', 'server/main.ts'], {
     cwd: ROOT,
-    env: embeddedEnv(dataDir, { PORT: String(port), BASE_URL: base, ...extra }),
+    env: embeddedEnv(dataDir, { PORT: '0', ...extra }),
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -114,6 +113,11 @@ export async function startEmbedded(dataDir: string, extra: Record<string, strin
   if (!/password:.*\n/.test(banner)) {
     p.kill('SIGKILL')
     throw new Error(`the service did not start: ${banner}\n${await within(errText, 5_000, 'stderr').catch(() => '')}`)
+  }
+  const base = /base URL:\s+(\S+)/.exec(banner)?.[1]
+  if (!base) {
+    p.kill('SIGKILL')
+    throw new Error(`the banner names no base URL: ${banner}`)
   }
   // Keep draining stdout so the child never blocks on a full pipe.
   void (async () => {

@@ -1,7 +1,6 @@
-// Sign-in for tests: the service on a known port with BASE_URL set to it, pointed by configuration at a
+// Sign-in for tests: the service on port 0 (its URL is the one of the port it got), pointed by configuration at a
 // real local OpenID provider (oidc-provider) exactly as production points at its own, plus a small
 // cookie-keeping client that signs in through that provider over plain HTTP.
-import { createServer } from 'node:net'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
 import { startLocalIdp, type LocalIdp } from '../../api/signin/local-idp.ts'
@@ -11,57 +10,43 @@ import { startService, type Mode, type TestService } from './service.ts'
 export const DEV_USER = 'dev@example.test'
 export const DEV_PASSWORD = 'correct horse battery staple'
 
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const port = (server.address() as { port: number }).port
-  await new Promise<void>((r) => server.close(() => r()))
-  return port
-}
-
-/**
- * The service on a known free port with BASE_URL set to it, so the links it writes (export links, the live
- * viewer) name the address it listens on; on port 0 BASE_URL would say http://localhost:0.
- */
-export async function startServiceAtItsUrl(mode: Mode, env: Record<string, string> = {}): Promise<TestService> {
-  const port = await freePort()
-  return startService(mode, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env })
-}
-
 export interface SignInService extends TestService {
   idp: LocalIdp
-  /** BASE_URL of the service: http://127.0.0.1:PORT. */
+  /** The service's own URL (its config.baseUrl): http://127.0.0.1:PORT, the port it got. */
   baseUrl: string
   /** A session of a new user with its own account, made in the database (for tests needing several). */
   extraSession(name: string): Promise<{ cookie: string; csrfToken: string; accountId: string }>
 }
 
 export async function startSignInService(mode: Mode, env: Record<string, string> = {}): Promise<SignInService> {
-  const port = await freePort()
-  const baseUrl = `http://127.0.0.1:${port}`
+  // The provider listens first (the service is pointed at its issuer); the service then starts on port 0
+  // and the provider learns its callback from the URL the service got.
+  let callbackOf!: (uris: string[]) => void
   const idp = await startLocalIdp({
     port: 0,
     user: DEV_USER,
     password: DEV_PASSWORD,
     clientId: 'appaudit-test',
     clientSecret: 'test-client-secret',
-    redirectUris: [`${baseUrl}/auth/callback`],
+    redirectUris: new Promise<string[]>((resolve) => (callbackOf = resolve)),
   })
   let svc: TestService
   try {
     svc = await startService(mode, {
       ROLE: 'api',
-      PORT: String(port),
-      BASE_URL: baseUrl,
       OIDC_ISSUER: idp.issuer,
       OIDC_CLIENT_ID: 'appaudit-test',
       OIDC_CLIENT_SECRET: 'test-client-secret',
       ...env,
     })
   } catch (e) {
+    callbackOf([])
     await idp.stop()
     throw e
   }
+  const baseUrl = svc.running.services.config.baseUrl
+  callbackOf([`${baseUrl}/auth/callback`])
+  await idp.ready
   const sql = svc.running.services.db.sql
   return {
     ...svc,

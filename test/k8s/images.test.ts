@@ -16,7 +16,7 @@ import postgres from 'postgres'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { auditEnded, connectClient, ok } from '../harness/client.ts'
 import { dropRedisPrefix, freshDatabase, REDIS_URL } from '../harness/service.ts'
-import { freePort } from '../harness/signin.ts'
+import { unusedPort } from '../harness/ports.ts'
 import { until } from '../harness/wait.ts'
 
 const ROOT = join(import.meta.dir, '../..')
@@ -86,6 +86,27 @@ async function run(name: string, image: 'api' | 'crawler', extra: Record<string,
   started.push(name)
 }
 
+/**
+ * The port a container bound on port 0 (the host's network), from what it wrote at start: the api's banner
+ * names its URL, a crawler logs the port of its health server.
+ */
+async function boundPort(name: string, pattern: RegExp, ms = 90_000): Promise<number> {
+  let port = 0
+  await until(
+    async () => {
+      const logs = await podman(['logs', name], 30_000)
+      port = Number(pattern.exec(logs.out + logs.err)?.[1] ?? 0)
+      return port > 0
+    },
+    ms,
+    `the port ${name} bound`,
+    { everyMs: 500 },
+  )
+  return port
+}
+const API_PORT = /base URL:\s+http:\/\/[^\s/]+:(\d+)/
+const HEALTH_PORT = /crawler health server listening[^\n]*"port":(\d+)/
+
 const ready = (port: number, ms = 90_000) =>
   until(
     async () => {
@@ -123,10 +144,11 @@ describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
         .join(', ')}`,
     )
     db = await freshDatabase()
-    apiPort = await freePort()
-    crawlerHealth = await freePort()
-    await run('appaudit-test-api', 'api', { PORT: String(apiPort), BASE_URL: `http://127.0.0.1:${apiPort}` })
-    await run('appaudit-test-crawler', 'crawler', { HEALTH_PORT: String(crawlerHealth), AUDIT_CONCURRENCY: '1' })
+    // Port 0 for both: each says which port it got.
+    await run('appaudit-test-api', 'api', { PORT: '0' })
+    await run('appaudit-test-crawler', 'crawler', { HEALTH_PORT: '0', AUDIT_CONCURRENCY: '1' })
+    apiPort = await boundPort('appaudit-test-api', API_PORT)
+    crawlerHealth = await boundPort('appaudit-test-crawler', HEALTH_PORT)
     await ready(apiPort)
     await ready(crawlerHealth)
   }, 25 * 60_000)
@@ -207,7 +229,7 @@ describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
     const handedBack = await ok(c, 'get_audit', { auditId: audit.auditId })
     expect(handedBack.status).toBe('queued')
     expect(handedBack.progress.pagesScanned).toBeGreaterThanOrEqual(2)
-    await run('appaudit-test-crawler-2', 'crawler', { HEALTH_PORT: String(await freePort()), AUDIT_CONCURRENCY: '1' })
+    await run('appaudit-test-crawler-2', 'crawler', { HEALTH_PORT: '0', AUDIT_CONCURRENCY: '1' })
     const done = await auditEnded(c, audit.auditId, 120_000, 'the next crawler to finish it')
     expect(done.status).toBe('completed')
     expect(done.result.pagesScanned).toBe(12)
@@ -222,8 +244,9 @@ describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
     'the rendered api and crawler Deployments start with podman kube play and answer their probes',
     async () => {
       const docs = render(join(ROOT, 'k8s/overlays/prod'))
-      const port = await freePort()
-      const health = await freePort()
+      // The manifests' probes name a port: one free now, not port 0.
+      const port = await unusedPort()
+      const health = await unusedPort()
       const values: Record<string, string> = {
         DATABASE_URL: db.url,
         REDIS_URL,

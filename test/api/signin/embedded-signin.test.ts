@@ -4,17 +4,18 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { initializeBody, MCP_HEADERS } from '../../harness/client.ts'
 import { exchangeCode, obtainCode } from '../../harness/oauth.ts'
 import { startService, type TestService } from '../../harness/service.ts'
-import { browse, CookieJar, DEV_USER, freePort, type SignInService } from '../../harness/signin.ts'
+import { browse, CookieJar, DEV_USER, type SignInService } from '../../harness/signin.ts'
 import { machineDeadline } from '../../harness/machine.ts'
 
 let svc: TestService
 let baseUrl: string
 
 beforeAll(async () => {
-  const port = await freePort()
-  baseUrl = `http://127.0.0.1:${port}`
-  // No OIDC_ISSUER and no DATABASE_URL: the embedded default, which starts its own provider.
-  svc = await startService('embedded', { ROLE: 'api', PORT: String(port), BASE_URL: baseUrl, LOCAL_IDP_USER: DEV_USER })
+  // No OIDC_ISSUER and no DATABASE_URL: the embedded default, which starts its own provider. On port 0, its
+  // URL (the provider's callback among its links) is the one of the port it got.
+  svc = await startService('embedded', { ROLE: 'api', LOCAL_IDP_USER: DEV_USER })
+  baseUrl = svc.running.services.config.baseUrl
+  expect(baseUrl).toBe(svc.url)
 }, machineDeadline(90_000))
 afterAll(() => svc?.stop())
 

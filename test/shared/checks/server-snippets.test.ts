@@ -14,6 +14,7 @@ import { buildCsp, cspAdviceText, pageSources } from '../../../shared/checks/uti
 import { cookieFixes, headerFixes } from '../../../shared/checks/util/fix.ts'
 import { until } from '../../harness/wait.ts'
 import { APACHE, apacheConfig } from '../../harness/apache.ts'
+import { unusedPort } from '../../harness/ports.ts'
 
 const CADDY = '/usr/bin/caddy'
 
@@ -67,13 +68,6 @@ function scratch(): string {
   return d
 }
 
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = s.port
-  s.stop(true)
-  return port
-}
-
 /** Lines of a snippet from the first line that starts with `from` to the last that starts with `to`. */
 function block(text: string, from: string, to: string): string {
   const lines = text.split('\n')
@@ -109,7 +103,7 @@ describe.skipIf(!existsSync(APACHE))('Apache: .htaccess snippets in a real Apach
     writeFileSync(join(www, '.git', 'config'), '[core]')
     mkdirSync(join(www, 'files'))
     writeFileSync(join(www, 'files', 'a.txt'), 'a')
-    const port = await freePort()
+    const port = await unusedPort()
     const apacheCookie = cookieFixes('Secure').apache
     const htaccess = [
       block(headerFixes(HEADERS).apache, '<IfModule', '</IfModule>'),
@@ -158,7 +152,7 @@ describe.skipIf(!existsSync(APACHE))('Apache: .htaccess snippets in a real Apach
 describe.skipIf(!existsSync(CADDY))('Caddy: Caddyfile snippets in a real Caddy', () => {
   test('the header block, header removal and the path denials work; the other snippets validate', async () => {
     const root = scratch()
-    const port = await freePort()
+    const port = await unusedPort()
     const site = `http://127.0.0.1:${port}`
     const headerBlock = braceBlock(headerFixes(HEADERS).caddy, 'header {')
     const versionBlock = braceBlock(getCheck('version-disclosure')!.fix.caddy!, 'header {')

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { webAppExposure } from '../../../shared/checks/exposure/web-app-exposure.ts'
-import { freePort } from '../../harness/signin.ts'
+import { unusedPort } from '../../harness/ports.ts'
 import { until } from '../../harness/wait.ts'
 import { APACHE, apacheConfig } from '../../harness/apache.ts'
 
@@ -65,7 +65,7 @@ function expectAdviceHolds(got: Record<string, number>) {
 describe.skipIf(!existsSync(NGINX))('the nginx advice in a real nginx', () => {
   test('refuses every path the check reads, serves the rest', async () => {
     const { root, www } = webRoot()
-    const port = await freePort()
+    const port = await unusedPort()
     const conf = join(root, 'nginx.conf')
     writeFileSync(
       conf,
@@ -97,7 +97,7 @@ describe.skipIf(!existsSync(APACHE))('the Apache advice in a real Apache (.htacc
   test('refuses every path the check reads, serves the rest', async () => {
     const { root, www } = webRoot()
     writeFileSync(join(www, '.htaccess'), snippet('apache'))
-    const port = await freePort()
+    const port = await unusedPort()
     const mods = ['mpm_event', 'authz_core', 'rewrite', 'alias', 'dir', 'mime']
     writeFileSync(join(root, 'httpd.conf'), apacheConfig({ root, port, www, modules: mods, server: ['DirectoryIndex index.html'] }))
     const proc = Bun.spawn([APACHE, '-f', join(root, 'httpd.conf'), '-DFOREGROUND'], { stdout: 'ignore', stderr: 'pipe' })

@@ -15,6 +15,7 @@ import {
 } from '../../../shared/egress/proxy.ts'
 import type { EgressPolicy, Resolver } from '../../../shared/egress/guard.ts'
 import { machineDeadline } from '../../harness/machine.ts'
+import { unusedPort } from '../../harness/ports.ts'
 
 const STRICT: EgressPolicy = { allowPrivate: false, trustedHosts: [] }
 const OPEN: EgressPolicy = { allowPrivate: true, trustedHosts: [] }
@@ -49,15 +50,6 @@ function startTarget(handler?: (req: Request) => Response | undefined) {
     },
   })
   return { server, port: server.port as number, hits }
-}
-
-/** A port nothing listens on (bound then released). */
-async function freePort(): Promise<number> {
-  const s = net.createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()))
-  const port = (s.address() as net.AddressInfo).port
-  await new Promise<void>((r) => s.close(() => r()))
-  return port
 }
 
 /** Writes raw bytes to the proxy and collects the answer until close, `until` matches, or timeout. */
@@ -216,7 +208,7 @@ describe('plain HTTP through the proxy', () => {
 
   test('unreachable targets answer 502 and are told apart from blocked ones', async () => {
     const p = await proxy(OPEN)
-    const port = await freePort()
+    const port = await unusedPort()
     const r = await fetch(`http://127.0.0.1:${port}/`, { proxy: p.url })
     expect(r.status).toBe(502)
     expect(egressFailure(r)).toEqual({ code: 'target_unreachable', reason: 'ECONNREFUSED' })
