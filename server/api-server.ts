@@ -10,7 +10,7 @@ import { type App, type AppOptions, createApp, deliberateError } from '../api/ap
 import { rememberPeer } from '../api/http/client-ip.ts'
 import { unroutable } from '../api/http/host.ts'
 import type { Services } from '../api/services.ts'
-import { createViewerSockets, type ViewerSocketData } from '../api/viewer/service.ts'
+import { createViewerSockets, VIEWER_SOCKET_LIMITS, type ViewerSocketData } from '../api/viewer/service.ts'
 import type { Config } from '../shared/config.ts'
 import { errorMessage } from '../shared/errors.ts'
 import type { Logger } from '../shared/lib/log.ts'
@@ -44,6 +44,7 @@ export function listenApi(config: Pick<Config, 'HOST' | 'PORT'>, log: Logger): A
     port: config.PORT,
     fetch: (req, srv) => (fetch ? fetch(req, srv) : starting()),
     websocket: {
+      ...VIEWER_SOCKET_LIMITS,
       open: (s) => ws?.open?.(s),
       message: (s, m) => ws?.message?.(s, m),
       close: (s, code, reason) => ws?.close?.(s, code, reason),

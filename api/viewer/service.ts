@@ -251,13 +251,16 @@ async function admit(ws: ViewerSocket, token: string, c: { kv: KeyValue; log: Lo
   if (await isViewerEnded(kv, auditId).catch(() => false)) relay.end()
 }
 
+/**
+ * The viewer sockets' limits, fixed when the server is made (server/api-server.ts binds it before the viewer
+ * exists): only the token ever comes from the client.
+ */
+export const VIEWER_SOCKET_LIMITS = { maxPayloadLength: 1_024, idleTimeout: 60, sendPings: true } as const
+
 /** The sockets' life: the token first (within TOKEN_WAIT_MS), then only a viewer's few requests. */
 function socketHandler(onToken: (ws: ViewerSocket, token: string) => Promise<void>): WebSocketHandler<ViewerSocketData> {
   return {
-    // Only the token ever comes from the client.
-    maxPayloadLength: 1_024,
-    idleTimeout: 60,
-    sendPings: true,
+    ...VIEWER_SOCKET_LIMITS,
     open(ws) {
       ws.data.timer = setTimeout(() => closeSocket(ws, CLOSE_POLICY, 'No viewer token was sent'), TOKEN_WAIT_MS)
     },

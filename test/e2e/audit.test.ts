@@ -33,7 +33,8 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     )
     expect(Date.now() - t0).toBeLessThan(machineDeadline(3_000))
     expect(started.auditId).toMatch(/^aud_[0-9A-Za-z]+$/)
-    expect(started.browserViewer).toMatch(new RegExp(`^http://localhost:\\d+/viewer/${started.auditId}#[A-Za-z0-9_-]{40,}$`))
+    // The service's own URL: on port 0, the port it got.
+    expect(started.browserViewer).toMatch(new RegExp(`^${svc.url}/viewer/${started.auditId}#[A-Za-z0-9_-]{40,}$`))
     expect(started.status).toBe('queued')
 
     // Progress is visible while it runs.

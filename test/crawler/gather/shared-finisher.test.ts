@@ -16,11 +16,13 @@ function fakePool() {
     async newContext(options: unknown) {
       const ctx = { closed: false, options }
       contexts.push(ctx)
-      return {
+      const context = {
         async newPage() {
           const listeners = new Map<string, Listener>()
           const page = {
             evaluated: 0,
+            // axe's source goes through a protocol session of the page (evaluateAxe), its configuration through evaluate.
+            context: () => context,
             async evaluate() {
               page.evaluated++
             },
@@ -35,10 +37,20 @@ function fakePool() {
           pages.push(page)
           return page
         },
+        async newCDPSession(page: { evaluated: number }) {
+          return {
+            async send(method: string) {
+              if (method === 'Runtime.evaluate') page.evaluated++
+              return {}
+            },
+            async detach() {},
+          }
+        },
         async close() {
           ctx.closed = true
         },
       }
+      return context
     },
   }
   return { pool: pool as unknown as BrowserPool & { generation: number }, contexts, pages }
