@@ -1,8 +1,9 @@
 // Starts what this process's ROLE asks for: the HTTP api, the crawler workers, or both (the embedded
 // default). Used by the entry points and by tests, which boot real services on port 0. The steps, in order:
+//   listenApi       the api's port, bound first: on port 0 the service's URL is the port it got (withOwnUrl)
 //   openStores      the database and the infra (the embedded default holds DATA_DIR first)
 //   embeddedExtras  the embedded default only: local key, admin channel, local sign-in, cron (embedded.ts)
-//   startApi        the app and the one HTTP server in front of it (api-server.ts)
+//   startApi        the app, handed to that server (api-server.ts)
 //   startCrawler    browsers and workers, with a health port of their own on a crawler-only process
 // Stopping undoes them in the same order: stop taking work first (admin channel, api, then workers hand
 // back jobs), then close the stores and let go of DATA_DIR. A step that fails stops what was started.
