@@ -31,6 +31,7 @@ type Fetch = (req: Request, server: Bun.Server<ViewerSocketData>) => Response | 
  */
 export interface ApiListener {
   port: number
+  /** Hands the server the app's fetch and the viewer's socket handlers (its limits are the server's: VIEWER_SOCKET_LIMITS). */
   serve(handlers: { fetch: Fetch; websocket: Bun.WebSocketHandler<ViewerSocketData> }): Bun.Server<ViewerSocketData>
   /** Closes the server at once (a start that failed before serve). */
   stop(): void

@@ -53,16 +53,16 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
   const life = lifecycle(services, stores)
   try {
     const extras = embedded ? await startEmbeddedExtras(services, life.onStop, config.ROLE !== 'crawler') : null
-    const api = listener ? startApi(services, extras?.appOptions ?? {}, life.health, life.onStop, listener) : null
+    if (listener) startApi(services, extras?.appOptions ?? {}, life.health, life.onStop, listener)
     const crawlerHealth = config.ROLE !== 'api' ? await startCrawlerRole(services, stores, life) : null
     return {
       services,
-      url: api ? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${api.port}` : null,
-      port: api?.port ?? null,
+      url: listener ? urlOn(config.HOST, listener.port) : null,
+      port: listener?.port ?? null,
       localSignIn: extras?.localSignIn ?? null,
       localKey: extras?.localKey ?? null,
       adminSocket: extras?.adminSocket ?? null,
-      healthPort: crawlerHealth?.port ?? api?.port ?? null,
+      healthPort: crawlerHealth?.port ?? listener?.port ?? null,
       stop: life.stop,
     }
   } catch (e) {
@@ -79,9 +79,12 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
  */
 export function withOwnUrl(config: Config, listener: Pick<ApiListener, 'port'> | null): Config {
   if (config.BASE_URL || config.PORT !== 0 || !listener) return config
-  const host = ['', '0.0.0.0', '::'].includes(config.HOST) ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
-  return { ...config, baseUrl: `http://${host}:${listener.port}` }
+  const everyAddress = ['', '0.0.0.0', '::'].includes(config.HOST)
+  return { ...config, baseUrl: urlOn(everyAddress ? 'localhost' : config.HOST, listener.port) }
 }
+
+/** http://HOST:PORT, an IPv6 address in brackets. */
+const urlOn = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`
 
 interface Stores {
   db: Database
