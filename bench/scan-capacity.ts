@@ -24,6 +24,7 @@
 //            --lighthouse-in-shell (Lighthouse in the headless shell our scans use, not the full browser its users run)
 import { availableParallelism, loadavg } from 'node:os'
 import { type StartedFixture, startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
+import { kernelSharePct, machineCpuTimes } from './capacity-lib/cpu.ts'
 import { type Layout, startLayout } from './capacity-lib/layout.ts'
 import {
   backToBack,
@@ -64,7 +65,8 @@ export interface CapacityOptions {
 export interface CapacityResult {
   bench: 'scan-capacity'
   cores: number
-  load: { start: number; end: number }
+  /** Load averages, and the kernel's share of the machine's busy CPU over the bench (machineCpuTimes). */
+  load: { start: number; end: number; kernelSharePct: number }
   sites: string[]
   saturation: SaturationRun[]
   saturationPerMinute: number
@@ -149,6 +151,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
     lighthouseInShell: opts.lighthouseInShell ?? false,
   }
   const loadStart = loadavg()[0]!
+  const cpuStart = machineCpuTimes()
   log(`scan capacity: ${availableParallelism()} CPUs, load average (1 min) ${loadStart.toFixed(2)}`)
   const sites = await startSites(o.sites, log)
   const urls = sites.map((s) => s.scanUrl)
@@ -175,7 +178,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
       ? await lighthouseCliCpu(urls, o.lhRuns, log, o.lighthouseInShell)
       : { available: false, reason: '--no-lighthouse', runs: 0, wallMs: [] }
     log(rep.lighthouseLine(cli, 'Lighthouse CLI'))
-    return report(r, { lh, cli }, { sites, loadStart }, log)
+    return report(r, { lh, cli }, { sites, loadStart, cpuStart }, log)
   } finally {
     await layout?.stop()
     await stopFixtures(sites)
@@ -185,7 +188,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
 function report(
   r: Awaited<ReturnType<typeof phases>>,
   { lh, cli }: { lh: LighthouseCpu; cli: LighthouseCpu },
-  ctx: { sites: StartedFixture[]; loadStart: number },
+  ctx: { sites: StartedFixture[]; loadStart: number; cpuStart: { busy: number; kernel: number } },
   log: (l: string) => void,
 ): CapacityResult {
   const cpuPerScan = rep.perUnit(r.best.cpu, r.best.completed)
@@ -226,11 +229,14 @@ function report(
   log(`machines like this one (${r.cores} cores) for 1,000 scans an hour, at 80% of capacity:`)
   for (const l of machines.lines) log(`  ${l}`)
   const loadEnd = loadavg()[0]!
-  log(`load average (1 min) at the end: ${loadEnd.toFixed(2)}`)
+  const kernelPct = kernelSharePct(ctx.cpuStart)
+  log(
+    `load average (1 min) at the end: ${loadEnd.toFixed(2)}; the kernel's share of the machine's busy CPU over the bench: ${kernelPct.toFixed(0)}%`,
+  )
   return {
     bench: 'scan-capacity',
     cores: r.cores,
-    load: { start: ctx.loadStart, end: loadEnd },
+    load: { start: ctx.loadStart, end: loadEnd, kernelSharePct: kernelPct },
     sites: ctx.sites.map((s) => s.name),
     saturation: r.sat,
     saturationPerMinute: r.best.perMinute,

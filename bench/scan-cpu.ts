@@ -16,7 +16,7 @@ import { gather } from '../crawler/gather/index.ts'
 import { WarmPages } from '../crawler/gather/warm-page.ts'
 import { createLogger } from '../shared/lib/log.ts'
 import type { Browser } from 'playwright-core'
-import { descendantsOf, parseStat, readAll } from './capacity-lib/cpu.ts'
+import { descendantsOf, kernelSharePct, machineCpuTimes, parseStat, readAll } from './capacity-lib/cpu.ts'
 import { pct } from './capacity-lib/phases.ts'
 import { startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
 import { SITE_MIX } from './scan-capacity.ts'
@@ -204,6 +204,7 @@ async function main() {
   const trace = flag('trace')
   const o = { urls, scans, sampleMs: intFlag('sample-ms', 10, 2, 1000), axe: flag('no-axe') !== true }
   const loadStart = loadavg()[0]!
+  const cpuStart = machineCpuTimes()
   console.log(`scan CPU: ${scans} scans a round over ${started.map((s) => s.name).join(', ')}; load average ${loadStart.toFixed(2)}`)
   const done: Round[] = []
   try {
@@ -228,8 +229,11 @@ async function main() {
   for (const exe of others)
     for (const key of ['chromium browser', 'chromium, all', 'in all'])
       console.log(`${short(exe)} / ${short(ref!)}, ${key}: ${(mean(exe, key) / mean(ref!, key)).toFixed(2)}x`)
-  console.log(`load average at the end: ${loadavg()[0]!.toFixed(2)}`)
-  await writeResult({ bench: 'scan-cpu', load: { start: loadStart, end: loadavg()[0] }, rounds: done })
+  const kernelPct = kernelSharePct(cpuStart)
+  console.log(
+    `load average at the end: ${loadavg()[0]!.toFixed(2)}; the kernel's share of the machine's busy CPU: ${kernelPct.toFixed(0)}%`,
+  )
+  await writeResult({ bench: 'scan-cpu', load: { start: loadStart, end: loadavg()[0], kernelSharePct: kernelPct }, rounds: done })
 }
 
 if (import.meta.main) {

@@ -72,6 +72,29 @@ export function machineBusySeconds(): number {
   }
 }
 
+/**
+ * The machine's busy CPU-seconds so far and the kernel's part of them (system, irq and softirq time), from
+ * /proc/stat. Between two readings, kernel / busy is the kernel's share of the work: about a tenth on the
+ * machines the figures in docs/operations.md were first measured on, about two fifths on a paravirtualized
+ * one, where each page fault and each flush of another core's TLB traps to the hypervisor and a new renderer
+ * and every page of fresh memory cost several times more.
+ */
+export function machineCpuTimes(): { busy: number; kernel: number } {
+  try {
+    const v = (readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string).trim().split(/\s+/).slice(1).map(Number)
+    const busy = v.slice(0, 8).reduce((a, b) => a + b, 0) - (v[3] ?? 0) - (v[4] ?? 0)
+    return { busy: busy / HZ, kernel: ((v[2] ?? 0) + (v[5] ?? 0) + (v[6] ?? 0)) / HZ }
+  } catch {
+    return { busy: NaN, kernel: NaN }
+  }
+}
+
+/** The kernel's share of the machine's busy CPU since `since` (a machineCpuTimes reading), as a percentage. */
+export function kernelSharePct(since: { busy: number; kernel: number }): number {
+  const now = machineCpuTimes()
+  return ((now.kernel - since.kernel) / (now.busy - since.busy)) * 100
+}
+
 /** The pids below `root` (not root itself). */
 export function descendantsOf(root: number, all: Map<number, ProcStat>): number[] {
   const kids = new Map<number, number[]>()

@@ -6,7 +6,17 @@ import type { Page } from 'playwright-core'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import axe from 'axe-core'
 import AxeBuilder from '@axe-core/playwright'
-import { AXE_SOURCE, AXE_TAGS, openFinisher, preloadAxe, runAxe, toAxeArtifact } from '../../../crawler/gather/axe.ts'
+import { readFileSync } from 'node:fs'
+import {
+  AXE_SOURCE,
+  AXE_TAGS,
+  asciiOnly,
+  evaluateAxe,
+  openFinisher,
+  preloadAxe,
+  runAxe,
+  toAxeArtifact,
+} from '../../../crawler/gather/axe.ts'
 import { scanContextOptions } from '../../../crawler/gather/page-reader.ts'
 import { closeSlot, WarmPages } from '../../../crawler/gather/warm-page.ts'
 import { within } from '../../../shared/lib/async.ts'
@@ -105,6 +115,45 @@ async function plainAxeOf(url: string) {
     await context.close()
   }
 }
+
+describe('axe as sent to a page', () => {
+  test('asciiOnly writes every character past ASCII as its escape, and the script means the same', () => {
+    // Made from code points: the test's own source is ASCII once transpiled, String.raw's text included.
+    const [copy, dash, eps, dots, smile] = [0xa9, 0x2013, 0x3b5, 0x2026, 0x1f600].map((n) => String.fromCodePoint(n))
+    const bs = '\\'
+    const source =
+      `const o = { ${eps}: 1 }; return ["${copy} 2013${dash}2025", "${bs}${copy}", "${bs}${bs}${copy}", ` +
+      `/[${dash}]/.test("a${dash}b"), o.${eps}, "x${dots}".length, "${smile}".length] // ${copy}`
+    const escaped = asciiOnly(source)
+    expect(/[\u0080-\uffff]/.test(escaped)).toBe(false)
+    expect(escaped).toContain(`o.${bs}u03b5`)
+    expect(escaped).toContain(`"${bs}u00a9", "${bs}${bs}${bs}u00a9"`)
+    const run = (code: string) => new Function(code)() as unknown[]
+    expect(run(escaped)).toEqual(run(source))
+    expect(run(escaped)).toEqual([`${copy} 2013${dash}2025`, copy, `${bs}${copy}`, true, 1, 2, 2])
+    expect(asciiOnly('plain ascii')).toBe('plain ascii')
+  })
+
+  test("the axe sent is ASCII only and loads the package's own rules, checks and messages", async () => {
+    expect(/[\u0080-\uffff]/.test(AXE_SOURCE)).toBe(false)
+    const packaged = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
+    const loaded = async (source: string) => {
+      const context = await pool.newContext(scanContextOptions(proxy))
+      try {
+        const page = await context.newPage()
+        await evaluateAxe(page, source)
+        return await page.evaluate(() =>
+          JSON.stringify({ v: (window as any).axe.version, rules: (window as any).axe.getRules(), data: (window as any).axe._audit.data }),
+        )
+      } finally {
+        await context.close()
+      }
+    }
+    const [ours, theirs] = [await loaded(AXE_SOURCE), await loaded(packaged)]
+    expect(ours.length).toBeGreaterThan(50_000)
+    expect(ours).toBe(theirs)
+  }, 60_000)
+})
 
 describe('axe with a finisher made ahead', () => {
   test("gives the same results as AxeBuilder's own run: finished in a finisher made ahead or in the page itself, with and without frames, under a strict policy too", async () => {
