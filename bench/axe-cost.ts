@@ -1,9 +1,10 @@
 // What axe costs a scan, step by step: the machine's CPU (/proc/stat, every process) per iteration of a fresh
-// context loading one of scan-capacity's pages, then the same with axe's source sent as a string that is only
-// parsed (the protocol's share), the same for the package's own minified build (17 characters past ASCII:
-// what asciiOnly saves), with axe evaluated (sending and compiling it), and with axe also run (the scan's own
-// path: runAxe on a one-frame page). Each step in turn for --iterations, --rounds times; the
-// differences between steps are what each part costs. Run it on a quiet machine.
+// context with a blank page (its renderer), then of one loading one of scan-capacity's pages, then the same
+// with axe's source sent as a string that is only parsed (the protocol's share), the same for the package's
+// own minified build (17 characters past ASCII: what asciiOnly saves), with axe evaluated (sending and
+// compiling it), and with axe also run (the scan's own path: runAxe on a one-frame page). Each step in turn
+// for --iterations, --rounds times; the differences between steps are what each part costs. Run it on a
+// quiet machine.
 //
 //   bun bench/axe-cost.ts [--iterations=N (default 60)] [--rounds=N (default 2)]
 import { BrowserPool, chromiumPath } from '../crawler/browser.ts'
@@ -17,8 +18,8 @@ import { startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
 import { SITE_MIX } from './scan-capacity.ts'
 import { intFlag, settle } from './lib/stats.ts'
 
-type Step = 'load' | 'sendPackaged' | 'send' | 'evaluate' | 'run'
-const STEPS: Step[] = ['load', 'sendPackaged', 'send', 'evaluate', 'run']
+type Step = 'blank' | 'load' | 'sendPackaged' | 'send' | 'evaluate' | 'run'
+const STEPS: Step[] = ['blank', 'load', 'sendPackaged', 'send', 'evaluate', 'run']
 /** axe's source as a string literal the page only parses: what sending it costs, without compiling it. */
 const SENT_ONLY = `void ${JSON.stringify(AXE_SOURCE)}.length`
 /** The same for the package's minified build as it ships, before asciiOnly. */
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     const context = await pool.newContext(scanContextOptions(proxy))
     try {
       const page = await context.newPage()
+      if (step === 'blank') return
       await page.goto(url, { waitUntil: 'load', timeout: 15_000 })
       if (step === 'send') await evaluateAxe(page, SENT_ONLY)
       if (step === 'sendPackaged') await evaluateAxe(page, PACKAGED_SENT_ONLY)
@@ -45,7 +47,7 @@ async function main(): Promise<void> {
       await context.close()
     }
   }
-  const perStep: Record<Step, number[]> = { load: [], sendPackaged: [], send: [], evaluate: [], run: [] }
+  const perStep: Record<Step, number[]> = { blank: [], load: [], sendPackaged: [], send: [], evaluate: [], run: [] }
   try {
     console.log(`axe cost: ${iterations} iterations a step over ${urls.length} pages, ${rounds} rounds`)
     for (let r = 0; r < rounds; r++) {
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
       }
       const s = Object.fromEntries(STEPS.map((k) => [k, perStep[k][r]!])) as Record<Step, number>
       console.log(
-        `round ${r + 1}: machine CPU-s an iteration: load ${s.load.toFixed(3)}; axe's source sent ${(s.send - s.load).toFixed(3)} ` +
+        `round ${r + 1}: machine CPU-s an iteration: a context and its blank page ${s.blank.toFixed(3)}, with the page loaded ${s.load.toFixed(3)}; axe's source sent ${(s.send - s.load).toFixed(3)} ` +
           `(as packaged ${(s.sendPackaged - s.load).toFixed(3)}), ` +
           `sent and compiled ${(s.evaluate - s.load).toFixed(3)}, run ${(s.run - s.evaluate).toFixed(3)}; axe in all ${(s.run - s.load).toFixed(3)} ` +
           `of ${s.run.toFixed(3)} (${(((s.run - s.load) / s.run) * 100).toFixed(0)}%)`,

@@ -62,26 +62,20 @@ export function reapedChildrenSeconds(pid = process.pid): number {
 
 /** Busy CPU-seconds of the whole machine so far (all CPUs: total minus idle and iowait), NaN without /proc. */
 export function machineBusySeconds(): number {
-  try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string
-    const v = line.trim().split(/\s+/).slice(1).map(Number)
-    const total = v.slice(0, 8).reduce((a, b) => a + b, 0) // user .. steal; guest time is already in user
-    return (total - (v[3] ?? 0) - (v[4] ?? 0)) / HZ
-  } catch {
-    return NaN
-  }
+  return machineCpuTimes().busy
 }
 
 /**
  * The machine's busy CPU-seconds so far and the kernel's part of them (system, irq and softirq time), from
- * /proc/stat. Between two readings, kernel / busy is the kernel's share of the work: about a tenth on the
- * machines the figures in docs/operations.md were first measured on, about two fifths on a paravirtualized
- * one, where each page fault and each flush of another core's TLB traps to the hypervisor and a new renderer
- * and every page of fresh memory cost several times more.
+ * /proc/stat. Between two readings, kernel / busy is the kernel's share of the work: 38-42% during the
+ * benches on a paravirtualized machine (docs/operations.md, "Capacity"), where each page fault and each
+ * flush of another core's TLB traps to the hypervisor, so a new renderer and every page of fresh memory cost
+ * several times more than elsewhere.
  */
 export function machineCpuTimes(): { busy: number; kernel: number } {
   try {
     const v = (readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string).trim().split(/\s+/).slice(1).map(Number)
+    // user .. steal, less idle and iowait; guest time is already in user
     const busy = v.slice(0, 8).reduce((a, b) => a + b, 0) - (v[3] ?? 0) - (v[4] ?? 0)
     return { busy: busy / HZ, kernel: ((v[2] ?? 0) + (v[5] ?? 0) + (v[6] ?? 0)) / HZ }
   } catch {
