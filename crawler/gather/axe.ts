@@ -43,7 +43,7 @@ function minifiedAxe(): string {
  * its backslash). axe's minified build has 17 such characters (copyright signs, an ellipsis, a Greek letter
  * in a property name); one of them makes the whole 654 KB a UTF-16 string on its way through the protocol
  * (the node side, Chromium's browser process, V8's inspector). Sending it to a fresh page cost the machine
- * 0.145-0.175 CPU-s as packaged against 0.091-0.110 ASCII-only (bench/axe-cost.ts, a paravirtualized
+ * 0.03-0.08 CPU-s more as packaged than ASCII-only (bench/axe-cost.ts, four rounds on a paravirtualized
  * 2-core machine); to a page that had it before, Chromium's browser process 46 against 25 ms and the node
  * side 11 against 6.
  */
