@@ -8,8 +8,7 @@
 //
 //   bun bench/axe-cost.ts [--iterations=N (default 60)] [--rounds=N (default 2)]
 import { BrowserPool, chromiumPath } from '../crawler/browser.ts'
-import { readFileSync } from 'node:fs'
-import { AXE_SOURCE, evaluateAxe, runAxe } from '../crawler/gather/axe.ts'
+import { AXE_SOURCE, evaluateAxe, minifiedAxe, runAxe } from '../crawler/gather/axe.ts'
 import { scanContextOptions } from '../crawler/gather/page-reader.ts'
 import { startEgressProxy } from '../shared/egress/proxy.ts'
 import { createLogger } from '../shared/lib/log.ts'
@@ -23,7 +22,7 @@ const STEPS: Step[] = ['blank', 'load', 'sendPackaged', 'send', 'evaluate', 'run
 /** axe's source as a string literal the page only parses: what sending it costs, without compiling it. */
 const SENT_ONLY = `void ${JSON.stringify(AXE_SOURCE)}.length`
 /** The same for the package's minified build as it ships, before asciiOnly. */
-const PACKAGED_SENT_ONLY = `void ${JSON.stringify(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'))}.length`
+const PACKAGED_SENT_ONLY = `void ${JSON.stringify(minifiedAxe())}.length`
 
 async function main(): Promise<void> {
   const iterations = intFlag('iterations', 60, 5, 1_000)

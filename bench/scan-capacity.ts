@@ -24,7 +24,7 @@
 //            --lighthouse-in-shell (Lighthouse in the headless shell our scans use, not the full browser its users run)
 import { availableParallelism, loadavg } from 'node:os'
 import { type StartedFixture, startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
-import { kernelSharePct, machineCpuTimes } from './capacity-lib/cpu.ts'
+import { type CpuTimes, kernelSharePct, machineCpuTimes } from './capacity-lib/cpu.ts'
 import { type Layout, startLayout } from './capacity-lib/layout.ts'
 import {
   backToBack,
@@ -188,7 +188,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
 function report(
   r: Awaited<ReturnType<typeof phases>>,
   { lh, cli }: { lh: LighthouseCpu; cli: LighthouseCpu },
-  ctx: { sites: StartedFixture[]; loadStart: number; cpuStart: { busy: number; kernel: number } },
+  ctx: { sites: StartedFixture[]; loadStart: number; cpuStart: CpuTimes },
   log: (l: string) => void,
 ): CapacityResult {
   const cpuPerScan = rep.perUnit(r.best.cpu, r.best.completed)

@@ -65,6 +65,8 @@ export function machineBusySeconds(): number {
   return machineCpuTimes().busy
 }
 
+export type CpuTimes = { busy: number; kernel: number }
+
 /**
  * The machine's busy CPU-seconds so far and the kernel's part of them (system, irq and softirq time), from
  * /proc/stat. Between two readings, kernel / busy is the kernel's share of the work: 38-42% during the
@@ -72,7 +74,7 @@ export function machineBusySeconds(): number {
  * flush of another core's TLB traps to the hypervisor, so a new renderer and every page of fresh memory cost
  * several times more than elsewhere.
  */
-export function machineCpuTimes(): { busy: number; kernel: number } {
+export function machineCpuTimes(): CpuTimes {
   try {
     const v = (readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string).trim().split(/\s+/).slice(1).map(Number)
     // user .. steal, less idle and iowait; guest time is already in user
@@ -84,7 +86,7 @@ export function machineCpuTimes(): { busy: number; kernel: number } {
 }
 
 /** The kernel's share of the machine's busy CPU since `since` (a machineCpuTimes reading), as a percentage. */
-export function kernelSharePct(since: { busy: number; kernel: number }): number {
+export function kernelSharePct(since: CpuTimes): number {
   const now = machineCpuTimes()
   return ((now.kernel - since.kernel) / (now.busy - since.busy)) * 100
 }

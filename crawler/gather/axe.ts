@@ -28,7 +28,8 @@ import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
  */
 export const AXE_SOURCE = asciiOnly(minifiedAxe())
 
-function minifiedAxe(): string {
+/** axe's minified build as the package ships it (its readable one when the two differ in version). */
+export function minifiedAxe(): string {
   try {
     const min = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
     return min.includes(`axe.version="${axe.version}"`) ? min : axe.source
@@ -44,8 +45,7 @@ function minifiedAxe(): string {
  * in a property name); one of them makes the whole 654 KB a UTF-16 string on its way through the protocol
  * (the node side, Chromium's browser process, V8's inspector). Sending it to a fresh page cost the machine
  * 0.03-0.08 CPU-s more as packaged than ASCII-only (bench/axe-cost.ts, four rounds on a paravirtualized
- * 2-core machine); to a page that had it before, Chromium's browser process 46 against 25 ms and the node
- * side 11 against 6.
+ * 2-core machine).
  */
 export function asciiOnly(source: string): string {
   return source.replace(/(\\*)([\u0080-\uffff])/g, (_, slashes: string, c: string) => {

@@ -6,12 +6,12 @@ import type { Page } from 'playwright-core'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import axe from 'axe-core'
 import AxeBuilder from '@axe-core/playwright'
-import { readFileSync } from 'node:fs'
 import {
   AXE_SOURCE,
   AXE_TAGS,
   asciiOnly,
   evaluateAxe,
+  minifiedAxe,
   openFinisher,
   preloadAxe,
   runAxe,
@@ -136,7 +136,7 @@ describe('axe as sent to a page', () => {
 
   test("the axe sent is ASCII only and loads the package's own rules, checks and messages", async () => {
     expect(/[\u0080-\uffff]/.test(AXE_SOURCE)).toBe(false)
-    const packaged = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
+    const packaged = minifiedAxe()
     const loaded = async (source: string) => {
       const context = await pool.newContext(scanContextOptions(proxy))
       try {
