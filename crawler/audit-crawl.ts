@@ -62,8 +62,6 @@ export async function crawlAndStore(
   const replay = await ReplayRecorder.open(db.sql, castDeps)
   if (stored.length) log.info('resuming audit', { pagesStored: stored.length })
   await reporter.start()
-  // No scan page is kept open ahead while the lanes crawl: they get its memory and CPU.
-  const resumeWarm = deps.warm?.suspend()
 
   try {
     const summary = await crawlSite(
@@ -84,7 +82,6 @@ export async function crawlAndStore(
       sessionLostAt: summary.sessionLostAt,
     }
   } finally {
-    resumeWarm?.()
     await replay.flush()
     await reporter.flush()
     await casts.detachAll()

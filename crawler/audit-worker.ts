@@ -102,7 +102,17 @@ export async function handleAudit(
       load: (ref) => getAuditById(db.sql, ref),
       isFinished: (audit) => isFinished(audit.status),
       claim: () => claimOrDrop(deps, d, consumer, log, stopping),
-      run: (held) => crawlToEnd(deps, d, held, consumer, log, stopping),
+      run: async (held) => {
+        // No scan page is kept open ahead while the audit crawls and is judged: its lanes get that memory and
+        // CPU, and the slots are made again once the audit has ended (made while the lanes' renderers were
+        // still closing, they added theirs to the crawl's peak, bench/crawl-throughput --quick).
+        const resumeWarm = deps.warm?.suspend()
+        try {
+          await crawlToEnd(deps, d, held, consumer, log, stopping)
+        } finally {
+          resumeWarm?.()
+        }
+      },
       failOurs: (ref, message) => failOurs(deps, ref, message),
       // The crawl throws the target's faults only for its start page (crawler/audit/crawl.ts).
       failTarget: (ref, e) =>

@@ -52,8 +52,19 @@ export const PLAYWRIGHT_DISABLED_FEATURES = [
  * - the address bar's suggestion popups, which Chromium 156 makes ahead as web pages even when headless
  *   (chrome://omnibox-popup.top-chrome/ and its AI variant, in a renderer of their own): a renderer that
  *   never shows anything, about 140 MB of resident set beside a crawl's four lanes (bench/crawl-throughput).
+ * - a new frame host for each document (RenderDocument). With it, every page a crawl lane's tab navigates to
+ *   gets a compositor and tile pool of its own, and the last pages' tiles (shared memory, counted in the
+ *   renderer's resident set and again in the GPU process's) were freed only a second or two later: one lane
+ *   held 275 tiles of 256 x 256 pixels (about 70 MB) at concurrency 1, where without it the new document
+ *   reuses the tab's pool (43 tiles). The crawl's peak fell by 100-170 MB at concurrency 1, 2 and 4, and its
+ *   pages a minute did not (bench/crawl-throughput --quick; docs/decisions.md).
  */
-export const CHROMIUM_OFF_FEATURES = ['SpareRendererForSitePerProcess', 'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup'] as const
+export const CHROMIUM_OFF_FEATURES = [
+  'SpareRendererForSitePerProcess',
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'RenderDocument',
+] as const
 export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...CHROMIUM_OFF_FEATURES].join(',')}`]
 
 /**

@@ -120,18 +120,6 @@ export async function openLaneContext(
   })
 }
 
-/** The lane's tab, media blocked when asked. It is navigated from page to page (see visitPage). */
-export async function openLaneTab(context: BrowserContext, blockMedia: boolean): Promise<Page> {
-  const tab = await context.newPage()
-  if (blockMedia) {
-    const cdp = await context.newCDPSession(tab)
-    // The block list lives in this session's network agent, which must stay enabled; it buffers no bodies.
-    await cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 })
-    await cdp.send('Network.setBlockedURLs', { urls: [...CRAWL_LIMITS.blockedUrlPatterns] })
-  }
-  return tab
-}
-
 export type PageVisit =
   | {
       kind: 'page'

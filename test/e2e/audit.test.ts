@@ -9,6 +9,7 @@ import { connectClient, payload } from '../harness/client.ts'
 import { startService, type Mode, type TestService } from '../harness/service.ts'
 import { until } from '../harness/wait.ts'
 import { machineDeadline } from '../harness/machine.ts'
+import { renderersBelow } from '../crawler/audit/procs.ts'
 
 describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s)', (mode) => {
   let svc: TestService
@@ -92,6 +93,15 @@ describe.each(['embedded', 'production'] as Mode[])('audit_app and get_audit (%s
     >`SELECT count(*)::int AS n FROM ledger WHERE audit_id = ${started.auditId} AND source = 'allowance' AND delta = -1`
     expect(ledger!.n).toBe(1)
   }, 120_000)
+
+  test('the pages made ahead for scans, put away while the audit crawled, are made again once it has ended', async () => {
+    // The audit of the test before has ended: its lanes' tabs are closed, and without the slots made again
+    // this process would have no renderer left.
+    const back = await until(() => renderersBelow(process.pid).length >= 1, machineDeadline(20_000), 'a scan slot made again', {
+      everyMs: 200,
+    })
+    expect(back).toBe(true)
+  }, 60_000)
 
   test("get_audit of an unknown or another account's audit is not_found", async () => {
     const other = await connectClient(svc.mcpUrl, await svc.key('free'))
