@@ -13,12 +13,13 @@
 //   bun bench/crawl-throughput.ts                      200 pages, concurrency 1,2,4, 2 rounds
 //   bun bench/crawl-throughput.ts --quick              60 pages, concurrency 1,2,4, 1 round
 //   options: --pages=N --concurrency=1,2,4 --rounds=N --engine (crawlSite instead of the audit tools)
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { CHROMIUM_ARGS, chromiumPath } from '../crawler/browser.ts'
 import { startCrawlSite } from './lib/crawl-site.ts'
+import { formatByKind, treeMemory, treeRssBytes, type TreeMemory } from './lib/proc-memory.ts'
 import { flag, fmtRatio, intFlag, table, withTimeout, writeResult } from './lib/stats.ts'
 
 export const TARGET_RATIO = 2
@@ -47,6 +48,8 @@ export interface RunResult {
   seconds: number
   pagesPerMinute: number
   peakRssMb: number
+  /** At the peak of the resident sum: the proportional set (shared pages counted once) and both by kind. */
+  atPeak: TreeMemory | null
   /** Tree RSS when the crawl started, and at 25, 50, 75 and 100% of its duration. */
   rssAtMb: [number, number, number, number, number]
   samples: number
@@ -59,39 +62,18 @@ export interface CrawlThroughputResult {
   crawleeVersion: string
   runs: RunResult[]
   /** Per concurrency: median pages/min of each side and the ratio ours/crawlee. */
-  byConcurrency: Array<{ concurrency: number; ours: number; crawlee: number; ratio: number; oursPeakMb: number; crawleePeakMb: number }>
+  byConcurrency: Array<{
+    concurrency: number
+    ours: number
+    crawlee: number
+    ratio: number
+    oursPeakMb: number
+    crawleePeakMb: number
+    /** The proportional set at each side's peak (the most over its runs). */
+    oursPssMb: number
+    crawleePssMb: number
+  }>
   target: number
-}
-
-// ---- memory of a process tree, from /proc ----
-
-const PAGE_BYTES = 4096
-
-function treeRssBytes(root: number): number {
-  const children = new Map<number, number[]>()
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name)
-    if (!Number.isInteger(pid)) continue
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      const list = children.get(ppid) ?? []
-      list.push(pid)
-      children.set(ppid, list)
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  let total = 0
-  const stack = [root]
-  for (let guard = 0; stack.length && guard < 10_000; guard++) {
-    const pid = stack.pop()!
-    try {
-      total += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES
-    } catch {}
-    stack.push(...(children.get(pid) ?? []))
-  }
-  return total
 }
 
 // ---- one crawl in a child process ----
@@ -142,6 +124,13 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
   })
   const timer = setTimeout(() => proc.kill('SIGKILL'), RUN_LIMIT_MS)
   const samples: Array<{ t: number; rss: number }> = []
+  // At each new peak of the resident sum, the tree is read in detail (a few ms): what the peak is made of.
+  let atPeak: TreeMemory | null = null
+  const sample = () => {
+    const rss = treeRssBytes(proc.pid)
+    if (samples.every((s) => s.rss < rss)) atPeak = treeMemory(proc.pid)
+    samples.push({ t: t0 ? performance.now() - t0 : 0, rss })
+  }
   let sampler: ReturnType<typeof setInterval> | null = null
   let t0 = 0
   let info: Record<string, unknown> = {}
@@ -153,13 +142,13 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
       if (msg.error) throw new Error(`${side}: ${msg.error}`)
       if (msg.ready) {
         info = msg
+        sample()
         t0 = performance.now()
-        samples.push({ t: 0, rss: treeRssBytes(proc.pid) })
-        sampler = setInterval(() => samples.push({ t: performance.now() - t0, rss: treeRssBytes(proc.pid) }), SAMPLE_MS)
+        sampler = setInterval(sample, SAMPLE_MS)
         proc.stdin.write('go\n')
         proc.stdin.flush()
       } else if (msg.done) {
-        samples.push({ t: performance.now() - t0, rss: treeRssBytes(proc.pid) })
+        sample()
         if (sampler) clearInterval(sampler)
         done = msg.done
         // Read on to the end, so the child never blocks on a full pipe while it cleans up.
@@ -184,6 +173,7 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
         seconds,
         pagesPerMinute: (done.pages * 60) / seconds,
         peakRssMb: Math.max(...samples.map((s) => s.rss)) / 2 ** 20,
+        atPeak,
         rssAtMb: [at(0), at(0.25), at(0.5), at(0.75), at(1)],
         samples: samples.length,
       },
@@ -229,14 +219,15 @@ try {
         runs.push(result)
         console.log(
           `  c=${c} ${side.padEnd(7)} ${result.pages} pages (${result.failed} failed) in ${result.seconds.toFixed(1)} s: ` +
-            `${result.pagesPerMinute.toFixed(0)} pages/min, peak ${result.peakRssMb.toFixed(0)} MB`,
+            `${result.pagesPerMinute.toFixed(0)} pages/min, peak ${result.peakRssMb.toFixed(0)} MB` +
+            (result.atPeak ? ` (PSS ${result.atPeak.pssMb.toFixed(0)} MB; ${formatByKind(result.atPeak.byKind)})` : ''),
         )
       }
     }
   }
 
   const mb = (n: number) => n.toFixed(0)
-  const rows = [['concurrency', 'side', 'pages', 'seconds', 'pages/min', 'peak RSS MB', 'RSS MB at 0/25/50/75/100%']]
+  const rows = [['concurrency', 'side', 'pages', 'seconds', 'pages/min', 'peak RSS MB', 'PSS MB then', 'RSS MB at 0/25/50/75/100%']]
   for (const r of runs) {
     rows.push([
       String(r.concurrency),
@@ -245,6 +236,7 @@ try {
       r.seconds.toFixed(1),
       r.pagesPerMinute.toFixed(0),
       mb(r.peakRssMb),
+      r.atPeak ? mb(r.atPeak.pssMb) : '-',
       r.rssAtMb.map(mb).join(' / '),
     ])
   }
@@ -264,6 +256,8 @@ try {
       ratio: ours / crawlee,
       oursPeakMb: Math.max(...of('ours').map((r) => r.peakRssMb)),
       crawleePeakMb: Math.max(...of('crawlee').map((r) => r.peakRssMb)),
+      oursPssMb: Math.max(...of('ours').map((r) => r.atPeak?.pssMb ?? 0)),
+      crawleePssMb: Math.max(...of('crawlee').map((r) => r.atPeak?.pssMb ?? 0)),
     }
   })
   const summary = [
@@ -276,6 +270,7 @@ try {
       'ours peak MB',
       'Crawlee peak MB',
       'peak <= Crawlee',
+      'PSS at peak ours / Crawlee',
     ],
   ]
   for (const b of byConcurrency) {
@@ -288,6 +283,7 @@ try {
       mb(b.oursPeakMb),
       mb(b.crawleePeakMb),
       b.oursPeakMb <= b.crawleePeakMb ? 'yes' : 'no',
+      `${mb(b.oursPssMb)} / ${mb(b.crawleePssMb)}`,
     ])
   }
   console.log(

@@ -18,25 +18,12 @@ import { createLogger } from '../shared/lib/log.ts'
 import type { Browser } from 'playwright-core'
 import { descendantsOf, kernelSharePct, machineCpuTimes, parseStat, readAll } from './capacity-lib/cpu.ts'
 import { pct } from './capacity-lib/phases.ts'
+import { kindFromCmdline } from './lib/proc-memory.ts'
 import { startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
 import { SITE_MIX } from './scan-capacity.ts'
 import { flag, intFlag, settle, writeResult } from './lib/stats.ts'
 
 const HZ = 100
-
-/**
- * A Chromium process's kind from its command line (/proc/<pid>/cmdline): browser, renderer, gpu-process,
- * zygote, utility:<service>. A process forked from the zygote rewrites its command line as one string,
- * arguments joined by spaces; others keep NUL between them.
- */
-export function kindFromCmdline(cmdline: string): string {
-  const args = cmdline.split(/[\0 ]/)
-  const type = args.find((a) => a.startsWith('--type='))?.slice(7)
-  if (!type) return 'browser'
-  if (type !== 'utility') return type
-  const sub = args.find((a) => a.startsWith('--utility-sub-type='))?.slice(19) ?? ''
-  return `utility:${sub.split('.')[0]}`
-}
 
 function kindOf(pid: number): string {
   try {

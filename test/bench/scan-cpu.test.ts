@@ -4,7 +4,7 @@
 import { expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { chromium } from 'playwright-core'
-import { kindFromCmdline } from '../../bench/scan-cpu.ts'
+import { kindFromCmdline, treeMemory } from '../../bench/lib/proc-memory.ts'
 import { descendantsOf, readAll } from '../../bench/capacity-lib/cpu.ts'
 import { CHROMIUM_ARGS, chromiumPath } from '../../crawler/browser.ts'
 
@@ -35,6 +35,16 @@ test("a real Chromium's processes read as a browser, a renderer per page and its
     expect(kinds).toContain('browser')
     expect(kinds).toContain('renderer')
     expect(kinds.every((k) => /^(browser|renderer|gpu-process|zygote|utility:\w+|gone)$/.test(k))).toBe(true)
+    // The same tree's memory as bench/crawl-throughput reads it at a peak: this process by its name, Chromium's
+    // by kind, and the proportional set below the resident sum (Chromium's processes share their binary).
+    const mem = treeMemory(process.pid)
+    expect(mem.byKind.browser?.n).toBe(1)
+    expect(mem.byKind.renderer?.n).toBeGreaterThanOrEqual(1)
+    expect(mem.byKind.bun?.n).toBe(1)
+    const kindsRss = Object.values(mem.byKind).reduce((a, k) => a + k.rssMb, 0)
+    expect(Math.abs(kindsRss - mem.rssMb)).toBeLessThan(0.01)
+    expect(mem.pssMb).toBeGreaterThan(0)
+    expect(mem.pssMb).toBeLessThan(mem.rssMb)
   } finally {
     await browser.close()
   }
