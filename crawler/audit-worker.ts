@@ -68,6 +68,8 @@ async function failOurs(deps: WorkerDeps, auditId: string, message: string) {
 
 /** Said in the failure of an audit whose start page could not be loaded: its charge came back at once. */
 const START_PAGE_REFUND_NOTE = 'No page was audited, so the charge was refunded.'
+/** How long an audit waits for the scan slots it set aside to close before it crawls anyway. */
+const SLOTS_CLOSE_WAIT_MS = 5_000
 
 /** Fails the audit because its start page could not be loaded, and gives its charge back at once. */
 async function failStartPage(deps: WorkerDeps, auditId: string, code: string, reason: string) {
@@ -104,9 +106,10 @@ export async function handleAudit(
       claim: () => claimOrDrop(deps, d, consumer, log, stopping),
       run: async (held) => {
         // No scan page is kept open ahead while the audit crawls and is judged: its lanes get that memory and
-        // CPU, and the slots are made again once the audit has ended (made while the lanes' renderers were
-        // still closing, they added theirs to the crawl's peak, bench/crawl-throughput --quick).
+        // CPU. The crawl starts once the slots have closed, and they are made again once the audit has ended
+        // (either way round, their renderers and the lanes' added up to the crawl's peak, bench/crawl-throughput).
         const resumeWarm = deps.warm?.suspend()
+        await deps.warm?.settled(SLOTS_CLOSE_WAIT_MS)
         try {
           await crawlToEnd(deps, d, held, consumer, log, stopping)
         } finally {

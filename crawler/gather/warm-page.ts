@@ -141,10 +141,15 @@ export class SharedFinisher {
     this.closing.add(done)
   }
 
+  /** Resolves once every page let go has closed. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.closing])
+  }
+
   async close(): Promise<void> {
     this.closed = true
     this.drop()
-    await Promise.all([...this.closing])
+    await this.settled()
   }
 }
 
@@ -295,6 +300,18 @@ export class WarmPages {
       .then((s) => (s ? closeSlot(s) : undefined))
       .finally(() => this.closing.delete(done))
     this.closing.add(done)
+  }
+
+  /**
+   * Whether every slot let go (suspend(), release()) and axe's finishing page have closed, waiting at most
+   * `ms` for them: a crawl that starts before their renderers have gone adds its own to theirs.
+   */
+  settled(ms: number): Promise<boolean> {
+    return within(
+      Promise.all([...this.closing, this.finisher.settled()]).then(() => true),
+      ms,
+      false,
+    )
   }
 
   async close(): Promise<void> {

@@ -279,8 +279,11 @@ describe('the browser pool launches Chromium', () => {
     try {
       warm.prepare()
       expect(await poll(() => ours().length > 0, 20_000)).toBe(true)
+      expect(await warm.ready(20_000)).toBe(true)
       const resume = warm.suspend()
-      // The slot made ahead (its page and axe's finishing page) is closed, and no other is made.
+      // settled(): the slot made ahead and axe's finishing page have closed their contexts (a crawl waits for
+      // it before it starts), then their renderers go, and no other slot is made.
+      expect(await warm.settled(15_000)).toBe(true)
       expect(await poll(() => ours().length === 0, 15_000)).toBe(true)
       warm.prepare()
       await Bun.sleep(500)
