@@ -34,6 +34,8 @@ interface Outcome {
   pages: number
   failed: number
   ms: number
+  /** Epoch ms when the audit was judged; absent for the engine alone. */
+  endedAt?: number
   detail?: Record<string, unknown>
 }
 
@@ -67,6 +69,9 @@ async function viaAudit(): Promise<{ run(): Promise<Outcome>; stop(): Promise<vo
             failed: Number(p.pagesFailed ?? 0),
             ms,
             detail: { polls: i + 1, discovered: p.pagesDiscovered },
+            // When the audit was judged (the service's clock, this machine's): what the tree held after it is
+            // the service at rest again, its scan pages made ahead (crawl-throughput.ts reports it apart).
+            ...(Number.isFinite(Date.parse(p.finishedAt)) ? { endedAt: Date.parse(p.finishedAt) } : {}),
           }
         }
       }

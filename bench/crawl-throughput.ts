@@ -7,8 +7,10 @@
 // Each crawl runs in a child process of its own (ours: bun bench/crawl-ours.ts; Crawlee: node
 // compare-lib/crawlee-runner.mjs), started and set up before the clock starts, so its memory can be read
 // alone: every 200 ms this process sums the resident set of the child and all its descendants
-// (Chromium's browser, renderer, GPU and utility processes) from /proc. Per concurrency the order is
-// ours, Crawlee, ours, Crawlee (--rounds pairs), so drift falls on both.
+// (Chromium's browser, renderer, GPU and utility processes) from /proc, and at each new peak its proportional
+// set and both sets by kind of process (lib/proc-memory.ts). Our peak is the tree's until the audit was
+// judged; what came after (the scan pages the service makes ahead again) is printed apart. Per concurrency
+// the order is ours, Crawlee, ours, Crawlee (--rounds pairs), so drift falls on both.
 //
 //   bun bench/crawl-throughput.ts                      200 pages, concurrency 1,2,4, 2 rounds
 //   bun bench/crawl-throughput.ts --quick              60 pages, concurrency 1,2,4, 1 round
@@ -50,6 +52,8 @@ export interface RunResult {
   peakRssMb: number
   /** At the peak of the resident sum: the proportional set (shared pages counted once) and both by kind. */
   atPeak: TreeMemory | null
+  /** Ours: the most the tree held after the audit was judged and before the bench saw it (scan pages made again). */
+  afterEndMb?: number
   /** Tree RSS when the crawl started, and at 25, 50, 75 and 100% of its duration. */
   rssAtMb: [number, number, number, number, number]
   samples: number
@@ -123,19 +127,21 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
     env: { ...process.env, CRAWLEE_STORAGE_DIR: storage, CRAWLEE_PURGE_ON_START: 'true' },
   })
   const timer = setTimeout(() => proc.kill('SIGKILL'), RUN_LIMIT_MS)
-  const samples: Array<{ t: number; rss: number }> = []
+  // `at`: epoch ms, to compare with when our audit was judged (crawl-ours.ts).
+  const samples: Array<{ t: number; at: number; rss: number }> = []
   // At each new peak of the resident sum, the tree is read in detail (a few ms): what the peak is made of.
-  let atPeak: TreeMemory | null = null
+  const peaks: Array<{ at: number; memory: TreeMemory }> = []
   const sample = () => {
     const rss = treeRssBytes(proc.pid)
-    if (samples.every((s) => s.rss < rss)) atPeak = treeMemory(proc.pid)
-    samples.push({ t: t0 ? performance.now() - t0 : 0, rss })
+    const at = Date.now()
+    if (samples.every((s) => s.rss < rss)) peaks.push({ at, memory: treeMemory(proc.pid) })
+    samples.push({ t: t0 ? performance.now() - t0 : 0, at, rss })
   }
   let sampler: ReturnType<typeof setInterval> | null = null
   let t0 = 0
   let info: Record<string, unknown> = {}
   try {
-    let done: { pages: number; failed: number; ms: number } | null = null
+    let done: { pages: number; failed: number; ms: number; endedAt?: number } | null = null
     for await (const line of lines(proc.stdout)) {
       if (!line.startsWith('@@bench ')) continue
       const msg = JSON.parse(line.slice(8))
@@ -155,6 +161,11 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
       }
     }
     if (!done) throw new Error(`${side} at concurrency ${concurrency} ended without a result (exit ${await proc.exited})`)
+    // Our audit's peak is the tree's while it ran: once judged, the service makes its scan pages ahead again
+    // (three renderers at rest), which the poll that sees the end can catch. That is reported apart.
+    const endedAt = done.endedAt ?? Number.POSITIVE_INFINITY
+    const during = samples.filter((s, i) => i === 0 || s.at <= endedAt)
+    const after = samples.filter((s) => s.at > endedAt)
     const end = samples[samples.length - 1]!.t
     const at = (f: number) => {
       // The last sample taken at or before that point of the run.
@@ -172,8 +183,9 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
         failed: done.failed,
         seconds,
         pagesPerMinute: (done.pages * 60) / seconds,
-        peakRssMb: Math.max(...samples.map((s) => s.rss)) / 2 ** 20,
-        atPeak,
+        peakRssMb: Math.max(...during.map((s) => s.rss)) / 2 ** 20,
+        atPeak: peaks.filter((p) => p.at <= endedAt).at(-1)?.memory ?? null,
+        ...(after.length ? { afterEndMb: Math.max(...after.map((s) => s.rss)) / 2 ** 20 } : {}),
         rssAtMb: [at(0), at(0.25), at(0.5), at(0.75), at(1)],
         samples: samples.length,
       },
@@ -220,7 +232,8 @@ try {
         console.log(
           `  c=${c} ${side.padEnd(7)} ${result.pages} pages (${result.failed} failed) in ${result.seconds.toFixed(1)} s: ` +
             `${result.pagesPerMinute.toFixed(0)} pages/min, peak ${result.peakRssMb.toFixed(0)} MB` +
-            (result.atPeak ? ` (PSS ${result.atPeak.pssMb.toFixed(0)} MB; ${formatByKind(result.atPeak.byKind)})` : ''),
+            (result.atPeak ? ` (PSS ${result.atPeak.pssMb.toFixed(0)} MB; ${formatByKind(result.atPeak.byKind)})` : '') +
+            (result.afterEndMb !== undefined ? `; after it was judged ${result.afterEndMb.toFixed(0)} MB` : ''),
         )
       }
     }
