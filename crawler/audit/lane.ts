@@ -1,7 +1,7 @@
 // One lane of a crawl: one tab, in the browser context the crawl's lanes share (lane-context.ts), that
 // navigates from page to page. The lane opens its tab when needed, replaces it when a page crashed, overran
-// its deadline or failed on our side, moves to a new context when its browser was recycled or is gone, and
-// closes its tab with a bound.
+// its deadline or failed on our side, moves to a new context when its browser was recycled or is gone, has
+// its renderer collect the pages it left every few pages, and closes its tab with a bound.
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import { within } from '../../shared/lib/async.ts'
 import type { Logger } from '../../shared/lib/log.ts'
