@@ -131,10 +131,14 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
   const samples: Array<{ t: number; at: number; rss: number }> = []
   // At each new peak of the resident sum, the tree is read in detail (a few ms): what the peak is made of.
   const peaks: Array<{ at: number; memory: TreeMemory }> = []
+  let maxRss = -1
   const sample = () => {
     const rss = treeRssBytes(proc.pid)
     const at = Date.now()
-    if (samples.every((s) => s.rss < rss)) peaks.push({ at, memory: treeMemory(proc.pid) })
+    if (rss > maxRss) {
+      maxRss = rss
+      peaks.push({ at, memory: treeMemory(proc.pid) })
+    }
     samples.push({ t: t0 ? performance.now() - t0 : 0, at, rss })
   }
   let sampler: ReturnType<typeof setInterval> | null = null

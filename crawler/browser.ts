@@ -57,7 +57,7 @@ export const PLAYWRIGHT_DISABLED_FEATURES = [
  *   renderer's resident set and again in the GPU process's) were freed only a second or two later: one lane
  *   held 275 tiles of 256 x 256 pixels (about 70 MB) at concurrency 1, where without it the new document
  *   reuses the tab's pool (43 tiles). The crawl's peak fell by 100-170 MB at concurrency 1, 2 and 4, and its
- *   pages a minute did not (bench/crawl-throughput --quick; docs/decisions.md).
+ *   pages a minute did not (bench/crawl-throughput --quick, one run each way; docs/decisions.md).
  */
 export const CHROMIUM_OFF_FEATURES = [
   'SpareRendererForSitePerProcess',

@@ -3,7 +3,8 @@
 // Chromium's binary, mapped by every one of its processes, counts once) with the resident set by kind of
 // process. The resident sum counts a shared page once per process that maps it: a tree of more processes
 // reads heavier than the memory it holds.
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
+import { descendantsOf, readAll, type ProcStat } from '../capacity-lib/cpu.ts'
 
 const PAGE_BYTES = 4096
 
@@ -21,36 +22,16 @@ export function kindFromCmdline(cmdline: string): string {
   return `utility:${sub.split('.')[0]}`
 }
 
-/** `root` and every process below it, from each process's parent in /proc/<pid>/stat. */
-export function treePids(root: number): number[] {
-  const children = new Map<number, number[]>()
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name)
-    if (!Number.isInteger(pid)) continue
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      const list = children.get(ppid)
-      if (list) list.push(pid)
-      else children.set(ppid, [pid])
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  const out: number[] = []
-  const stack = [root]
-  for (let guard = 0; stack.length && guard < 10_000; guard++) {
-    const pid = stack.pop()!
-    out.push(pid)
-    stack.push(...(children.get(pid) ?? []))
-  }
-  return out
+/** `root` and every process below it, each with its stat (its command name among them). */
+function tree(root: number): ProcStat[] {
+  const all = readAll()
+  return [root, ...descendantsOf(root, all)].flatMap((pid) => all.get(pid) ?? [])
 }
 
 /** The resident set of `root` and every process below it, in bytes. */
 export function treeRssBytes(root: number): number {
   let total = 0
-  for (const pid of treePids(root)) {
+  for (const { pid } of tree(root)) {
     try {
       total += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES
     } catch {}
@@ -70,10 +51,9 @@ const kb = (rollup: string, field: string) => Number(new RegExp(`^${field}:\\s+(
 /** The tree's resident and proportional sets, by kind of process (/proc/<pid>/smaps_rollup: a few ms a process). */
 export function treeMemory(root: number): TreeMemory {
   const out: TreeMemory = { rssMb: 0, pssMb: 0, byKind: {} }
-  for (const pid of treePids(root)) {
+  for (const { pid, comm } of tree(root)) {
     try {
       const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-      const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
       const kind = /chrom/i.test(comm) ? kindFromCmdline(readFileSync(`/proc/${pid}/cmdline`, 'utf8')) : comm
       const rss = kb(rollup, 'Rss')
       const pss = kb(rollup, 'Pss')

@@ -49,7 +49,7 @@ export async function openLaneTab(context: BrowserContext, blockMedia: boolean):
  * a tab left only when their heaps have grown: one lane's renderer went from 120 to 264 MB over 60 pages,
  * with 123 documents alive, and held 1 after a collection. Every third page took the crawl's peak another
  * 60-90 MB lower at concurrency 1, 2 and 4 (RenderDocument off, crawler/browser.ts) with its pages a minute
- * within the runs' spread (bench/crawl-throughput's site, 60 pages); every page did no better. The
+ * within the runs' spread (bench/crawl-throughput --quick, one run each way); every page did no better. The
  * collection runs in the renderer while the browser sends the next page's request.
  */
 export const COLLECT_GARBAGE_EVERY = 3
