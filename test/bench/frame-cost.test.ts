@@ -30,4 +30,8 @@ test('the cost of a frame on each side of the live view, by kind of process', as
   expect(live.ms).toBeGreaterThan(replay.ms)
   expect(viewer.ms).toBeGreaterThan(0)
   expect(live.cores).toBeCloseTo(live.ms / 100, 1)
+  // The viewer is shown pictures it has not decoded before (a decoded data: URL is cached).
+  const distinct = /different pictures: (\d+) of (\d+)/.exec(out)
+  expect(distinct, out).not.toBeNull()
+  expect(Number(distinct![1])).toBeGreaterThan(Number(distinct![2]) / 2)
 }, 180_000)
