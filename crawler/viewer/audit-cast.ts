@@ -177,16 +177,23 @@ export class AuditCast {
     )
   }
 
-  /** A still of `page` published if `stillWanted()` holds once it is taken and no later still went out first. */
-  private async still(page: Page, stillWanted: () => boolean, lane: number, url: () => string) {
+  /**
+   * A still of `page` published if `stillWanted()` holds once it is taken and, for the ticker's stills of the
+   * focused tab (`inOrder`), no later still went out first. A judged page's still is not in that order: it
+   * shows another page, once, whatever the focused tab's stills did meanwhile. False when none could be
+   * taken (the tab closed, or the machine too busy to take it within its bound).
+   */
+  private async still(page: Page, stillWanted: () => boolean, lane: number, url: () => string, inOrder = true): Promise<boolean> {
     this.stills++
     const t0 = performance.now()
     try {
       const data = await captureJpeg(page, LIVE_FRAME[this.quality].scale, LIVE_FRAME[this.quality].quality)
       castStats.stills++
       castStats.stillMs += performance.now() - t0
-      if (!data || !this.watching || !stillWanted() || t0 < this.lastStillShown) return
-      if (this.publish(lane, url(), data, Date.now(), true)) this.lastStillShown = t0
+      if (!data) return false
+      if (!this.watching || !stillWanted() || (inOrder && t0 < this.lastStillShown)) return true
+      if (this.publish(lane, url(), data, Date.now(), true)) this.lastStillShown = Math.max(this.lastStillShown, t0)
+      return true
     } finally {
       this.stills--
     }
@@ -203,13 +210,19 @@ export class AuditCast {
    */
   async showJudged(page: Page, lane: number, url: string): Promise<void> {
     if (!this.watching || this.shown.has(url) || page.isClosed()) return
-    // The crawl waits for this before the tab moves on: the still shows the judged page.
-    await this.still(
-      page,
-      () => !page.isClosed(),
-      lane,
-      () => url,
-    )
+    // The crawl waits for this before the tab moves on: the still shows the judged page. One more try when a
+    // loaded machine could not take it within its bound (capture.ts), so the page shows once all the same.
+    for (let attempt = 0; attempt < 2 && this.watching && !page.isClosed(); attempt++)
+      if (
+        await this.still(
+          page,
+          () => !page.isClosed(),
+          lane,
+          () => url,
+          false,
+        )
+      )
+        return
   }
 
   /** A tab is attached: the least recently active until it starts a page (touch), unless it is the only one. */

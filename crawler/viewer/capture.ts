@@ -6,6 +6,7 @@
 // out twice and making the live screencast's frames narrow meanwhile. In bench/viewer-fps --busy --quick, an
 // audit of 40 static pages took 24.9 s with those and 12.4-14.2 s with one-frame screencasts.
 import type { CDPSession, Page } from 'playwright-core'
+import { jpegInfo } from '../../shared/lib/jpeg.ts'
 
 /** What the live view did in this process, for bench/viewer-fps (counts only, never read by the crawl). */
 export const castStats = {
@@ -13,6 +14,8 @@ export const castStats = {
   screencastFrames: 0,
   stills: 0,
   stillMs: 0,
+  /** Still frames that came at another size than asked and were asked for again (capture.ts). */
+  stillsResized: 0,
   published: 0,
   /** Screencast frames held for the rate cap and replaced by a newer one before they went out. */
   skippedRate: 0,
@@ -85,7 +88,15 @@ async function shoot(page: Page, slot: StillSlot, scale: number, quality: number
   } catch {
     return null
   }
-  const viewport = page.viewportSize() ?? { width: 1280, height: 800 }
+  const sized = page.viewportSize()
+  const viewport = sized ?? { width: 1280, height: 800 }
+  const params = {
+    format: 'jpeg' as const,
+    quality,
+    maxWidth: Math.round(viewport.width * scale),
+    maxHeight: Math.round(viewport.height * scale),
+    everyNthFrame: 1,
+  }
   const data = await new Promise<string | null>((resolve) => {
     const done = (d: string | null) => {
       clearTimeout(timer)
@@ -96,21 +107,28 @@ async function shoot(page: Page, slot: StillSlot, scale: number, quality: number
     // A tab that closes sends no frame: its still ends now, not at the timeout.
     const onClose = () => done(null)
     page.once('close', onClose)
+    const start = () => cdp.send('Page.startScreencast', params).catch(() => done(null))
+    let restarts = 0
     const onFrame = (f: Frame) => {
       cdp.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
+      // Now and then, on a loaded machine, the first frame comes at the size of the tab's previous one-frame
+      // screencast (a replay still just before a judged page's live one): not this still. Asked again, at
+      // most twice, since a page that does not repaint sends nothing more by itself.
+      const width = sized ? jpegInfo(f.data.slice(0, 1600))?.width : undefined
+      if (width !== undefined && Math.abs(width - params.maxWidth) > 2) {
+        castStats.stillsResized++
+        if (restarts++ < 2)
+          void cdp
+            .send('Page.stopScreencast')
+            .catch(() => {})
+            .then(start)
+        return
+      }
       done(f.data)
     }
     const timer = setTimeout(() => done(null), STILL_TIMEOUT_MS)
     cdp.on('Page.screencastFrame', onFrame)
-    cdp
-      .send('Page.startScreencast', {
-        format: 'jpeg',
-        quality,
-        maxWidth: Math.round(viewport.width * scale),
-        maxHeight: Math.round(viewport.height * scale),
-        everyNthFrame: 1,
-      })
-      .catch(() => done(null))
+    void start()
   })
   // Stopped before the next still starts: a frame sent meanwhile arrives before this answer and is ignored.
   await cdp.send('Page.stopScreencast').catch(() => {})

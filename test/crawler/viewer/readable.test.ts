@@ -21,6 +21,11 @@ import { machineDeadline } from '../../harness/machine.ts'
 import { until } from '../../harness/wait.ts'
 
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(40)
+/**
+ * Someone watches for the whole test: the api keeps this key alive while a viewer is open; here it simply
+ * outlives the test (a 60 s key ran out under a loaded suite and the cast stopped, judged page and all).
+ */
+const WATCHING_TTL_S = 3_600
 
 function site() {
   const page = (title: string, animated: boolean) => `<!doctype html><html><head><title>${title}</title><style>
@@ -89,7 +94,7 @@ describe('live frames are readable on a fast link', () => {
         () => infra.pubsub.publish(viewerChannels.control(auditId), 'unwatch'),
         () => infra.kv.del(viewerKeys.watching(auditId)),
       )
-      await infra.kv.set(viewerKeys.watching(auditId), '1', 60)
+      await infra.kv.set(viewerKeys.watching(auditId), '1', WATCHING_TTL_S)
       await infra.pubsub.publish(viewerChannels.control(auditId), 'watch')
 
       // A page that does not repaint: stills.
@@ -132,6 +137,44 @@ describe('live frames are readable on a fast link', () => {
 
       await c0.detach()
       await c1.detach()
+    },
+    machineDeadline(60_000),
+  )
+
+  test(
+    "a judged page's still shows even when the focused tab's stills went out after it was started",
+    async () => {
+      const auditId = `aud_${randomBytes(8).toString('hex')}`
+      const deps = { auditId, pubsub: infra.pubsub, kv: infra.kv, log }
+      const urls: string[] = []
+      const unsub = await infra.pubsub.subscribe(viewerChannels.frames(auditId), (m) => urls.push(JSON.parse(m).url))
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      opened.push(unsub, () => context.close())
+      const [lane0, lane1] = [await context.newPage(), await context.newPage()]
+      await lane0.goto(`${web.url}/static`)
+      const c0 = await attachScreencast(lane0, deps, 0)
+      c0.touch(`${web.url}/static`)
+      opened.push(
+        () => c0.detach(),
+        () => infra.pubsub.publish(viewerChannels.control(auditId), 'unwatch'),
+        () => infra.kv.del(viewerKeys.watching(auditId)),
+      )
+      await infra.kv.set(viewerKeys.watching(auditId), '1', WATCHING_TTL_S)
+      await infra.pubsub.publish(viewerChannels.control(auditId), 'focus:0')
+      await infra.pubsub.publish(viewerChannels.control(auditId), 'watch')
+      await until(() => urls.length >= 1, machineDeadline(15_000), 'a frame of the focused tab')
+      await lane1.goto(`${web.url}/judged`)
+      const c1 = await attachScreencast(lane1, deps, 1)
+      opened.push(() => c1.detach())
+      // What a busy machine does now and then: a still of the focused tab, started after the judged page's
+      // still, goes out before it. The focused tab's stills keep their order; the judged page's shows anyway.
+      const cast = liveAuditCast(deps) as unknown as {
+        lastStillShown: number
+        showJudged: (p: typeof lane1, l: number, u: string) => Promise<void>
+      }
+      cast.lastStillShown = performance.now() + 3_600_000
+      await cast.showJudged(lane1, 1, `${web.url}/judged`)
+      await until(() => urls.some((u) => u.endsWith('/judged')), machineDeadline(10_000), 'the judged page on screen')
     },
     machineDeadline(60_000),
   )
