@@ -223,6 +223,7 @@ export class AuditCast {
         )
       )
         return
+    if (this.watching && !page.isClosed()) castStats.judgedUnshown++
   }
 
   /** A tab is attached: the least recently active until it starts a page (touch), unless it is the only one. */

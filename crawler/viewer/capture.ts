@@ -16,6 +16,8 @@ export const castStats = {
   stillMs: 0,
   /** Still frames that came at another size than asked and were asked for again (capture.ts). */
   stillsResized: 0,
+  /** Judged pages whose still came back empty at both tries (audit-cast.ts showJudged): not shown. */
+  judgedUnshown: 0,
   published: 0,
   /** Screencast frames held for the rate cap and replaced by a newer one before they went out. */
   skippedRate: 0,
