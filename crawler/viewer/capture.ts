@@ -100,7 +100,9 @@ async function shoot(page: Page, slot: StillSlot, scale: number, quality: number
     everyNthFrame: 1,
   }
   const data = await new Promise<string | null>((resolve) => {
+    let finished = false
     const done = (d: string | null) => {
+      finished = true
       clearTimeout(timer)
       cdp.off('Page.screencastFrame', onFrame)
       page.off('close', onClose)
@@ -109,7 +111,8 @@ async function shoot(page: Page, slot: StillSlot, scale: number, quality: number
     // A tab that closes sends no frame: its still ends now, not at the timeout.
     const onClose = () => done(null)
     page.once('close', onClose)
-    const start = () => cdp.send('Page.startScreencast', params).catch(() => done(null))
+    // Never started again once this still is over (a restart still on its way), so no screencast outlives it.
+    const start = () => (finished ? undefined : cdp.send('Page.startScreencast', params).catch(() => done(null)))
     let restarts = 0
     const onFrame = (f: Frame) => {
       cdp.send('Page.screencastFrameAck', { sessionId: f.sessionId }).catch(() => {})
