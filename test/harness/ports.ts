@@ -1,9 +1,18 @@
-// A port for what cannot bind port 0 and say which port it got: a third-party server given its port in a
-// configuration file (nginx, Apache, Caddy, the Debian applications, PostgREST), a Kubernetes manifest whose
-// probes name a port, or an address nothing listens on. Our own servers bind port 0 and report their port.
-// A port free now may be taken before the server binds it: callers that start a server say so when its
-// bind fails (test/fixtures/sites/lib/real-server.ts starts it again on another port).
+// Ports for third-party servers, which are given their port in a configuration file or on their command
+// line. Our own servers bind port 0 and report their port. For the others, in order of preference:
+// - a server that accepts port 0 (php -S, Caddy, Django's runserver, Werkzeug, Express) is given 0, and the
+//   port it got is read from the kernel: listeningPorts() below;
+// - nginx, which refuses port 0, adopts a socket bound here on port 0 and handed over as a file descriptor
+//   (its NGINX environment variable, what its binary upgrade uses): listenerForChild();
+// - a server that can do neither (Debian's apache2: "Invalid address or port" for port 0, and built without
+//   systemd's socket activation) gets unusedPort(), a port free a moment ago that another process may take
+//   before the server binds it; its callers say so when its bind fails and start it again on another port
+//   (test/fixtures/sites/lib/real-server.ts; bench/real-apps/apps.sh does the same for the Debian
+//   applications behind apache2).
+// unusedPort() also names a port for a Kubernetes manifest's probes (the pods run on the host's network), an
+// address nothing listens on, and PostgREST's port (not installed here, so its fixture's stand-in runs).
 import { createServer } from 'node:net'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 
 /** A port on 127.0.0.1 that was free a moment ago (listen on port 0, read it, close). */
 export function unusedPort(): Promise<number> {
@@ -16,4 +25,85 @@ export function unusedPort(): Promise<number> {
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port from listen(0)'))))
     })
   })
+}
+
+/** pid and every process below it (a server's workers), from /proc. */
+function withDescendants(pid: number): number[] {
+  const parent = new Map<number, number>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out = [pid]
+  for (let i = 0; i < out.length && out.length < 512; i++) for (const [c, p] of parent) if (p === out[i] && !out.includes(c)) out.push(c)
+  return out
+}
+
+/** The inodes of the sockets a process holds open. */
+function socketInodes(pid: number): Set<string> {
+  const out = new Set<string>()
+  let fds: string[] = []
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {
+    return out
+  }
+  for (const fd of fds) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
+      if (m) out.add(m[1]!)
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out
+}
+
+/**
+ * The TCP ports on 127.0.0.1 that pid or a process below it listens on, from the kernel's socket table
+ * (/proc/net/tcp: state 0A is LISTEN, 0100007F is 127.0.0.1). Sorted; empty until the server has bound.
+ */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>()
+  for (const p of withDescendants(pid)) for (const i of socketInodes(p)) inodes.add(i)
+  if (!inodes.size) return []
+  const ports = new Set<number>()
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/)
+    if (f.length < 10 || f[3] !== '0A' || !inodes.has(f[9]!)) continue
+    const [addr, port] = f[1]!.split(':')
+    if (addr === '0100007F') ports.add(Number.parseInt(port!, 16))
+  }
+  return [...ports].sort((a, b) => a - b)
+}
+
+/**
+ * A listening socket on 127.0.0.1, port 0, for a child to adopt: `fd` goes in the child's stdio (as its fd 3,
+ * say), and close() drops this process's copy once the child has started, so only the child accepts on it.
+ * Nothing here accepts meanwhile: nobody knows the port before the child's configuration names it.
+ */
+export function listenerForChild(): { port: number; fd: number; close(): void } {
+  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open: (s) => void s.end(), data() {} } })
+  const fd = (listener as unknown as { fd?: number }).fd
+  if (typeof fd !== 'number' || fd < 0) {
+    listener.stop(true)
+    throw new Error('Bun.listen gave no file descriptor to hand over')
+  }
+  return { port: listener.port, fd, close: () => listener.stop(true) }
+}
+
+/** The port on 127.0.0.1 that pid (given port 0) or a process below it listens on, once it has bound; throws after ms. */
+export async function boundPort(pid: number, ms: number, what: string): Promise<number> {
+  const deadline = performance.now() + ms
+  for (;;) {
+    const port = listeningPorts(pid)[0]
+    if (port !== undefined) return port
+    if (performance.now() > deadline) throw new Error(`${what} listens on no port of 127.0.0.1 after ${ms} ms`)
+    await Bun.sleep(50)
+  }
 }

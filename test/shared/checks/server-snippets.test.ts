@@ -14,7 +14,7 @@ import { buildCsp, cspAdviceText, pageSources } from '../../../shared/checks/uti
 import { cookieFixes, headerFixes } from '../../../shared/checks/util/fix.ts'
 import { until } from '../../harness/wait.ts'
 import { APACHE, apacheConfig } from '../../harness/apache.ts'
-import { unusedPort } from '../../harness/ports.ts'
+import { boundPort, unusedPort } from '../../harness/ports.ts'
 
 const CADDY = '/usr/bin/caddy'
 
@@ -152,8 +152,6 @@ describe.skipIf(!existsSync(APACHE))('Apache: .htaccess snippets in a real Apach
 describe.skipIf(!existsSync(CADDY))('Caddy: Caddyfile snippets in a real Caddy', () => {
   test('the header block, header removal and the path denials work; the other snippets validate', async () => {
     const root = scratch()
-    const port = await unusedPort()
-    const site = `http://127.0.0.1:${port}`
     const headerBlock = braceBlock(headerFixes(HEADERS).caddy, 'header {')
     const versionBlock = braceBlock(getCheck('version-disclosure')!.fix.caddy!, 'header {')
     const env = getCheck('exposed-env-file')!
@@ -167,7 +165,9 @@ describe.skipIf(!existsSync(CADDY))('Caddy: Caddyfile snippets in a real Caddy',
       '  admin off',
       '  auto_https off',
       '}',
-      `${site} {`,
+      // Port 0 on loopback: the port Caddy got is read from the kernel (test/harness/ports.ts).
+      'http://127.0.0.1:0 {',
+      '  bind 127.0.0.1',
       headerBlock,
       versionBlock,
       ...env,
@@ -183,6 +183,7 @@ describe.skipIf(!existsSync(CADDY))('Caddy: Caddyfile snippets in a real Caddy',
       stderr: 'pipe',
     })
     stops.push(() => proc.kill())
+    const site = `http://127.0.0.1:${await boundPort(proc.pid, 10_000, 'Caddy')}`
     await until(async () => (await fetch(`${site}/`).catch(() => null)) !== null, 10_000, 'Caddy to answer')
     const page = await fetch(`${site}/`)
     for (const h of HEADERS) expect(page.headers.get(h.key)).toBe(h.value)

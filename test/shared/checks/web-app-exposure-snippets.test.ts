@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { webAppExposure } from '../../../shared/checks/exposure/web-app-exposure.ts'
-import { unusedPort } from '../../harness/ports.ts'
+import { listenerForChild, unusedPort } from '../../harness/ports.ts'
 import { until } from '../../harness/wait.ts'
 import { APACHE, apacheConfig } from '../../harness/apache.ts'
 
@@ -65,7 +65,9 @@ function expectAdviceHolds(got: Record<string, number>) {
 describe.skipIf(!existsSync(NGINX))('the nginx advice in a real nginx', () => {
   test('refuses every path the check reads, serves the rest', async () => {
     const { root, www } = webRoot()
-    const port = await unusedPort()
+    // A socket on port 0, handed to nginx as its fd 3 (test/harness/ports.ts): no other process can take the port first.
+    const socket = listenerForChild()
+    const port = socket.port
     const conf = join(root, 'nginx.conf')
     writeFileSync(
       conf,
@@ -82,7 +84,11 @@ describe.skipIf(!existsSync(NGINX))('the nginx advice in a real nginx', () => {
         '}',
       ].join('\n'),
     )
-    const proc = Bun.spawn([NGINX, '-c', conf, '-p', root], { stdout: 'ignore', stderr: 'pipe' })
+    const proc = Bun.spawn([NGINX, '-c', conf, '-p', root], {
+      stdio: ['ignore', 'ignore', 'pipe', socket.fd],
+      env: { ...process.env, NGINX: '3;' },
+    })
+    socket.close()
     stops.push(() => {
       proc.kill()
       return proc.exited
