@@ -36,6 +36,11 @@ interface Outcome {
   ms: number
   /** Epoch ms when the audit was judged; absent for the engine alone. */
   endedAt?: number
+  /**
+   * Epoch ms when the audit's first page started (its lanes open once the scan pages the service keeps made
+   * ahead have closed); absent for the engine alone.
+   */
+  firstPageAt?: number
   detail?: Record<string, unknown>
 }
 
@@ -57,14 +62,20 @@ async function viaAudit(): Promise<{ run(): Promise<Outcome>; stop(): Promise<vo
       })
       const start = payload(started)
       if (started.isError) throw new Error(`audit_app: ${JSON.stringify(start)}`)
+      let crawling = false
       for (let i = 0; performance.now() - t0 < LIMIT_MS; i++) {
         await sleep(POLL_MS)
         const got = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: start.auditId } }))
+        // The parent reads the tree in detail at each new peak from here on (crawl-throughput.ts).
+        if (!crawling && Number(got.progress?.pagesScanned ?? 0) > 0) say({ crawling: (crawling = true) })
         if (['completed', 'failed', 'cancelled'].includes(got.status)) {
           const ms = performance.now() - t0
           const p = got.progress ?? {}
           if (got.status !== 'completed') throw new Error(`audit ${got.status}: ${JSON.stringify(got.error ?? {})}`)
+          const [first] = await svc.running.services.db.sql<{ at: Date | null }[]>`
+            SELECT min(started_at) AS at FROM audit_pages WHERE audit_id = ${start.auditId}`
           return {
+            ...(first?.at ? { firstPageAt: first.at.getTime() } : {}),
             pages: Number(p.pagesScanned ?? 0),
             failed: Number(p.pagesFailed ?? 0),
             ms,

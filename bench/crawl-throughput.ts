@@ -8,8 +8,9 @@
 // compare-lib/crawlee-runner.mjs), started and set up before the clock starts, so its memory can be read
 // alone: every 200 ms this process sums the resident set of the child and all its descendants
 // (Chromium's browser, renderer, GPU and utility processes) from /proc, and at each new peak its proportional
-// set and both sets by kind of process (lib/proc-memory.ts). Our peak is the tree's until the audit was
-// judged; what came after (the scan pages the service makes ahead again) is printed apart. Per concurrency
+// set and both sets by kind of process (lib/proc-memory.ts). Our peak is the tree's from the audit's first
+// page until it was judged; what came before (the scan pages the service keeps made ahead, closing) and after
+// (those pages made again) is printed apart. Per concurrency
 // the order is ours, Crawlee, ours, Crawlee (--rounds pairs), so drift falls on both.
 //
 //   bun bench/crawl-throughput.ts                      200 pages, concurrency 1,2,4, 2 rounds
@@ -54,6 +55,8 @@ export interface RunResult {
   atPeak: TreeMemory | null
   /** Ours: the most the tree held after the audit was judged and before the bench saw it (scan pages made again). */
   afterEndMb?: number
+  /** Ours: the most the tree held before the audit's first page started (the scan pages made ahead, closing). */
+  beforeStartMb?: number
   /** Tree RSS when the crawl started, and at 25, 50, 75 and 100% of its duration. */
   rssAtMb: [number, number, number, number, number]
   samples: number
@@ -145,7 +148,7 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
   let t0 = 0
   let info: Record<string, unknown> = {}
   try {
-    let done: { pages: number; failed: number; ms: number; endedAt?: number } | null = null
+    let done: { pages: number; failed: number; ms: number; endedAt?: number; firstPageAt?: number } | null = null
     for await (const line of lines(proc.stdout)) {
       if (!line.startsWith('@@bench ')) continue
       const msg = JSON.parse(line.slice(8))
@@ -157,6 +160,10 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
         sampler = setInterval(sample, SAMPLE_MS)
         proc.stdin.write('go\n')
         proc.stdin.flush()
+      } else if (msg.crawling) {
+        // The crawl's first page is in: what the tree held before may have been the service's scan pages
+        // made ahead, closing. From here on, each new peak of the crawl is read in detail.
+        maxRss = -1
       } else if (msg.done) {
         sample()
         if (sampler) clearInterval(sampler)
@@ -165,10 +172,16 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
       }
     }
     if (!done) throw new Error(`${side} at concurrency ${concurrency} ended without a result (exit ${await proc.exited})`)
-    // Our audit's peak is the tree's while it ran: once judged, the service makes its scan pages ahead again
-    // (three renderers at rest), which the poll that sees the end can catch. That is reported apart.
+    // Our audit's peak is the tree's while it crawled, from its first page until it was judged. Before its
+    // first page the service was closing the scan pages it keeps made ahead (three renderers at rest, or on
+    // their way when the audit came); once judged, it makes them again, which the poll that sees the end can
+    // catch. Both are the service at rest, reported apart.
     const endedAt = done.endedAt ?? Number.POSITIVE_INFINITY
-    const during = samples.filter((s, i) => i === 0 || s.at <= endedAt)
+    const from = done.firstPageAt ?? Number.NEGATIVE_INFINITY
+    const inCrawl = (at: number) => at >= from && at <= endedAt
+    const crawled = samples.filter((s) => inCrawl(s.at))
+    const during = crawled.length ? crawled : samples.filter((s, i) => i === 0 || s.at <= endedAt)
+    const before = samples.filter((s) => s.at < from)
     const after = samples.filter((s) => s.at > endedAt)
     const end = samples[samples.length - 1]!.t
     const at = (f: number) => {
@@ -188,8 +201,9 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
         seconds,
         pagesPerMinute: (done.pages * 60) / seconds,
         peakRssMb: Math.max(...during.map((s) => s.rss)) / 2 ** 20,
-        atPeak: peaks.filter((p) => p.at <= endedAt).at(-1)?.memory ?? null,
+        atPeak: peaks.filter((p) => inCrawl(p.at)).at(-1)?.memory ?? peaks.filter((p) => p.at <= endedAt).at(-1)?.memory ?? null,
         ...(after.length ? { afterEndMb: Math.max(...after.map((s) => s.rss)) / 2 ** 20 } : {}),
+        ...(before.length && crawled.length ? { beforeStartMb: Math.max(...before.map((s) => s.rss)) / 2 ** 20 } : {}),
         rssAtMb: [at(0), at(0.25), at(0.5), at(0.75), at(1)],
         samples: samples.length,
       },
@@ -237,6 +251,7 @@ try {
           `  c=${c} ${side.padEnd(7)} ${result.pages} pages (${result.failed} failed) in ${result.seconds.toFixed(1)} s: ` +
             `${result.pagesPerMinute.toFixed(0)} pages/min, peak ${result.peakRssMb.toFixed(0)} MB` +
             (result.atPeak ? ` (PSS ${result.atPeak.pssMb.toFixed(0)} MB; ${formatByKind(result.atPeak.byKind)})` : '') +
+            (result.beforeStartMb !== undefined ? `; before its first page ${result.beforeStartMb.toFixed(0)} MB` : '') +
             (result.afterEndMb !== undefined ? `; after it was judged ${result.afterEndMb.toFixed(0)} MB` : ''),
         )
       }
