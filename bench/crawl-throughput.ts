@@ -100,6 +100,10 @@ async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string
   }
 }
 
+/** The detailed reading with the highest resident sum, or null. */
+const highest = (ps: Array<{ rss: number; memory: TreeMemory }>): TreeMemory | null =>
+  ps.reduce<{ rss: number; memory: TreeMemory } | null>((best, p) => (best && best.rss >= p.rss ? best : p), null)?.memory ?? null
+
 async function runOne(side: Side, siteUrl: string, concurrency: number): Promise<{ result: RunResult; info: Record<string, unknown> }> {
   const storage = mkdtempSync(join(tmpdir(), 'appaudit-crawlee-'))
   const cmd =
@@ -133,14 +137,14 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
   // `at`: epoch ms, to compare with when our audit was judged (crawl-ours.ts).
   const samples: Array<{ t: number; at: number; rss: number }> = []
   // At each new peak of the resident sum, the tree is read in detail (a few ms): what the peak is made of.
-  const peaks: Array<{ at: number; memory: TreeMemory }> = []
+  const peaks: Array<{ at: number; rss: number; memory: TreeMemory }> = []
   let maxRss = -1
   const sample = () => {
     const rss = treeRssBytes(proc.pid)
     const at = Date.now()
     if (rss > maxRss) {
       maxRss = rss
-      peaks.push({ at, memory: treeMemory(proc.pid) })
+      peaks.push({ at, rss, memory: treeMemory(proc.pid) })
     }
     samples.push({ t: t0 ? performance.now() - t0 : 0, at, rss })
   }
@@ -201,7 +205,8 @@ async function runOne(side: Side, siteUrl: string, concurrency: number): Promise
         seconds,
         pagesPerMinute: (done.pages * 60) / seconds,
         peakRssMb: Math.max(...during.map((s) => s.rss)) / 2 ** 20,
-        atPeak: peaks.filter((p) => inCrawl(p.at)).at(-1)?.memory ?? peaks.filter((p) => p.at <= endedAt).at(-1)?.memory ?? null,
+        // The detailed reading at the highest sum of the window (the reset at "crawling" records lower ones too).
+        atPeak: highest(peaks.filter((p) => inCrawl(p.at))) ?? highest(peaks.filter((p) => p.at <= endedAt)),
         ...(after.length ? { afterEndMb: Math.max(...after.map((s) => s.rss)) / 2 ** 20 } : {}),
         ...(before.length && crawled.length ? { beforeStartMb: Math.max(...before.map((s) => s.rss)) / 2 ** 20 } : {}),
         rssAtMb: [at(0), at(0.25), at(0.5), at(0.75), at(1)],
