@@ -62,7 +62,9 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     const tChain = performance.now()
     const mainP = followChain(target.href, proxy, opts.probeTimeoutMs).finally(() => mark('httpChain', tChain))
     const tPage = performance.now()
-    const pageP = loadPage(target.href, proxy, { ...opts, ...(slot ? { opened: slot } : {}) }).finally(() => mark('browser', tPage))
+    // The next scan's slot is made while this page waits for network quiet (warm-page.ts prepareNext).
+    const loading = { ...opts, ...(slot ? { opened: slot } : {}), onLoaded: () => opts.warm?.prepareNext() }
+    const pageP = loadPage(target.href, proxy, loading).finally(() => mark('browser', tPage))
     const httpForm = httpFormOf(target)
     const httpP = httpForm && httpForm !== target.href ? followChain(httpForm, proxy, opts.probeTimeoutMs) : null
     // Awaited below, after the plain-HTTP view and the probes: a browser that fails first (closed, crashed)
@@ -122,8 +124,8 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
   } finally {
     if (slot) opts.warm!.giveBack(slot)
     else await proxy.stop().catch(() => {})
-    // The next scan's page opens now, while this worker stores the report and waits for work.
-    opts.warm?.prepare()
+    // The next scan's page opens once the worker waits for work (or in the next scan's own quiet wait).
+    opts.warm?.prepareWhenIdle()
   }
 }
 

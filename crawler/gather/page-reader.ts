@@ -152,6 +152,8 @@ export async function loadPage(
     opened?: { context: BrowserContext; page: Page; finisher?: Promise<Page | null> }
     /** false: the page is read without axe. Default true. */
     axe?: boolean
+    /** Called once the page has loaded, as its wait for network quiet begins. */
+    onLoaded?: () => void
   },
 ): Promise<Loaded> {
   const context = opts.opened?.context ?? (await opts.browser.newContext(scanContextOptions(proxy)))
@@ -169,6 +171,7 @@ export async function loadPage(
       const failure = res ? egressFailure(res) : null
       if (failure) error = `${failure.code}: ${failure.reason}`
       phases.pageLoad = since(tLoad)
+      opts.onLoaded?.()
       const tQuiet = performance.now()
       // Late requests (XHR after load) matter for mixed content and third parties: wait until nothing is
       // in flight for a short quiet window (Chromium's networkidle waits a fixed 500 ms), at most 1 s.

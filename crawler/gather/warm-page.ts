@@ -1,6 +1,7 @@
 // A scan's browser page made ready before the scan asks for it. Opening a context and its first page costs
 // a new renderer process (about half a second on 2 cores, most of a small page's load); a worker makes the
-// next one while it waits for work, so a scan starts with a page already open. Each slot is used once: its
+// next one while it waits for work, or, when scans come back to back, while a scan's loaded page waits for
+// network quiet (its CPU mostly idle then), so a scan starts with a page already open. Each slot is used once: its
 // own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan. axe's
 // finisher (axe.ts), a blank page with axe loaded, is ready before it is needed, so axe's last step, after
 // the page has been read, does not wait for a new renderer and a second load of axe.
@@ -190,9 +191,9 @@ export class WarmPages {
     })
   }
 
-  /** Prepares slots in the background up to `depth`, one after another. */
-  prepare(): void {
-    while (!this.closed && this.suspended === 0 && this.made.length < this.depth) {
+  /** Prepares slots in the background up to `upTo` (at most `depth`), one after another. */
+  prepare(upTo = this.depth): void {
+    while (!this.closed && this.suspended === 0 && this.made.length < Math.min(upTo, this.depth)) {
       const generation = this.browser.generation
       // A slot still being made when a crawl suspends this asks for no finishing page: it is let go unused.
       const finisher = () => (this.suspended > 0 ? Promise.resolve(null) : this.finisher.get())
@@ -273,6 +274,24 @@ export class WarmPages {
       this.running--
       throw e
     }
+  }
+
+  /**
+   * A scan has ended: the slots it used are made again once the worker has stayed without a scan for a moment.
+   * A scan that follows at once makes the one it needs next itself, while its page waits for network quiet
+   * (prepareNext): made right as a scan ends, the new context and renderer shared the cores with the next
+   * scan's load and reads.
+   */
+  prepareWhenIdle(): void {
+    const later = setTimeout(() => {
+      if (this.running === 0) this.prepare()
+    }, IDLE_COMPILE_DELAY_MS)
+    later.unref?.()
+  }
+
+  /** A scan's page has loaded and waits for network quiet, the CPU mostly idle: one slot for the next scan is made now. */
+  prepareNext(): void {
+    this.prepare(1)
   }
 
   /**

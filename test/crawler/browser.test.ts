@@ -226,6 +226,56 @@ describe('the browser pool launches Chromium', () => {
     }
   }, 90_000)
 
+  test("a scan's slot is made again once the worker stays idle, or by the next scan's quiet wait: one slot, not two", async () => {
+    const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+    const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 2)
+    const ours = newRenderers()
+    /** Renderers once their count has held still for a while. */
+    const settledCount = async () => {
+      let n = -1
+      for (let i = 0; i < 100 && ours().length !== n; i++) {
+        n = ours().length
+        await Bun.sleep(300)
+      }
+      return n
+    }
+    try {
+      warm.prepare()
+      expect(await warm.ready(20_000)).toBe(true)
+      await settledCount()
+      const a = await warm.take()
+      const b = await warm.take()
+      const taken = await settledCount()
+      // `a`'s scan ends while `b`'s runs: nothing is made, not even after the idle delay.
+      warm.giveBack(a)
+      warm.prepareWhenIdle()
+      await Bun.sleep(IDLE_COMPILE_DELAY_MS + 300)
+      expect(await settledCount()).toBeLessThanOrEqual(taken)
+      const afterA = ours().length
+      // `b`'s page has loaded and waits for network quiet: one slot for the next scan, though two are kept.
+      warm.prepareNext()
+      expect(await warm.ready(20_000)).toBe(true)
+      expect(await settledCount()).toBe(afterA + 1)
+      // The worker is idle once `b` ends: the second slot is made after the delay.
+      warm.giveBack(b)
+      warm.prepareWhenIdle()
+      await Bun.sleep(IDLE_COMPILE_DELAY_MS + 300)
+      expect(await warm.ready(20_000)).toBe(true)
+      const idle = await settledCount()
+      const c = await warm.take()
+      const d = await warm.take()
+      for (const slot of [c, d]) expect(slot.page.isClosed()).toBe(false)
+      // Both were made ahead: taking them opened no renderer. A third opens its own.
+      expect(await settledCount()).toBe(idle)
+      const e = await warm.take()
+      expect(await poll(() => ours().length > idle, 20_000)).toBe(true)
+      for (const slot of [c, d, e]) await closeSlot(slot)
+    } finally {
+      await warm.close()
+      await pool.close()
+    }
+  }, 120_000)
+
   test('axe is compiled in a slot made ahead only while no scan runs, and in one made during a scan once it ends', async () => {
     const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
     const warm = new WarmPages(pool, { allowPrivate: true, trustedHosts: [] }, 1)
