@@ -67,7 +67,10 @@ async function viaAudit(): Promise<{ run(): Promise<Outcome>; stop(): Promise<vo
         await sleep(POLL_MS)
         const got = payload(await client.callTool({ name: 'get_audit', arguments: { auditId: start.auditId } }))
         // The parent reads the tree in detail at each new peak from here on (crawl-throughput.ts).
-        if (!crawling && Number(got.progress?.pagesScanned ?? 0) > 0) say({ crawling: (crawling = true) })
+        if (!crawling && Number(got.progress?.pagesScanned ?? 0) > 0) {
+          crawling = true
+          say({ crawling })
+        }
         if (['completed', 'failed', 'cancelled'].includes(got.status)) {
           const ms = performance.now() - t0
           const p = got.progress ?? {}

@@ -13,6 +13,7 @@
 // address nothing listens on, and PostgREST's port (not installed here, so its fixture's stand-in runs).
 import { createServer } from 'node:net'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { descendants } from '../crawler/audit/procs.ts'
 
 /** A port on 127.0.0.1 that was free a moment ago (listen on port 0, read it, close). */
 export function unusedPort(): Promise<number> {
@@ -25,23 +26,6 @@ export function unusedPort(): Promise<number> {
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port from listen(0)'))))
     })
   })
-}
-
-/** pid and every process below it (a server's workers), from /proc. */
-function withDescendants(pid: number): number[] {
-  const parent = new Map<number, number>()
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out = [pid]
-  for (let i = 0; i < out.length && out.length < 512; i++) for (const [c, p] of parent) if (p === out[i] && !out.includes(c)) out.push(c)
-  return out
 }
 
 /** The inodes of the sockets a process holds open. */
@@ -70,7 +54,7 @@ function socketInodes(pid: number): Set<string> {
  */
 export function listeningPorts(pid: number): number[] {
   const inodes = new Set<string>()
-  for (const p of withDescendants(pid)) for (const i of socketInodes(p)) inodes.add(i)
+  for (const p of [pid, ...descendants(pid).map((d) => d.pid)]) for (const i of socketInodes(p)) inodes.add(i)
   if (!inodes.size) return []
   const ports = new Set<number>()
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
