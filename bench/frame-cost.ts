@@ -3,8 +3,8 @@
 // display compositor copies the tab's picture; the tab's renderer), for a live still at the readable size
 // (1280x800, quality 60: a one-frame screencast, crawler/viewer/capture.ts), the replay's smaller still, and a
 // frame of the live screencast on a page that keeps painting; then, in a second Chromium as a person's
-// browser, what the viewer's page spends to decode one such frame and swap it in (api/viewer/client.ts
-// does the same: a data: URL, decode(), replace). From these, the share of a core that ten frames a second
+// browser, what the viewer's page spends to decode one such frame and show it (api/viewer/client.ts
+// does the same: its bytes from base64, createImageBitmap, handed to a bitmaprenderer canvas). From these, the share of a core that ten frames a second
 // take on each side. bench/viewer-fps measures the whole; this says what a frame costs on this machine.
 //
 //   bun bench/frame-cost.ts [--frames=N (default 40)] [--rounds=N (default 2)]
@@ -96,7 +96,7 @@ async function screencastFrames(page: Page) {
 
 /**
  * `n` stills of `page`, each after its heading was numbered anew and painted, so the viewer's browser never
- * shows a picture it has decoded before (a decoded data: URL is kept in its memory cache).
+ * decodes a picture it has shown before.
  */
 async function distinctPictures(page: Page, n: number, round: number): Promise<string[]> {
   const out: string[] = []
@@ -110,16 +110,15 @@ async function distinctPictures(page: Page, n: number, round: number): Promise<s
   return out
 }
 
-/** The viewer page's work for one frame: a data: URL decoded off screen and swapped in, then painted. */
+/** The viewer page's work for one frame: its base64 read, decoded off screen, handed to the canvas, painted. */
 const SHOW_FRAME = async (data: string) => {
-  const img = new Image()
-  img.src = `data:image/jpeg;base64,${data}`
-  await img.decode()
-  const old = document.getElementById('screen')!
-  img.id = 'screen'
-  old.replaceWith(img)
+  const bytes = (Uint8Array as unknown as { fromBase64: (s: string) => Uint8Array<ArrayBuffer> }).fromBase64(data)
+  const bitmap = await createImageBitmap(new Blob([bytes], { type: 'image/jpeg' }))
+  const canvas = document.getElementById('screen') as HTMLCanvasElement
+  canvas.getContext('bitmaprenderer')!.transferFromImageBitmap(bitmap)
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))
 }
+const VIEWER_PAGE = '<!doctype html><body style="margin:0"><canvas id="screen" width="1280" height="800"></canvas></body>'
 
 const fmt = (r: Record<string, number>) =>
   Object.entries(r)
@@ -147,7 +146,7 @@ async function main(): Promise<void> {
     viewer = await chromium.launch({ executablePath: fullChromiumPath(), args: CHROMIUM_ARGS })
     const person = [...children()].filter((p) => !known.has(p))
     const viewerPage = await viewer.newPage({ viewport: { width: 1280, height: 900 } })
-    await viewerPage.setContent('<!doctype html><body style="margin:0"><img id="screen" alt=""></body>')
+    await viewerPage.setContent(VIEWER_PAGE)
     const cast = await captureJpeg(painting, 1, 60)
     const seen: number[] = []
     const results: Array<{ step: string; byKind: Record<string, number> }> = []
@@ -162,7 +161,7 @@ async function main(): Promise<void> {
       const screencast = await screencastFrames(painting)
       await step('its screencast, a frame', crawler, () => screencast.next())
       await screencast.stop()
-      await viewerPage.setContent('<!doctype html><body style="margin:0"><img id="screen" alt=""></body>')
+      await viewerPage.setContent(VIEWER_PAGE)
       const pictures = await distinctPictures(page, frames + 1, r)
       seen.push(new Set(pictures).size, pictures.length)
       await step("viewer's page shows a frame", person, (i) => viewerPage.evaluate(SHOW_FRAME, pictures[i + 1]!))

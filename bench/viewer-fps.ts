@@ -4,7 +4,7 @@
 // site whose pages keep painting (a CSS animation), where Chromium's screencast alone is plenty.
 //
 // Each frame is timed twice in the viewer's page: when its WebSocket receives it, and when the browser has
-// painted it (the page swaps in a decoded frame; the next animation frame after that). When "received" is
+// painted it (the page hands a decoded frame to its canvas; the next animation frame after that). When "received" is
 // short the crawler or the relay is; when only "painted" is, the viewer's browser is. The crawler's side
 // (screencast frames Chromium sent, stills and what they took, frames published) and the relay's (sent,
 // dropped for a full socket buffer, requests for lighter frames) are printed beside them.
@@ -94,8 +94,8 @@ export interface ViewerFpsResult {
 
 /**
  * Runs in the viewer's page before its own script: each frame message is noted as its socket receives it
- * (time, URL, size and the head of its JPEG for the header), and each swap of the picture as painted on the
- * next animation frame (the page's own empty <img> as it is parsed is not a frame). The page's clock is
+ * (time, URL, size and the head of its JPEG for the header), and each frame the page shows (its canvas's
+ * frame count changes) as painted on the next animation frame. The page's clock is
  * the epoch's, as the bench's Date.now().
  */
 const RECORDER = `(() => {
@@ -115,8 +115,8 @@ const RECORDER = `(() => {
     }
   }
   new MutationObserver((list) => {
-    for (const m of list) for (const n of m.addedNodes) if (n.id === 'screen' && n.src) requestAnimationFrame(() => rec.paint.push(Date.now()))
-  }).observe(document, { childList: true, subtree: true })
+    for (const m of list) if (m.target.id === 'screen') requestAnimationFrame(() => rec.paint.push(Date.now()))
+  }).observe(document, { attributes: true, attributeFilter: ['data-frame'], subtree: true })
 })()`
 
 interface Recorded {

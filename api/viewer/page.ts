@@ -34,7 +34,6 @@ export const VIEWER_CSP = [
   "default-src 'none'",
   `script-src ${hash(SCRIPT)}`,
   `style-src ${hash(STYLE)}`,
-  'img-src data:',
   // 'self' covers ws:/wss: to the same host in CSP level 3 browsers.
   "connect-src 'self'",
   "base-uri 'none'",
@@ -69,7 +68,7 @@ the crawl has ended: <code>get_audit {"auditId": "${auditId}"}</code>. This serv
 <span id="url"></span><span class="stat" id="lane"></span><span id="lanes" aria-label="Which lane to follow"></span></header>
 <main><div id="placeholder" role="status"><b>The crawler's browser appears here</b>
 <span>State: <span id="placeholder-state">connecting</span>. Its first page shows as soon as it opens.</span></div>
-<img id="screen" alt="The crawler's browser, live" hidden></main>
+<canvas id="screen" width="1280" height="800" role="img" aria-label="The crawler's browser, live" hidden></canvas></main>
 </div>
 <section id="ended" class="notice" hidden><h1>This crawl has ended</h1>
 <p id="final" hidden>Score <b id="final-score"></b> out of 100 over <b id="final-pages"></b> pages; findings

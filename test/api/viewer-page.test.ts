@@ -77,7 +77,8 @@ describe('the viewer page in a browser', () => {
       })
       expect(await state()).toBe('crawling')
       expect(await page.isHidden('#placeholder')).toBe(true)
-      expect(await page.evaluate(() => (document.getElementById('screen') as HTMLImageElement).naturalWidth)).toBe(1280)
+      expect(await page.evaluate(() => (document.getElementById('screen') as HTMLCanvasElement).width)).toBe(1280)
+      expect(await page.getAttribute('#screen', 'data-frame')).toBe('1')
       expect(await brokenImages(page)).toBe(0)
 
       // An older progress message arriving later does not set the state back.
@@ -105,6 +106,44 @@ describe('the viewer page in a browser', () => {
       expect(await page.textContent('#final-pages')).toBe('7')
       expect(await page.textContent('#final-findings')).toBe('1 critical · 2 high · 0 medium · 3 low')
       await page.close()
+    },
+    machineDeadline(60_000),
+  )
+
+  test(
+    'a frame that is not a picture is skipped, and a browser without a bitmap canvas draws frames in a 2d one',
+    async () => {
+      const auditId = `aud_${randomBytes(8).toString('hex')}`
+      const token = await createViewerToken(infra.kv, auditId, 300)
+      const context = await browser.newContext()
+      await context.addInitScript(() => {
+        const native = HTMLCanvasElement.prototype.getContext
+        HTMLCanvasElement.prototype.getContext = function (this: HTMLCanvasElement, kind: string, ...rest: unknown[]) {
+          return kind === 'bitmaprenderer' ? null : native.call(this, kind as '2d', ...(rest as []))
+        } as typeof native
+      })
+      const page = await context.newPage()
+      await page.goto(viewerLink(svc.url, auditId, token))
+      await until(async () => (await page.textContent('#state')) === 'waiting for the first page', machineDeadline(10_000), 'ready', {
+        rethrow: true,
+      })
+      const frame = (data: string, seq: number) =>
+        JSON.stringify({ type: 'frame', url: 'http://site.test/', data, ts: Date.now(), lane: 0, lanes: 1, seq })
+      await infra.pubsub.publish(viewerChannels.frames(auditId), frame(Buffer.from('not a JPEG').toString('base64'), 1))
+      await infra.pubsub.publish(viewerChannels.frames(auditId), frame('%%% not base64 %%%', 2))
+      await infra.pubsub.publish(viewerChannels.frames(auditId), frame(jpeg, 3))
+      await until(async () => (await page.textContent('#frames')) === '1', machineDeadline(10_000), 'the picture painted', {
+        rethrow: true,
+      })
+      // The crawled page's white background, drawn into the 2d canvas at the frame's size.
+      const seen = await page.evaluate(() => {
+        const c = document.getElementById('screen') as HTMLCanvasElement
+        return { width: c.width, height: c.height, pixel: [...c.getContext('2d')!.getImageData(1_200, 700, 1, 1).data] }
+      })
+      expect(seen).toMatchObject({ width: 1280, height: 800 })
+      expect(Math.min(...seen.pixel)).toBeGreaterThan(240)
+      expect(await page.isHidden('#placeholder')).toBe(true)
+      await context.close()
     },
     machineDeadline(60_000),
   )
