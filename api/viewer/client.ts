@@ -110,9 +110,9 @@ function laneButtons(n: number) {
 }
 
 /** The picture, and how a frame reaches it: taken over whole, or drawn where a browser lacks that context. */
-const screen = $('screen') as HTMLCanvasElement
-const takes = screen.getContext('bitmaprenderer')
-const draws = takes ? null : screen.getContext('2d')
+const picture = $('screen') as HTMLCanvasElement
+const takes = picture.getContext('bitmaprenderer')
+const draws = takes ? null : picture.getContext('2d')
 
 /** A frame's JPEG bytes from its base64 text (the socket sends JSON). */
 function bytesOf(base64: string): Uint8Array<ArrayBuffer> {
@@ -143,19 +143,19 @@ async function paint() {
       pending = null
       const bitmap = await decoded(m.data)
       if (!bitmap) continue
-      if (screen.width !== bitmap.width || screen.height !== bitmap.height) {
-        screen.width = bitmap.width
-        screen.height = bitmap.height
+      if (picture.width !== bitmap.width || picture.height !== bitmap.height) {
+        picture.width = bitmap.width
+        picture.height = bitmap.height
       }
       if (takes) takes.transferFromImageBitmap(bitmap)
       else {
         draws?.drawImage(bitmap, 0, 0)
         bitmap.close()
       }
-      screen.hidden = false
+      picture.hidden = false
       $('placeholder').hidden = true
       shown++
-      screen.dataset.frame = String(shown)
+      picture.dataset.frame = String(shown)
       stamps.push(Date.now())
       $('frames').textContent = String(shown)
       if (state === 'waiting' || state === '') setState('crawling')
