@@ -7,7 +7,7 @@
 //   startCrawler    browsers and workers, with a health port of their own on a crawler-only process
 // Stopping undoes them in the same order: stop taking work first (admin channel, api, then workers hand
 // back jobs), then close the stores and let go of DATA_DIR. A step that fails stops what was started.
-import { createServices, type Services } from '../api/services.ts'
+import type { Services } from '../api/services.ts'
 import type { Config } from '../shared/config.ts'
 import { type Database, openDatabase } from '../shared/db/index.ts'
 import { errorMessage } from '../shared/errors.ts'
@@ -16,11 +16,15 @@ import type { Infra } from '../shared/infra/types.ts'
 import { healthResponse, type Probe, readiness } from '../shared/lib/health.ts'
 import type { Logger } from '../shared/lib/log.ts'
 import pkg from '../package.json' with { type: 'json' }
-import { type ApiListener, type HealthProbe, listenApi, startApi } from './api-server.ts'
+import type { ApiListener, HealthProbe } from './api-server.ts'
 import { type EmbeddedExtras, embeddedConfig, holdEmbeddedDataDir, startEmbeddedExtras } from './embedded.ts'
 
 export interface Running {
-  services: Services
+  /**
+   * The api's services; null in a crawler-only process on a database (production's crawler), which never
+   * loads the api's modules (about 35 MB of its resident set: the app, MCP, OAuth, reports).
+   */
+  services: Services | null
   /** Where the api listens, when this process runs it. */
   url: string | null
   port: number | null
@@ -37,9 +41,11 @@ export interface Running {
 
 export async function boot(given: Config, log: Logger): Promise<Running> {
   const embedded = !given.DATABASE_URL
+  const withApi = given.ROLE !== 'crawler'
+  const apiServer = withApi ? await import('./api-server.ts') : null
   // The api's port first: on port 0 its URL is known only once it is bound, and everything made below
   // writes links with it.
-  const listener = given.ROLE !== 'crawler' ? listenApi(given, log) : null
+  const listener = apiServer?.listenApi(given, log) ?? null
   let stores: Stores
   let config: Config
   try {
@@ -49,12 +55,13 @@ export async function boot(given: Config, log: Logger): Promise<Running> {
     listener?.stop()
     throw e
   }
-  const services = createServices(config, stores.db, stores.infra, log)
-  const life = lifecycle(services, stores)
+  const life = lifecycle(config, log, stores)
   try {
-    const extras = embedded ? await startEmbeddedExtras(services, life.onStop, config.ROLE !== 'crawler') : null
-    if (listener) startApi(services, extras?.appOptions ?? {}, life.health, life.onStop, listener)
-    const crawlerHealth = config.ROLE !== 'api' ? await startCrawlerRole(services, stores, life) : null
+    // The embedded default's extras (its local key, sign-in and admin channel) need them even beside a crawler.
+    const services = withApi || embedded ? (await import('../api/services.ts')).createServices(config, stores.db, stores.infra, log) : null
+    const extras = services && embedded ? await startEmbeddedExtras(services, life.onStop, withApi) : null
+    if (apiServer && listener && services) apiServer.startApi(services, extras?.appOptions ?? {}, life.health, life.onStop, listener)
+    const crawlerHealth = config.ROLE !== 'api' ? await startCrawlerRole(config, log, stores, life) : null
     return {
       services,
       url: listener ? urlOn(config.HOST, listener.port) : null,
@@ -132,8 +139,7 @@ interface Lifecycle {
 }
 
 /** What this process undoes when it stops, and what /readyz checks: the stores, and a crawler's browser. */
-function lifecycle(services: Services, stores: Stores): Lifecycle {
-  const { config, log } = services
+function lifecycle(config: Config, log: Logger, stores: Stores): Lifecycle {
   const stops: Array<() => Promise<void>> = []
   const probes: Probe[] = [
     { name: 'database', check: () => stores.db.sql`SELECT 1` },
@@ -164,8 +170,7 @@ function lifecycle(services: Services, stores: Stores): Lifecycle {
  * process has no api, so its probes get a small port of their own, the last thing to stop: it says "not
  * ready" while the crawler hands its work back.
  */
-async function startCrawlerRole(services: Services, stores: Stores, life: Lifecycle): Promise<Bun.Server<undefined> | null> {
-  const { config, log } = services
+async function startCrawlerRole(config: Config, log: Logger, stores: Stores, life: Lifecycle): Promise<Bun.Server<undefined> | null> {
   const { startCrawler } = await import('../crawler/start.ts')
   const crawler = await startCrawler({ config, db: stores.db, infra: stores.infra, log })
   life.onStop(() => crawler.stop())

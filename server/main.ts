@@ -41,7 +41,7 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
   await new Promise((resolve) => setImmediate(resolve))
 
   // Its own configuration: with PORT=0 and no BASE_URL, the URL is the one of the port it got (boot.ts).
-  if (running.url) console.log(bannerLines(running.services.config, running).join('\n'))
+  if (running.url && running.services) console.log(bannerLines(running.services.config, running).join('\n'))
 }
 
 /** What the banner says: where the service is, how to use it, and how to stop it. */

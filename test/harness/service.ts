@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import type { Services } from '../../api/services.ts'
 import { boot, type Running } from '../../server/boot.ts'
 import { loadConfig } from '../../shared/config.ts'
 import { createAccount, createApiKey, type Plan } from '../../shared/db/accounts.ts'
@@ -18,12 +19,22 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 export interface TestService {
   mode: Mode
-  running: Running
+  /** What boot() returned; a crawler-only service's `services` throw when read (it loads no api). */
+  running: Running & { services: Services }
   url: string
   mcpUrl: string
   /** A new account of the plan, with a new key; returns the key's plaintext. */
   key(plan?: Plan): Promise<string>
   stop(): Promise<void>
+}
+
+/** What a crawler-only service has for `services`: nothing, said when a test reaches for it. */
+function noApiServices(): Services {
+  return new Proxy({} as Services, {
+    get(_, name) {
+      throw new Error(`a crawler-only service loads no api, so it has no services.${String(name)}`)
+    },
+  })
 }
 
 /** A throwaway PostgreSQL database; dropped by the returned function. */
@@ -90,7 +101,8 @@ export async function startService(mode: Mode, env: Record<string, string> = {})
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
     ...env,
   })
-  const running = await boot(config, createLogger(config.LOG_LEVEL))
+  const booted = await boot(config, createLogger(config.LOG_LEVEL))
+  const running = { ...booted, services: booted.services ?? noApiServices() }
   const url = `http://127.0.0.1:${running.port}`
   return {
     mode,
