@@ -14,8 +14,8 @@
 // isolated world of the page during that window, to be run there afterwards (axe itself 60 ms faster,
 // the whole scan no faster: 583/580 ms median against 577/575 ms over 25 scans each, alternated).
 import { readFileSync } from 'node:fs'
-import AxeBuilder from '@axe-core/playwright'
-import axe, { type RunOptions } from 'axe-core'
+import type AxeBuilder from '@axe-core/playwright'
+import type { RunOptions } from 'axe-core'
 import type { BrowserContext, Frame, Page } from 'playwright-core'
 import { withDeadline, within } from '../../shared/lib/async.ts'
 import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
@@ -28,14 +28,18 @@ import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
  */
 export const AXE_SOURCE = asciiOnly(minifiedAxe())
 
-/** axe's minified build as the package ships it (its readable one when the two differ in version). */
+/**
+ * axe's minified build as the package ships it (its readable one when the two differ in version). Neither
+ * axe-core's module nor AxeBuilder is loaded in this process for it: evaluating axe-core's package in Bun costs
+ * about 23 MB of resident set, and only a page with frames needs AxeBuilder (runAxe loads it then).
+ */
 export function minifiedAxe(): string {
   try {
+    const version = JSON.parse(readFileSync(require.resolve('axe-core/package.json'), 'utf8')).version
     const min = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
-    return min.includes(`axe.version="${axe.version}"`) ? min : axe.source
-  } catch {
-    return axe.source
-  }
+    if (min.includes(`axe.version="${version}"`)) return min
+  } catch {}
+  return require('axe-core').source
 }
 
 /**
@@ -251,6 +255,18 @@ export function toAxeArtifact(r: ThinResults): AccessibilityArtifact {
  */
 const axeOptions = (): RunOptions => ({ resultTypes: ['violations'] })
 
+/** What AxeBuilder runs axe with after `.options(axeOptions()).withTags(AXE_TAGS)` (axe.test.ts holds them equal). */
+export const axeRunOptions = (): RunOptions => ({ ...axeOptions(), runOnly: { type: 'tag', values: AXE_TAGS } })
+
+/** AxeBuilder for a page whose axe goes through its frames, with the replacements above. */
+async function axeBuilder(page: Page, source: string, finisher: Promise<Page | null> | undefined): Promise<AxeBuilder> {
+  const { default: Builder } = await import('@axe-core/playwright')
+  const builder = new Builder({ page: page as never, axeSource: source }).options(axeOptions()).withTags(AXE_TAGS)
+  patientFrameInject(builder)
+  if (finisher) finishIn(builder, finisher)
+  return builder
+}
+
 export async function runAxe(
   page: Page,
   /**
@@ -260,14 +276,12 @@ export async function runAxe(
   opts: { finisher?: Promise<Page | null>; deadlineMs?: number; source?: string; preloaded?: Promise<boolean> } = {},
 ): Promise<AccessibilityArtifact | null> {
   try {
-    const builder = new AxeBuilder({ page: page as never, axeSource: opts.source ?? AXE_SOURCE }).options(axeOptions()).withTags(AXE_TAGS)
-    patientFrameInject(builder)
-    if (opts.finisher) finishIn(builder, opts.finisher)
     const analyze = async (): Promise<ThinResults> => {
       if (await oneFrameWithAxe(page, opts.preloaded)) {
-        const alone = await runInPage(page, (builder as unknown as AxeBuilderInternals).option)
+        const alone = await runInPage(page, axeRunOptions())
         if (alone) return alone
       }
+      const builder = await axeBuilder(page, opts.source ?? AXE_SOURCE, opts.finisher)
       if (opts.preloaded && (await opts.preloaded)) await skipMainFrameInject(builder, page)
       return builder.analyze()
     }

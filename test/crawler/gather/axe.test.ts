@@ -10,6 +10,7 @@ import {
   AXE_SOURCE,
   AXE_TAGS,
   asciiOnly,
+  axeRunOptions,
   evaluateAxe,
   minifiedAxe,
   openFinisher,
@@ -117,6 +118,18 @@ async function plainAxeOf(url: string) {
 }
 
 describe('axe as sent to a page', () => {
+  test("a page of one frame runs axe with AxeBuilder's options, and neither AxeBuilder nor axe-core's module is loaded for it", async () => {
+    const builder = new AxeBuilder({ page: {} as never }).options({ resultTypes: ['violations'] }).withTags(AXE_TAGS)
+    expect(axeRunOptions()).toEqual((builder as unknown as { option: object }).option)
+    // In a process of its own: what importing the module and taking its source loads.
+    const script = `const m = await import('./crawler/gather/axe.ts'); m.minifiedAxe();
+      console.log(JSON.stringify(Object.keys(require.cache).filter((k) => k.includes('axe-core'))))`
+    const child = Bun.spawn(['bun', '-e', script], { cwd: `${import.meta.dir}/../../..`, stdout: 'pipe', stderr: 'pipe' })
+    const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited])
+    expect(code).toBe(0)
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual([])
+  })
+
   test('asciiOnly writes every character past ASCII as its escape, and the script means the same', () => {
     // Made from code points: the test's own source is ASCII once transpiled, String.raw's text included.
     const [copy, dash, eps, dots, smile] = [0xa9, 0x2013, 0x3b5, 0x2026, 0x1f600].map((n) => String.fromCodePoint(n))
