@@ -49,17 +49,28 @@ describe('the viewer page in a browser', () => {
     await svc?.stop()
   }, 60_000)
 
+  /** Opens a new audit's viewer link in `page` and waits for its socket; returns the audit's id. */
+  async function openViewer(page: Page): Promise<string> {
+    const auditId = `aud_${randomBytes(8).toString('hex')}`
+    const token = await createViewerToken(infra.kv, auditId, 300)
+    await page.goto(viewerLink(svc.url, auditId, token))
+    await until(
+      async () => (await page.textContent('#state')) === 'waiting for the first page',
+      machineDeadline(10_000),
+      'the socket ready',
+      {
+        rethrow: true,
+      },
+    )
+    return auditId
+  }
+
   test(
     'a placeholder before the first frame, "crawling" from the first frame on, and the score on the end card',
     async () => {
-      const auditId = `aud_${randomBytes(8).toString('hex')}`
-      const token = await createViewerToken(infra.kv, auditId, 300)
       const page = await browser.newPage()
-      await page.goto(viewerLink(svc.url, auditId, token))
+      const auditId = await openViewer(page)
       const state = () => page.textContent('#state')
-      await until(async () => (await state()) === 'waiting for the first page', machineDeadline(10_000), 'the socket ready', {
-        rethrow: true,
-      })
 
       // Before any frame: the placeholder says what is happening; no image shows, so none shows broken.
       expect(await page.isVisible('#placeholder')).toBe(true)
@@ -113,8 +124,6 @@ describe('the viewer page in a browser', () => {
   test(
     'a frame that is not a picture is skipped, and a browser without a bitmap canvas draws frames in a 2d one',
     async () => {
-      const auditId = `aud_${randomBytes(8).toString('hex')}`
-      const token = await createViewerToken(infra.kv, auditId, 300)
       const context = await browser.newContext()
       await context.addInitScript(() => {
         const native = HTMLCanvasElement.prototype.getContext
@@ -123,10 +132,7 @@ describe('the viewer page in a browser', () => {
         } as typeof native
       })
       const page = await context.newPage()
-      await page.goto(viewerLink(svc.url, auditId, token))
-      await until(async () => (await page.textContent('#state')) === 'waiting for the first page', machineDeadline(10_000), 'ready', {
-        rethrow: true,
-      })
+      const auditId = await openViewer(page)
       const frame = (data: string, seq: number) =>
         JSON.stringify({ type: 'frame', url: 'http://site.test/', data, ts: Date.now(), lane: 0, lanes: 1, seq })
       await infra.pubsub.publish(viewerChannels.frames(auditId), frame(Buffer.from('not a JPEG').toString('base64'), 1))
@@ -151,13 +157,8 @@ describe('the viewer page in a browser', () => {
   test(
     'an audit that fails ends without a score',
     async () => {
-      const auditId = `aud_${randomBytes(8).toString('hex')}`
-      const token = await createViewerToken(infra.kv, auditId, 300)
       const page = await browser.newPage()
-      await page.goto(viewerLink(svc.url, auditId, token))
-      await until(async () => (await page.textContent('#state')) === 'waiting for the first page', machineDeadline(10_000), 'ready', {
-        rethrow: true,
-      })
+      const auditId = await openViewer(page)
       await publishViewerProgress(infra, auditId, { ...PROGRESS, state: 'crawling' })
       await publishViewerEnd(infra, auditId, 'failed')
       await endViewer(infra.pubsub, infra.kv, auditId)
