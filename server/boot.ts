@@ -22,7 +22,7 @@ import { type EmbeddedExtras, embeddedConfig, holdEmbeddedDataDir, startEmbedded
 export interface Running {
   /**
    * The api's services; null in a crawler-only process on a database (production's crawler), which never
-   * loads the api's modules (about 35 MB of its resident set: the app, MCP, OAuth, reports).
+   * loads the api's modules (about 24 MB of its resident set at rest: the app, MCP, OAuth, reports).
    */
   services: Services | null
   /** Where the api listens, when this process runs it. */

@@ -7,9 +7,9 @@
 // one). A frame is decoded off screen into a bitmap (createImageBitmap) and then handed whole to the
 // picture, a canvas, so it never shows half a frame, and frames that arrive while one is decoding are
 // skipped for the newest: the frame counter and the rate count frames painted, not received. A canvas that
-// takes the bitmap over (its `bitmaprenderer` context) costs the viewer's browser a third less CPU a frame
-// than an <img> given a data: URL, which it decoded and then drew into its tiles again (bench/frame-cost.ts). The state reads "crawling" from the first frame on, whatever a
-// late progress message says. The end card shows the audit's score and final counts.
+// takes the bitmap over (its `bitmaprenderer` context) costs the viewer's browser less CPU a frame than an
+// <img> given a data: URL, which it decoded and then drew into its tiles again (docs/decisions.md, "The
+// viewer page"). The state reads "crawling" from the first frame on, whatever a late progress message says. The end card shows the audit's score and final counts.
 import { CLOSE_ENDED, CLOSE_POLICY } from '../../shared/protocol/viewer-close.ts'
 
 const $ = (id: string) => document.getElementById(id)!

@@ -1,5 +1,5 @@
 // A crawler-only process on a database (production's crawler pods) loads none of the api's modules: the app,
-// MCP, OAuth and reports are about 35 MB of a Bun process's resident set, and such a process serves none of
+// MCP, OAuth and reports were about 24 MB of its resident set at rest, and such a process serves none of
 // them. Each case boots the service in a child process whose Bun plugin notes every file of api/ it loads;
 // the process with the api beside its crawler shows the plugin sees them.
 import { afterAll, describe, expect, test } from 'bun:test'
