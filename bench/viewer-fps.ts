@@ -359,6 +359,23 @@ report(runs, loadAtEnd)
 await writeResult({ bench: 'viewer-fps', busy, load: load0, loadAtEnd, runs, targets: TARGETS } satisfies ViewerFpsResult)
 process.exit(0)
 
+/**
+ * Which side keeps a site's frames a second under the target: the crawler (fewer frames sent than the target,
+ * with no frame dropped on the way), the relay (frames dropped for a full socket buffer), or the viewer's
+ * browser (frames received but fewer painted).
+ */
+function shortSide(r: ViewerRun): string {
+  const target = TARGETS.fpsMedian
+  if (r.received.median < target) {
+    if (r.relay.dropped > 0) return `the relay (${r.relay.dropped} frames dropped for a full socket buffer)`
+    const each = Math.round(r.crawler.stillMs / Math.max(1, r.crawler.stills))
+    return `the crawler's side (${r.received.median.toFixed(1)} received; its stills ${each} ms each)`
+  }
+  if (r.painted.median < target)
+    return `the viewer's browser (${r.received.median.toFixed(1)} received, ${r.painted.median.toFixed(1)} painted)`
+  return 'neither'
+}
+
 function report(all: ViewerRun[], endLoad: number[]) {
   const rateOf = (r: Rate) => `${r.median.toFixed(1)} / ${r.p10}`
   console.log(
@@ -412,6 +429,7 @@ function report(all: ViewerRun[], endLoad: number[]) {
   console.log(
     `static / animated: fps ${fmtRatio(st.received.median / an.received.median)}, frames per page ${fmtRatio(st.framesPerPage / an.framesPerPage)}\n` +
       `targets (received): ${all.map(verdict).join('; ')}\n` +
+      `short of ${TARGETS.fpsMedian} fps: ${all.map((r) => `${r.site}: ${shortSide(r)}`).join('; ')}\n` +
       `load average at the start ${fmtLoad(load0)}, at the end ${fmtLoad(endLoad)}${busy ? ' (with two CPU burners)' : ''}`,
   )
 }
