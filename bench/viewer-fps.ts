@@ -4,8 +4,9 @@
 // site whose pages keep painting (a CSS animation), where Chromium's screencast alone is plenty.
 //
 // Each frame is timed twice in the viewer's page: when its WebSocket receives it, and when the browser has
-// painted it (the page hands a decoded frame to its canvas; the next animation frame after that). When "received" is
-// short the crawler or the relay is; when only "painted" is, the viewer's browser is. The crawler's side
+// painted it (the page hands a decoded frame to its canvas; the next animation frame after that). When
+// "received" is short the crawler or the relay is; when only "painted" is, the viewer's browser is (the
+// bench's last lines say which). The crawler's side
 // (screencast frames Chromium sent, stills and what they took, frames published) and the relay's (sent,
 // dropped for a full socket buffer, requests for lighter frames) are printed beside them.
 //
@@ -95,8 +96,8 @@ export interface ViewerFpsResult {
 /**
  * Runs in the viewer's page before its own script: each frame message is noted as its socket receives it
  * (time, URL, size and the head of its JPEG for the header), and each frame the page shows (its canvas's
- * frame count changes) as painted on the next animation frame. The page's clock is
- * the epoch's, as the bench's Date.now().
+ * frame count changes) as painted on the next animation frame. The page's clock is the epoch's, as the
+ * bench's Date.now().
  */
 const RECORDER = `(() => {
   const rec = { recv: [], paint: [], socketAt: 0, navAt: performance.timeOrigin }
