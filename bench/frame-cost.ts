@@ -5,7 +5,8 @@
 // frame of the live screencast on a page that keeps painting; then, in a second Chromium as a person's
 // browser, what the viewer's page spends to decode one such frame and show it (api/viewer/client.ts does
 // the same: its bytes from base64, createImageBitmap, handed to a bitmaprenderer canvas). From these, the
-// share of a core that ten frames a second take on each side. bench/viewer-fps measures the whole; this says what a frame costs on this machine.
+// share of a core that ten frames a second take on each side. bench/viewer-fps measures the whole; this
+// says what a frame costs on this machine.
 //
 //   bun bench/frame-cost.ts [--frames=N (default 40)] [--rounds=N (default 2)]
 import { readFileSync } from 'node:fs'
