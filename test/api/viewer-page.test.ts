@@ -23,6 +23,10 @@ const PROGRESS = {
   lanes: 1,
 }
 
+/** A frame message as the crawler publishes one: `data` is the JPEG's base64. */
+const frameMessage = (data: string, seq: number) =>
+  JSON.stringify({ type: 'frame', url: 'http://site.test/', data, ts: Date.now(), lane: 0, lanes: 1, seq })
+
 /** The images a person would see as broken: shown, yet with nothing decoded. */
 const brokenImages = (p: Page) =>
   p.evaluate(() => [...document.images].filter((i) => i.getClientRects().length > 0 && !(i.complete && i.naturalWidth > 0)).length)
@@ -80,8 +84,7 @@ describe('the viewer page in a browser', () => {
 
       // The crawl's last progress still says waiting (its first page is not judged yet) when frames come.
       await publishViewerProgress(infra, auditId, { ...PROGRESS, state: 'waiting' })
-      const frame = (seq: number) =>
-        JSON.stringify({ type: 'frame', url: 'http://site.test/', data: jpeg, ts: Date.now(), lane: 0, lanes: 1, seq })
+      const frame = (seq: number) => frameMessage(jpeg, seq)
       await infra.pubsub.publish(viewerChannels.frames(auditId), frame(1))
       await until(async () => (await page.textContent('#frames')) === '1', machineDeadline(10_000), 'the first frame painted', {
         rethrow: true,
@@ -133,11 +136,9 @@ describe('the viewer page in a browser', () => {
       })
       const page = await context.newPage()
       const auditId = await openViewer(page)
-      const frame = (data: string, seq: number) =>
-        JSON.stringify({ type: 'frame', url: 'http://site.test/', data, ts: Date.now(), lane: 0, lanes: 1, seq })
-      await infra.pubsub.publish(viewerChannels.frames(auditId), frame(Buffer.from('not a JPEG').toString('base64'), 1))
-      await infra.pubsub.publish(viewerChannels.frames(auditId), frame('%%% not base64 %%%', 2))
-      await infra.pubsub.publish(viewerChannels.frames(auditId), frame(jpeg, 3))
+      await infra.pubsub.publish(viewerChannels.frames(auditId), frameMessage(Buffer.from('not a JPEG').toString('base64'), 1))
+      await infra.pubsub.publish(viewerChannels.frames(auditId), frameMessage('%%% not base64 %%%', 2))
+      await infra.pubsub.publish(viewerChannels.frames(auditId), frameMessage(jpeg, 3))
       await until(async () => (await page.textContent('#frames')) === '1', machineDeadline(10_000), 'the picture painted', {
         rethrow: true,
       })

@@ -41,7 +41,7 @@ async function bootIn(role: string): Promise<{ services: boolean; loaded: string
   const db = await freshDatabase()
   const prefix = `t${randomBytes(4).toString('hex')}:`
   cleanups.push(db.drop, () => dropRedisPrefix(REDIS_URL, prefix))
-  const child = Bun.spawn(['bun', '-e', CHILD], {
+  const child = Bun.spawn([process.execPath, '-e', CHILD], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -124,7 +124,7 @@ describe('axe as sent to a page', () => {
     // In a process of its own: what importing the module and taking its source loads.
     const script = `const m = await import('./crawler/gather/axe.ts'); m.minifiedAxe();
       console.log(JSON.stringify(Object.keys(require.cache).filter((k) => k.includes('axe-core'))))`
-    const child = Bun.spawn(['bun', '-e', script], { cwd: `${import.meta.dir}/../../..`, stdout: 'pipe', stderr: 'pipe' })
+    const child = Bun.spawn([process.execPath, '-e', script], { cwd: `${import.meta.dir}/../../..`, stdout: 'pipe', stderr: 'pipe' })
     const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited])
     expect(code).toBe(0)
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual([])
