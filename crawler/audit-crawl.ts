@@ -129,6 +129,7 @@ function storingHooks(h: {
       h.reporter.pageStarted(auth ? auth.scrub(url) : url)
       h.casts.pageStarted(page, url, lane)
     },
+    inView: (lane) => h.casts.inView(lane),
     async onPage(page, tab) {
       // Behind a login, nothing a page reports may carry a credential (an error, evidence echoing a header).
       const record = auth ? scrubDeep(page, auth.scrub) : page

@@ -11,7 +11,7 @@ import type { BrowserPool } from '../browser.ts'
 import { applyAuth, type StorageState } from './auth.ts'
 import { CRAWL, type CrawlHooks, type CrawlOptions } from './crawl-options.ts'
 import { type FrontierEntry, normaliseUrl } from './frontier.ts'
-import { type LaneSettings, PageLane } from './lane.ts'
+import { BLANK_TAB_ABOVE_LANES, type LaneSettings, PageLane } from './lane.ts'
 import { LaneContexts } from './lane-context.ts'
 import { AxeSample, type PageDispatch } from './lane-pool.ts'
 import { openLaneContext, type PageVisit } from './page.ts'
@@ -53,6 +53,7 @@ export function laneSettings(origin: string, opts: CrawlOptions, storageState?: 
     axeExtraMs: CRAWL.axeExtraMs,
     closeTimeoutMs: CRAWL.closeTimeoutMs,
     blockMedia: CRAWL.blockMedia,
+    blankBetween: opts.concurrency > BLANK_TAB_ABOVE_LANES,
     ...(auth ? { auth: { credentials: auth.credentials, ...(storageState ? { storageState } : {}) } } : {}),
   }
 }
@@ -102,7 +103,7 @@ export function laneRunner(c: LaneRunContext): (index: number) => Promise<void> 
 /** One page in the lane's tab: visited, reported, its links queued. */
 async function crawlPage(c: LaneRunContext, lane: PageLane, index: number, entry: FrontierEntry, axe: AxeSample): Promise<Next> {
   let tab = null as Page | null
-  await lane.ready()
+  await lane.ready(c.hooks.inView?.(index) ?? false)
   await c.dispatch.politeWait()
   if (c.run.halted) return 'stop'
   const t0 = performance.now()

@@ -1,7 +1,8 @@
 // One lane of a crawl: one tab, in the browser context the crawl's lanes share (lane-context.ts), that
 // navigates from page to page. The lane opens its tab when needed, replaces it when a page crashed, overran
 // its deadline or failed on our side, moves to a new context when its browser was recycled or is gone, has
-// its renderer collect the pages it left every few pages, and closes its tab with a bound.
+// its renderer collect the pages it left every few pages, shows a blank page between two pages when the crawl
+// runs many lanes, and closes its tab with a bound.
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import { within } from '../../shared/lib/async.ts'
 import type { Logger } from '../../shared/lib/log.ts'
@@ -22,6 +23,8 @@ export interface LaneSettings {
   /** Closing a tab or context that does not answer within this: the lane gives up on that context. */
   closeTimeoutMs: number
   blockMedia: boolean
+  /** The tab shows a blank page before each page after its first (BLANK_TAB_ABOVE_LANES). */
+  blankBetween: boolean
   /** An authenticated crawl: the credentials, and what the login form left (cookies, storage). */
   auth?: { credentials: AuditAuth; storageState?: StorageState }
 }
@@ -54,6 +57,18 @@ export async function openLaneTab(context: BrowserContext, blockMedia: boolean):
  */
 export const COLLECT_GARBAGE_EVERY = 3
 
+/**
+ * With more lanes than this, a lane's tab shows about:blank (loaded) before its next page. A tab keeps the
+ * tiles of two pages, the one it shows and the one before (256 x 256 pixels of shared memory, resident in its
+ * renderer and again in the GPU process, about 5 MB a page at 1280 x 800); once the blank page has painted,
+ * the page left holds none. At concurrency 4 the crawl's peak fell from 1122-1137 to 1070-1087 MB (the GPU
+ * process 127-137 -> 110-111 MB) for 10-13% fewer pages a minute; at concurrency 2 the peak did not move
+ * (837-845 against 845-847 MB) and the pages a minute fell as much, so two lanes, the default, do without
+ * (bench/crawl-throughput --quick, two alternating pairs; docs/decisions.md). Waiting only for the blank page's
+ * commit, not its load, kept the tiles.
+ */
+export const BLANK_TAB_ABOVE_LANES = 2
+
 export interface PageOutcome {
   visit: PageVisit | null
   /** Why there is no visit, when there is none and the run did not just stop. */
@@ -73,10 +88,22 @@ export class PageLane {
     private readonly log: Logger,
   ) {}
 
-  /** Opens what the next page needs: a hold on the crawl's context on the pool's current browser, and a tab in it. */
-  async ready(): Promise<void> {
+  /**
+   * Opens what the next page needs: a hold on the crawl's context on the pool's current browser, and a tab in
+   * it, blank when the settings ask for it and the tab is not in the live view (`inView`: someone watches it,
+   * and a blank frame between two pages would flicker).
+   */
+  async ready(inView = false): Promise<void> {
     if (this.hold && !this.contexts.usable(this.hold)) await this.dropContext()
     this.hold ??= await this.contexts.acquire()
+    if (this.tab && this.settings.blankBetween && !inView && this.tab.page.url() !== 'about:blank') {
+      const page = this.tab.page
+      const blank = await page.goto('about:blank', { timeout: this.settings.closeTimeoutMs }).then(
+        () => true,
+        () => false,
+      )
+      if (!blank) await this.dropTab()
+    }
     this.tab ??= await openLaneTab(this.hold.context, this.settings.blockMedia)
     this.collectGarbage()
   }

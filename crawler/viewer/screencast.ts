@@ -28,7 +28,7 @@
 // screencast lane-cast.ts, the stills capture.ts.
 import type { Page } from 'playwright-core'
 import { errorMessage } from '../../shared/errors.ts'
-import { auditCast, type ScreencastDeps } from './audit-cast.ts'
+import { auditCast, liveAuditCast, type ScreencastDeps } from './audit-cast.ts'
 import { LaneCast } from './lane-cast.ts'
 
 export { type FrameMessage, MAX_FPS, type ScreencastDeps } from './audit-cast.ts'
@@ -81,6 +81,12 @@ export class TabCasts {
       page.once('close', () => this.casts.delete(page))
     }
     page.once('domcontentloaded', () => void cast.then((c) => c?.touch(url)))
+  }
+
+  /** Lane `lane`'s tab is the one the audit's viewers see now. */
+  inView(lane: number): boolean {
+    const audit = liveAuditCast(this.deps)
+    return audit !== undefined && audit.watching && audit.focused?.lane === lane
   }
 
   async detachAll(): Promise<void> {

@@ -66,9 +66,12 @@ describe('the live view follows the latest page', () => {
         const [lane0, lane1] = [await context.newPage(), await context.newPage()]
         casts.pageStarted(lane0, `${web.url}/zero`, 0)
         await lane0.goto(`${web.url}/zero`)
+        // Nobody watches yet: no tab is in the view (a crawl of many lanes blanks every tab between pages).
+        expect(casts.inView(0)).toBe(false)
         await infra.kv.set(viewerKeys.watching(auditId), '1', 60)
         await infra.pubsub.publish(viewerChannels.control(auditId), 'watch')
         await until(() => frames.length >= 3, machineDeadline(10_000), 'frames of lane 0')
+        expect([casts.inView(0), casts.inView(1)]).toEqual([true, false])
         // Past the least time the view stays on a lane, so nothing but the rule under test holds it.
         await Bun.sleep(1_200)
 
@@ -84,6 +87,7 @@ describe('the live view follows the latest page', () => {
         await navigation
         await until(() => frames.at(-1)?.lane === 1, machineDeadline(10_000), 'lane 1 on screen')
         expect(frames.at(-1)!.url).toBe(`${web.url}/held`)
+        expect([casts.inView(0), casts.inView(1)]).toEqual([false, true])
       } finally {
         await casts.detachAll()
         await infra.pubsub.publish(viewerChannels.control(auditId), 'unwatch')
