@@ -15,6 +15,7 @@ import type { Config } from '../shared/config.ts'
 import { errorMessage } from '../shared/errors.ts'
 import type { Logger } from '../shared/lib/log.ts'
 import { recoverDirectoryRuns } from '../shared/jobs/recovery.ts'
+import { listenOrExplain } from './port-in-use.ts'
 
 /** The answer to a health probe's path, or null for any other path. */
 export type HealthProbe = (path: string) => Response | Promise<Response> | null
@@ -40,23 +41,25 @@ export interface ApiListener {
 export function listenApi(config: Pick<Config, 'HOST' | 'PORT'>, log: Logger): ApiListener {
   let fetch: Fetch | null = null
   let ws: Bun.WebSocketHandler<ViewerSocketData> | null = null
-  const server = Bun.serve<ViewerSocketData>({
-    hostname: config.HOST,
-    port: config.PORT,
-    fetch: (req, srv) => (fetch ? fetch(req, srv) : starting()),
-    websocket: {
-      ...VIEWER_SOCKET_LIMITS,
-      open: (s) => ws?.open?.(s),
-      message: (s, m) => ws?.message?.(s, m),
-      close: (s, code, reason) => ws?.close?.(s, code, reason),
-      drain: (s) => ws?.drain?.(s),
-    },
-    idleTimeout: 120,
-    // Never Bun's development error page (paths, stack, source lines): an error that escapes the app and
-    // the viewer is logged and answered with a bare 500.
-    development: false,
-    error: (e) => deliberateError('UNKNOWN', e, null, log),
-  })
+  const server = listenOrExplain('PORT', config.HOST, config.PORT, () =>
+    Bun.serve<ViewerSocketData>({
+      hostname: config.HOST,
+      port: config.PORT,
+      fetch: (req, srv) => (fetch ? fetch(req, srv) : starting()),
+      websocket: {
+        ...VIEWER_SOCKET_LIMITS,
+        open: (s) => ws?.open?.(s),
+        message: (s, m) => ws?.message?.(s, m),
+        close: (s, code, reason) => ws?.close?.(s, code, reason),
+        drain: (s) => ws?.drain?.(s),
+      },
+      idleTimeout: 120,
+      // Never Bun's development error page (paths, stack, source lines): an error that escapes the app and
+      // the viewer is logged and answered with a bare 500.
+      development: false,
+      error: (e) => deliberateError('UNKNOWN', e, null, log),
+    }),
+  )
   return {
     port: server.port ?? config.PORT,
     serve(handlers) {

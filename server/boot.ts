@@ -18,6 +18,7 @@ import type { Logger } from '../shared/lib/log.ts'
 import pkg from '../package.json' with { type: 'json' }
 import type { ApiListener, HealthProbe } from './api-server.ts'
 import { type EmbeddedExtras, embeddedConfig, holdEmbeddedDataDir, startEmbeddedExtras } from './embedded.ts'
+import { listenOrExplain } from './port-in-use.ts'
 
 export interface Running {
   /**
@@ -176,14 +177,16 @@ async function startCrawlerRole(config: Config, log: Logger, stores: Stores, lif
   life.onStop(() => crawler.stop())
   life.addProbe({ name: 'browser', check: () => crawler.browser.check() })
   if (config.ROLE !== 'crawler') return null
-  const server = Bun.serve({
-    hostname: config.HEALTH_HOST,
-    port: config.HEALTH_PORT,
-    development: false,
-    fetch: (req) =>
-      (req.method === 'GET' && URL.canParse(req.url) ? life.health(new URL(req.url).pathname) : null) ??
-      new Response('Not found\n', { status: 404 }),
-  })
+  const server = listenOrExplain('HEALTH_PORT', config.HEALTH_HOST, config.HEALTH_PORT, () =>
+    Bun.serve({
+      hostname: config.HEALTH_HOST,
+      port: config.HEALTH_PORT,
+      development: false,
+      fetch: (req) =>
+        (req.method === 'GET' && URL.canParse(req.url) ? life.health(new URL(req.url).pathname) : null) ??
+        new Response('Not found\n', { status: 404 }),
+    }),
+  )
   life.onStop(async () => void server.stop(true))
   log.info('crawler health server listening', { port: server.port })
   return server

@@ -4,6 +4,7 @@ import { type Config, loadConfigOrExit } from '../shared/config.ts'
 import { createLogger } from '../shared/lib/log.ts'
 import { boot, type Running } from './boot.ts'
 import { DataDirInUse } from './embedded.ts'
+import { PortInUse } from './port-in-use.ts'
 
 /** Starts the service; `overrides` fix settings an entry point decides (server/crawler.ts: ROLE=crawler). */
 export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE']>> = {}): Promise<void> {
@@ -13,8 +14,8 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
   try {
     running = await boot(config, log)
   } catch (e) {
-    // Another process holds the embedded database: say which, and what to do, rather than a stack.
-    if (!(e instanceof DataDirInUse)) throw e
+    // Another process holds the embedded database or the port: say which, and what to do, rather than a stack.
+    if (!(e instanceof DataDirInUse || e instanceof PortInUse)) throw e
     console.error(`App Audit cannot start: ${e.message}`)
     process.exit(1)
   }
