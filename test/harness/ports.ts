@@ -9,8 +9,9 @@
 //   before the server binds it; its callers say so when its bind fails and start it again on another port
 //   (test/fixtures/sites/lib/real-server.ts; bench/real-apps/apps.sh does the same for the Debian
 //   applications behind apache2).
-// unusedPort() also names a port for a Kubernetes manifest's probes (the pods run on the host's network) and
-// an address nothing listens on. PostgREST listens on a Unix socket of its own (test/fixtures/postgrest.ts).
+// unusedPort() also names a port for a Kubernetes manifest's probes (the pods run on the host's network; they
+// are played again on other ports when one says its port was taken: test/k8s/images.test.ts) and an address
+// nothing listens on. PostgREST listens on a Unix socket of its own (test/fixtures/postgrest.ts).
 import { createServer } from 'node:net'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { descendants } from '../crawler/audit/procs.ts'

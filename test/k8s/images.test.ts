@@ -118,6 +118,72 @@ const ready = (port: number, ms = 90_000) =>
     { everyMs: 500 },
   )
 
+/** The pods `podman kube play` made of the Deployments of playable() below: "<name>-pod" and, by version, "-0". */
+async function playedPods(): Promise<string[]> {
+  const { out } = await podman(['pod', 'ps', '--format', '{{.Name}}'], 30_000)
+  return out.split('\n').filter((name) => /^appaudit-(api|crawler)-play-pod/.test(name))
+}
+
+/**
+ * The rendered Deployments as a cluster would run them here: the ConfigMap's and Secret's values, the local
+ * images, the host's network (PostgreSQL and Redis are on this machine's loopback), the api on `port` and the
+ * crawler's health server on `health`, one replica each.
+ */
+function playable(docs: any[], port: number, health: number) {
+  const values: Record<string, string> = {
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    REDIS_PREFIX: PREFIX,
+    SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
+    CRON_SECRET: 'x'.repeat(32),
+    BASE_URL: `http://127.0.0.1:${port}`,
+  }
+  const config = docs.find((x) => x.kind === 'ConfigMap')!.data as Record<string, string>
+  return docs
+    .filter((d) => d.kind === 'Deployment')
+    .map((d: any) => {
+      const spec = d.spec.template.spec
+      const container = spec.containers[0]
+      const isApi = d.metadata.name === 'appaudit-api'
+      container.image = `localhost/appaudit-${isApi ? 'api' : 'crawler'}:local`
+      delete container.envFrom
+      container.env = [
+        ...Object.entries({ ...config, ...values }).map(([name, value]) => ({ name, value })),
+        ...container.env.filter((e: { name: string; value?: string }) => e.value !== undefined),
+        { name: isApi ? 'PORT' : 'HEALTH_PORT', value: String(isApi ? port : health) },
+      ].filter((e, i, all) => all.findLastIndex((x) => x.name === e.name) === i)
+      for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) container[p].httpGet.port = isApi ? port : health
+      container.ports = []
+      spec.hostNetwork = true
+      delete spec.serviceAccountName
+      return { ...d, metadata: { name: `${d.metadata.name}-play`, labels: d.metadata.labels }, spec: { ...d.spec, replicas: 1 } }
+    })
+}
+
+/** Both ports answer /readyz with 200 ('ready'), or a played pod's log says its port was taken ('taken'). */
+const readyOrTaken = (ports: number[], ms: number) =>
+  until(
+    async (): Promise<'ready' | 'taken' | false> => {
+      const states = await Promise.all(
+        ports.map((port) =>
+          fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+            (r) => r.status === 200,
+            () => false,
+          ),
+        ),
+      )
+      if (states.every(Boolean)) return 'ready'
+      for (const pod of await playedPods()) {
+        const logs = await podman(['pod', 'logs', pod], 30_000)
+        if (`${logs.out}\n${logs.err}`.includes('is taken by another process')) return 'taken'
+      }
+      return false
+    },
+    ms,
+    `readiness on ports ${ports.join(' and ')}`,
+    { everyMs: 1_000 },
+  )
+
 describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
   let apiPort = 0
   let crawlerHealth = 0
@@ -244,46 +310,29 @@ describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
     'the rendered api and crawler Deployments start with podman kube play and answer their probes',
     async () => {
       const docs = render(join(ROOT, 'k8s/overlays/prod'))
-      // The manifests' probes name a port: one free now, not port 0.
-      const port = await unusedPort()
-      const health = await unusedPort()
-      const values: Record<string, string> = {
-        DATABASE_URL: db.url,
-        REDIS_URL,
-        REDIS_PREFIX: PREFIX,
-        SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
-        CRON_SECRET: 'x'.repeat(32),
-        BASE_URL: `http://127.0.0.1:${port}`,
-      }
-      const deployments = docs
-        .filter((d) => d.kind === 'Deployment')
-        .map((d: any) => {
-          const spec = d.spec.template.spec
-          const container = spec.containers[0]
-          const isApi = d.metadata.name === 'appaudit-api'
-          // As the manifests say, with what a cluster would add: the ConfigMap's and Secret's values, the
-          // local images, the host's network (PostgreSQL and Redis are on this machine's loopback).
-          container.image = `localhost/appaudit-${isApi ? 'api' : 'crawler'}:local`
-          const config = docs.find((x) => x.kind === 'ConfigMap')!.data as Record<string, string>
-          delete container.envFrom
-          container.env = [
-            ...Object.entries({ ...config, ...values }).map(([name, value]) => ({ name, value })),
-            ...container.env.filter((e: { name: string; value?: string }) => e.value !== undefined),
-            { name: isApi ? 'PORT' : 'HEALTH_PORT', value: String(isApi ? port : health) },
-          ].filter((e, i, all) => all.findLastIndex((x) => x.name === e.name) === i)
-          for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) container[p].httpGet.port = isApi ? port : health
-          container.ports = []
-          spec.hostNetwork = true
-          delete spec.serviceAccountName
-          return { ...d, metadata: { name: `${d.metadata.name}-play`, labels: d.metadata.labels }, spec: { ...d.spec, replicas: 1 } }
-        })
       const file = join(tmpdir(), 'appaudit-kube-play.yaml')
-      writeFileSync(file, deployments.map((d) => stringify(d)).join('---\n'))
-      const play = await podman(['kube', 'play', file], 180_000)
-      expect({ code: play.code, err: play.code ? play.err : '' }).toEqual({ code: 0, err: '' })
-      await ready(port, 120_000)
-      await ready(health, 120_000)
-      const live = await fetch(`http://127.0.0.1:${health}/healthz`)
+      // The manifests' probes name a port, so each is one free a moment ago, not port 0. Should another
+      // process take one first, the pod says so (server/port-in-use.ts) and the pods are played again on
+      // new ports, once.
+      let up: { port: number; health: number } | null = null
+      for (let attempt = 1; !up; attempt++) {
+        const port = await unusedPort()
+        const health = await unusedPort()
+        writeFileSync(
+          file,
+          playable(docs, port, health)
+            .map((d) => stringify(d))
+            .join('---\n'),
+        )
+        const play = await podman(['kube', 'play', file], 180_000)
+        expect({ code: play.code, err: play.code ? play.err : '' }).toEqual({ code: 0, err: '' })
+        if ((await readyOrTaken([port, health], 120_000)) === 'ready') up = { port, health }
+        else {
+          expect((await podman(['kube', 'down', file], 120_000)).code).toBe(0)
+          if (attempt === 2) throw new Error('the pods found their ports taken twice')
+        }
+      }
+      const live = await fetch(`http://127.0.0.1:${up.health}/healthz`)
       expect((await live.json()).role).toBe('crawler')
       expect((await podman(['kube', 'down', file], 120_000)).code).toBe(0)
     },
