@@ -81,9 +81,14 @@ export const embeddedEnv = (dataDir: string, extra: Record<string, string> = {})
 })
 
 /** Starts the service; resolves once its banner is complete (it listens by then). */
-export async function startEmbedded(dataDir: string, extra: Record<string, string> = {}): Promise<EmbeddedProcess> {
+/** The embedded service on `dataDir` (`command`: how it is started, from the project's root), once its banner is out. */
+export async function startEmbedded(
+  dataDir: string,
+  extra: Record<string, string> = {},
+  command: string[] = ['bun', 'server/main.ts'],
+): Promise<EmbeddedProcess> {
   // Port 0: the banner names the URL of the port the service got.
-  const p = Bun.spawn(['bun', 'server/main.ts'], {
+  const p = Bun.spawn(command, {
     cwd: ROOT,
     env: embeddedEnv(dataDir, { PORT: '0', ...extra }),
     stdin: 'ignore',

@@ -1,9 +1,10 @@
 // A port another process holds at start-up: the service says which setting chose it and what to do, exits 1,
 // and prints no stack, for the api's PORT and for a crawler-only process's HEALTH_PORT. Real processes; the
-// port is one this test holds (bound on port 0), so it is taken for certain.
+// port is one this test holds (bound on port 0), so it is taken for certain. What that message advises,
+// `PORT=0 ./scripts/start`, takes a free port and serves the URL of the port it got.
 import { afterAll, expect, test } from 'bun:test'
 import { createServer, type Server } from 'node:net'
-import { cleanup, embeddedEnv, runCommand, seededDataDir } from '../harness/embedded-process.ts'
+import { cleanup, embeddedEnv, runCommand, seededDataDir, startEmbedded } from '../harness/embedded-process.ts'
 import { machineDeadline } from '../harness/machine.ts'
 
 const held: Server[] = []
@@ -41,3 +42,20 @@ for (const [setting, extra] of [
     machineDeadline(120_000),
   )
 }
+
+test(
+  'PORT=0 ./scripts/start: a free port, and the base URL, the MCP endpoint and its metadata name the port it got',
+  async () => {
+    const svc = await startEmbedded(await seededDataDir(), { PORT: '0', BASE_URL: '' }, ['./scripts/start'])
+    try {
+      const port = Number(new URL(svc.base).port)
+      expect(port).toBeGreaterThan(0)
+      expect(svc.banner).toContain(`MCP endpoint: http://127.0.0.1:${port}/api/mcp`)
+      const meta = await (await fetch(`${svc.base}/.well-known/oauth-protected-resource/api/mcp`)).json()
+      expect(meta.resource).toBe(`http://127.0.0.1:${port}/api/mcp`)
+    } finally {
+      expect(await svc.stop()).toBe(0)
+    }
+  },
+  machineDeadline(180_000),
+)
