@@ -1,7 +1,7 @@
 // One lane of a crawl: one tab, in the browser context the crawl's lanes share (lane-context.ts), that
 // navigates from page to page. The lane opens its tab when needed, replaces it when a page crashed, overran
 // its deadline or failed on our side, moves to a new context when its browser was recycled or is gone, has
-// its renderer collect the pages it left every few pages, shows a blank page between two pages when the crawl
+// its renderer collect the pages it left every few pages, empties its tab between two pages when the crawl
 // runs many lanes, and closes its tab with a bound.
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import { within } from '../../shared/lib/async.ts'
@@ -23,7 +23,7 @@ export interface LaneSettings {
   /** Closing a tab or context that does not answer within this: the lane gives up on that context. */
   closeTimeoutMs: number
   blockMedia: boolean
-  /** The tab shows a blank page before each page after its first (BLANK_TAB_ABOVE_LANES). */
+  /** The tab is emptied before each page after its first (BLANK_TAB_ABOVE_LANES). */
   blankBetween: boolean
   /** An authenticated crawl: the credentials, and what the login form left (cookies, storage). */
   auth?: { credentials: AuditAuth; storageState?: StorageState }
@@ -58,14 +58,16 @@ export async function openLaneTab(context: BrowserContext, blockMedia: boolean):
 export const COLLECT_GARBAGE_EVERY = 3
 
 /**
- * With more lanes than this, a lane's tab shows about:blank (loaded) before its next page. A tab keeps the
- * tiles of two pages, the one it shows and the one before (256 x 256 pixels of shared memory, resident in its
- * renderer and again in the GPU process, about 5 MB a page at 1280 x 800); once the blank page has painted,
- * the page left holds none. At concurrency 4 the crawl's peak fell from 1122-1137 to 1070-1087 MB (the GPU
- * process 127-137 -> 110-111 MB) for 10-13% fewer pages a minute; at concurrency 2 the peak did not move
- * (837-845 against 845-847 MB) and the pages a minute fell as much, so two lanes, the default, do without
- * (bench/crawl-throughput --quick, two alternating pairs; docs/decisions.md). Waiting only for the blank page's
- * commit, not its load, kept the tiles.
+ * With more lanes than this, a lane's tab is emptied before its next page: its document's content is replaced
+ * by nothing (Playwright's setContent: document.open, write and close, run in its own world, which the page's
+ * scripts cannot reach) and the tab waits for that load, so the compositor paints an empty frame. A tab keeps
+ * the tiles of two pages, the one it shows and the one before (256 x 256 pixels of shared memory, resident in
+ * its renderer and again in the GPU process, about 5 MB a page at 1280 x 800); emptied, the page it left
+ * holds none. `bench/crawl-throughput --pages=200 --concurrency=4`, two runs each: the peak 1131-1137 MB ->
+ * 1092-1095 (Crawlee 1408-1480) at 1061-1068 -> 1087-1092 pages a minute. A navigation to about:blank instead
+ * gave the same peak for 13-15% fewer pages a minute (902-932), and with only its commit awaited kept the
+ * tiles. At concurrency 2 a blank page did not move the peak (837-845 against 845-847 MB, --quick), so two
+ * lanes, the default, do without (docs/decisions.md).
  */
 export const BLANK_TAB_ABOVE_LANES = 2
 
@@ -80,6 +82,8 @@ export class PageLane {
   private tab: LaneTab | null = null
   private pagesSinceCollection = 0
   private collecting = false
+  /** The tab shows a page: a visit started in it since it was opened or last emptied. */
+  private showsPage = false
 
   constructor(
     private readonly index: number,
@@ -90,19 +94,19 @@ export class PageLane {
 
   /**
    * Opens what the next page needs: a hold on the crawl's context on the pool's current browser, and a tab in
-   * it, blank when the settings ask for it and the tab is not in the live view (`inView`: someone watches it,
-   * and a blank frame between two pages would flicker).
+   * it, emptied when the settings ask for it and the tab is not in the live view (`inView`: someone watches
+   * it, and an empty frame between two pages would flicker).
    */
   async ready(inView = false): Promise<void> {
     if (this.hold && !this.contexts.usable(this.hold)) await this.dropContext()
     this.hold ??= await this.contexts.acquire()
-    if (this.tab && this.settings.blankBetween && !inView && this.tab.page.url() !== 'about:blank') {
-      const page = this.tab.page
-      const blank = await page.goto('about:blank', { timeout: this.settings.closeTimeoutMs }).then(
+    if (this.tab && this.showsPage && this.settings.blankBetween && !inView) {
+      this.showsPage = false
+      const emptied = await this.tab.page.setContent('', { timeout: this.settings.closeTimeoutMs }).then(
         () => true,
         () => false,
       )
-      if (!blank) await this.dropTab()
+      if (!emptied) await this.dropTab()
     }
     this.tab ??= await openLaneTab(this.hold.context, this.settings.blockMedia)
     this.collectGarbage()
@@ -117,6 +121,7 @@ export class PageLane {
     o: { halt: AbortSignal; wantsAxe: (template: string) => boolean; onPageStart: (page: Page) => void },
   ): Promise<PageOutcome> {
     const context = this.hold!.context
+    this.showsPage = true
     const { navTimeoutMs, pageDeadlineExtraMs, axeExtraMs } = this.settings
     let timer: ReturnType<typeof setTimeout> | undefined
     let onHalt: (() => void) | undefined
@@ -208,6 +213,7 @@ export class PageLane {
     const tab = this.tab
     this.hold = null
     this.tab = null
+    this.showsPage = false
     this.pagesSinceCollection = 0
     this.collecting = false
     if (!hold) return
@@ -229,6 +235,7 @@ export class PageLane {
   private async dropTab(): Promise<void> {
     const t = this.tab
     this.tab = null
+    this.showsPage = false
     this.pagesSinceCollection = 0
     this.collecting = false
     if (
