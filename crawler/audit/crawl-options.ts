@@ -33,7 +33,7 @@ export interface CrawlHooks {
   onDiscovered(total: number): void
   /** Lane `lane`'s tab is about to navigate to `url` (the viewer may attach to it). Must not throw or block. */
   onPageStart(url: string, page: Page, lane: number): void
-  /** Lane `lane`'s tab is in the live view now (someone watches it): it is not blanked between pages. */
+  /** Lane `lane`'s tab is in the live view now (someone watches it): it is not emptied between pages. */
   inView?(lane: number): boolean
   /**
    * A page is done. `tab` is the lane's tab still showing it, when it loaded (the replay takes its still).

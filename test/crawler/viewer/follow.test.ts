@@ -66,7 +66,7 @@ describe('the live view follows the latest page', () => {
         const [lane0, lane1] = [await context.newPage(), await context.newPage()]
         casts.pageStarted(lane0, `${web.url}/zero`, 0)
         await lane0.goto(`${web.url}/zero`)
-        // Nobody watches yet: no tab is in the view (a crawl of many lanes blanks every tab between pages).
+        // Nobody watches yet: no tab is in the view (with many lanes, the tabs out of it are emptied between pages).
         expect(casts.inView(0)).toBe(false)
         await infra.kv.set(viewerKeys.watching(auditId), '1', 60)
         await infra.pubsub.publish(viewerChannels.control(auditId), 'watch')
