@@ -80,8 +80,10 @@ export const embeddedEnv = (dataDir: string, extra: Record<string, string> = {})
   ...extra,
 })
 
-/** Starts the service; resolves once its banner is complete (it listens by then). */
-/** The embedded service on `dataDir` (`command`: how it is started, from the project's root), once its banner is out. */
+/**
+ * Starts the embedded service on `dataDir` (`command`: how, from the project's root); resolves once its banner
+ * is complete (it listens by then).
+ */
 export async function startEmbedded(
   dataDir: string,
   extra: Record<string, string> = {},

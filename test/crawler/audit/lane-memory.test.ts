@@ -9,7 +9,7 @@ import { crawlSite } from '../../../crawler/audit/crawl.ts'
 import { BLANK_TAB_ABOVE_LANES, COLLECT_GARBAGE_EVERY, PageLane } from '../../../crawler/audit/lane.ts'
 import { LaneContexts } from '../../../crawler/audit/lane-context.ts'
 import { laneSettings } from '../../../crawler/audit/lane-runner.ts'
-import type { CrawlOptions } from '../../../crawler/audit/crawl-options.ts'
+import type { CrawlHooks, CrawlOptions } from '../../../crawler/audit/crawl-options.ts'
 import { openLaneContext } from '../../../crawler/audit/page.ts'
 import { type EgressProxy, startEgressProxy } from '../../../shared/egress/proxy.ts'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
@@ -34,32 +34,36 @@ async function documentsIn(page: Page): Promise<number> {
   }
 }
 
-test("a lane's tab keeps a bounded number of the documents it left, over 25 pages", async () => {
-  const tabs = new Set<Page>()
-  let current: Page | null = null
-  const counts: number[] = []
-  const summary = await crawlSite(
+/** A crawl of the fixture site's first `pages` pages at `concurrency`, with these hooks (the rest do nothing). */
+function crawl(pages: number, concurrency: number, hooks: Partial<CrawlHooks>) {
+  return crawlSite(
     {
       startUrl: site.url,
-      maxPages: 25,
+      maxPages: pages,
       maxDepth: 10,
       maxDurationMs: 120_000,
-      concurrency: 1,
+      concurrency,
       navTimeoutMs: 5_000,
       signal: new AbortController().signal,
     },
     { browser: pool, policy: { allowPrivate: true, trustedHosts: [] }, log, trustedSpki: [], probeTimeoutMs: 2_000 },
-    {
-      onDiscovered() {},
-      onPageStart: (_url, page) => {
-        tabs.add(page)
-        current = page
-      },
-      onPage: async () => {
-        if (current && !current.isClosed()) counts.push(await documentsIn(current))
-      },
-    },
+    { onDiscovered() {}, onPageStart() {}, onPage: async () => {}, ...hooks },
   )
+}
+
+test("a lane's tab keeps a bounded number of the documents it left, over 25 pages", async () => {
+  const tabs = new Set<Page>()
+  let current: Page | null = null
+  const counts: number[] = []
+  const summary = await crawl(25, 1, {
+    onPageStart: (_url, page) => {
+      tabs.add(page)
+      current = page
+    },
+    onPage: async () => {
+      if (current && !current.isClosed()) counts.push(await documentsIn(current))
+    },
+  })
   expect(summary.pagesScanned).toBe(25)
   // One tab for every page, so the counts are one renderer's.
   expect(tabs.size).toBe(1)
@@ -134,27 +138,13 @@ describe("a lane's tab emptied between two pages", () => {
   test('a crawl asks, lane by lane, whether its tab is in the live view, and keeps one tab a lane', async () => {
     const asked = new Set<number>()
     const tabs = new Set<Page>()
-    const summary = await crawlSite(
-      {
-        startUrl: site.url,
-        maxPages: 12,
-        maxDepth: 10,
-        maxDurationMs: 120_000,
-        concurrency: BLANK_TAB_ABOVE_LANES + 1,
-        navTimeoutMs: 5_000,
-        signal: new AbortController().signal,
+    const summary = await crawl(12, BLANK_TAB_ABOVE_LANES + 1, {
+      onPageStart: (_url, page) => void tabs.add(page),
+      inView: (lane) => {
+        asked.add(lane)
+        return lane === 0
       },
-      { browser: pool, policy: { allowPrivate: true, trustedHosts: [] }, log, trustedSpki: [], probeTimeoutMs: 2_000 },
-      {
-        onDiscovered() {},
-        onPageStart: (_url, page) => void tabs.add(page),
-        inView: (lane) => {
-          asked.add(lane)
-          return lane === 0
-        },
-        onPage: async () => {},
-      },
-    )
+    })
     expect(summary.pagesScanned).toBe(12)
     expect([...asked].sort()).toEqual([0, 1, 2])
     // An emptying that failed would have replaced the tab: every page would have had one of its own.
