@@ -6,8 +6,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
-import postgres from 'postgres'
 import { withTimeout } from '../lib/stats.ts'
+import { postgresClient } from '../../shared/db/index.ts'
 
 const PG_BIN = '/usr/lib/postgresql/15/bin'
 
@@ -150,7 +150,7 @@ export async function startPostgres(dir: string): Promise<SoakPostgres> {
   const sock = join(pgDir, '.s.PGSQL.5432')
   await waitFor('postgres', 60_000, () => existsSync(sock) && existsSync(join(data, 'postmaster.pid')))
   const relay = await unixRelay(sock)
-  const admin = postgres(`postgres://postgres@127.0.0.1:${relay.port}/postgres`, { max: 1, onnotice: () => {} })
+  const admin = postgresClient(`postgres://postgres@127.0.0.1:${relay.port}/postgres`, 1)
   await waitFor('postgres connections', 30_000, async () => (await admin`SELECT 1`).length === 1)
   await admin.unsafe('CREATE DATABASE soak')
   await admin.end()

@@ -35,8 +35,22 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   return db
 }
 
+/**
+ * What every client here is opened with. `fetch_types: false`: by default postgres.js (3.4.9) asks each new
+ * connection for the server's array types in a promise nobody awaits, so a connection lost during that
+ * question (PostgreSQL restarting, a failover) ends in an unhandled rejection that can stop the process
+ * (porsager/postgres#1192, #1223; test/shared/db/connection-lost.test.ts). No query here sends or reads an array
+ * value; the answer only taught the client to parse and send arrays.
+ */
+const CLIENT_OPTIONS = { onnotice: () => {}, connect_timeout: 10, fetch_types: false } as const
+
+/** A client of the PostgreSQL at `url`, with at most `max` connections, each closed after 30 s idle. */
+export function postgresClient(url: string, max: number): Sql {
+  return postgres(url, { ...CLIENT_OPTIONS, max, idle_timeout: 30 })
+}
+
 function openPostgres(url: string, max: number): Database {
-  const sql = postgres(url, { max, onnotice: () => {}, idle_timeout: 30, connect_timeout: 10 })
+  const sql = postgresClient(url, max)
   return { sql, kind: 'postgres', close: () => sql.end({ timeout: 5 }) }
 }
 
@@ -55,10 +69,9 @@ async function openPglite(dataDir: string): Promise<Database> {
     port,
     database: 'postgres',
     username: 'postgres',
-    max: 1,
-    onnotice: () => {},
     // Prepared statements are per connection; with one connection they stay valid.
-    connect_timeout: 10,
+    max: 1,
+    ...CLIENT_OPTIONS,
   })
   return {
     sql,

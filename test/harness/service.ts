@@ -3,11 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import postgres from 'postgres'
 import type { Services } from '../../api/services.ts'
 import { boot, type Running } from '../../server/boot.ts'
 import { loadConfig } from '../../shared/config.ts'
 import { createAccount, createApiKey, type Plan } from '../../shared/db/accounts.ts'
+import { postgresClient } from '../../shared/db/index.ts'
 import { randomBytes } from 'node:crypto'
 import { createClient } from '@redis/client'
 import { createLogger } from '../../shared/lib/log.ts'
@@ -40,14 +40,14 @@ function noApiServices(): Services {
 /** A throwaway PostgreSQL database; dropped by the returned function. */
 export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `appaudit_test_${randomBytes(6).toString('hex')}`
-  const admin = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} })
+  const admin = postgresClient(PG_ADMIN_URL, 1)
   await admin.unsafe(`CREATE DATABASE ${name}`)
   await admin.end()
   const url = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
   return {
     url,
     async drop() {
-      const a = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} })
+      const a = postgresClient(PG_ADMIN_URL, 1)
       await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
       await a.end()
     },

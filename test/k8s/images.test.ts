@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { stringify } from 'yaml'
 import { render } from '../../scripts/kustomize.ts'
 import { createAccount, createApiKey } from '../../shared/db/accounts.ts'
-import postgres from 'postgres'
+import { postgresClient } from '../../shared/db/index.ts'
 import { startAuditSite, type AuditSite } from '../fixtures/audit-site.ts'
 import { auditEnded, connectClient, ok } from '../harness/client.ts'
 import { dropRedisPrefix, freshDatabase, REDIS_URL } from '../harness/service.ts'
@@ -228,7 +228,7 @@ describe.skipIf(!podmanPath)('the images, built and run with podman', () => {
   }, 120_000)
 
   const client = async () => {
-    const sql = postgres(db.url, { max: 1 })
+    const sql = postgresClient(db.url, 1)
     try {
       const account = await createAccount(sql, 'scale')
       return await connectClient(`http://127.0.0.1:${apiPort}/api/mcp`, (await createApiKey(sql, account.id)).plaintext)
