@@ -1,6 +1,7 @@
 // `bun run start`: the service. With no DATABASE_URL and no REDIS_URL it is the embedded default:
 // PGlite under DATA_DIR, in-process queue, crawler workers in the same process.
 import { type Config, loadConfigOrExit } from '../shared/config.ts'
+import { errorMessage } from '../shared/errors.ts'
 import { createLogger } from '../shared/lib/log.ts'
 import { boot, type Running } from './boot.ts'
 import { DataDirInUse } from './embedded.ts'
@@ -22,20 +23,32 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
 
   // Before the banner: whoever waits for it (a supervisor, a test) may stop the service at once.
   let stopping = false
+  const stop = async (code: number) => {
+    if (stopping) return
+    stopping = true
+    // Audits in flight are handed back and scans finish within seconds; should a step hang, leave anyway
+    // before the orchestrator's SIGKILL (30 s by default), so the exit is at least logged. What was not
+    // handed back is taken over from the pending list.
+    setTimeout(() => {
+      log.error('shutdown took too long; exiting')
+      process.exit(1)
+    }, 25_000).unref()
+    await running.stop()
+    process.exit(code)
+  }
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(sig, async () => {
-      if (stopping) return
-      stopping = true
-      log.info('shutting down', { signal: sig })
-      // Audits in flight are handed back and scans finish within seconds; should a step hang, leave anyway
-      // before the orchestrator's SIGKILL (30 s by default), so the exit is at least logged. What was not
-      // handed back is taken over from the pending list.
-      setTimeout(() => {
-        log.error('shutdown took too long; exiting')
-        process.exit(1)
-      }, 25_000).unref()
-      await running.stop()
-      process.exit(0)
+    process.on(sig, () => {
+      if (!stopping) log.info('shutting down', { signal: sig })
+      void stop(0)
+    })
+  }
+  // An error nothing caught (a library's promise rejected with no handler, a throw in a callback) leaves the
+  // process in a state nobody planned: it says so in one log line, stops as on SIGTERM (audits handed back)
+  // and exits 1, for its supervisor to start it again.
+  for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+    process.on(event, (e: unknown) => {
+      log.error('unexpected error; stopping', { event, error: errorMessage(e), stack: e instanceof Error ? e.stack : undefined })
+      void stop(1)
     })
   }
   // A turn of the event loop, so the handlers are in place before anyone can read the banner.

@@ -28,6 +28,8 @@ export interface EmbeddedProcess {
   dataDir: string
   /** The key in DATA_DIR/local-api-key now. */
   fileKey(): string
+  /** All it wrote to stderr, once it has exited. */
+  stderr: Promise<string>
   /** SIGTERM, and the exit code (bounded). */
   stop(): Promise<number>
 }
@@ -136,6 +138,7 @@ export async function startEmbedded(
     base,
     banner,
     dataDir,
+    stderr: errText,
     fileKey: () => readFileSync(join(dataDir, 'local-api-key'), 'utf8').trim(),
     async stop() {
       p.kill('SIGTERM')
