@@ -33,7 +33,7 @@ export async function runService(overrides: Partial<Record<'ROLE', Config['ROLE'
       log.error('shutdown took too long; exiting')
       process.exit(1)
     }, 25_000).unref()
-    await running.stop()
+    await running.stop().catch((e) => log.error('stop failed', { error: errorMessage(e) }))
     process.exit(code)
   }
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
