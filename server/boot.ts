@@ -168,16 +168,33 @@ function lifecycle(config: Config, log: Logger, stores: Stores): Lifecycle {
 
 /**
  * The crawler's browsers and workers; browsers are loaded here, never by the api role. A crawler-only
- * process has no api, so its probes get a small port of their own, the last thing to stop: it says "not
- * ready" while the crawler hands its work back.
+ * process has no api, so its probes get a small port of their own, bound before the browser starts (a taken
+ * HEALTH_PORT is said at once; until the crawler runs, /readyz says its browser is not ready) and the last
+ * thing to stop: it says "not ready" while the crawler hands its work back.
  */
 async function startCrawlerRole(config: Config, log: Logger, stores: Stores, life: Lifecycle): Promise<Bun.Server<undefined> | null> {
   const { startCrawler } = await import('../crawler/start.ts')
-  const crawler = await startCrawler({ config, db: stores.db, infra: stores.infra, log })
-  life.onStop(() => crawler.stop())
-  life.addProbe({ name: 'browser', check: () => crawler.browser.check() })
-  if (config.ROLE !== 'crawler') return null
-  const server = listenOrExplain('HEALTH_PORT', config.HEALTH_HOST, config.HEALTH_PORT, () =>
+  let crawler: Awaited<ReturnType<typeof startCrawler>> | null = null
+  life.addProbe({ name: 'browser', check: async () => (crawler ? crawler.browser.check() : Promise.reject(new Error('starting'))) })
+  const server = config.ROLE === 'crawler' ? listenHealth(config, life) : null
+  try {
+    crawler = await startCrawler({ config, db: stores.db, infra: stores.infra, log })
+  } catch (e) {
+    server?.stop(true)
+    throw e
+  }
+  const started = crawler
+  life.onStop(() => started.stop())
+  if (server) {
+    life.onStop(async () => void server.stop(true))
+    log.info('crawler health server listening', { port: server.port })
+  }
+  return server
+}
+
+/** A crawler-only process's /healthz and /readyz on HEALTH_PORT (a taken port: PortInUse). */
+function listenHealth(config: Config, life: Lifecycle): Bun.Server<undefined> {
+  return listenOrExplain('HEALTH_PORT', config.HEALTH_HOST, config.HEALTH_PORT, () =>
     Bun.serve({
       hostname: config.HEALTH_HOST,
       port: config.HEALTH_PORT,
@@ -187,7 +204,4 @@ async function startCrawlerRole(config: Config, log: Logger, stores: Stores, lif
         new Response('Not found\n', { status: 404 }),
     }),
   )
-  life.onStop(async () => void server.stop(true))
-  log.info('crawler health server listening', { port: server.port })
-  return server
 }

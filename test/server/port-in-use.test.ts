@@ -1,7 +1,8 @@
 // A port another process holds at start-up: the service says which setting chose it and what to do, exits 1,
-// and prints no stack, for the api's PORT and for a crawler-only process's HEALTH_PORT. Real processes; the
-// port is one this test holds (bound on port 0), so it is taken for certain. What that message advises,
-// `PORT=0 ./scripts/start`, takes a free port and serves the URL of the port it got.
+// and prints no stack, for the api's PORT and for a crawler-only process's HEALTH_PORT, before the crawler's
+// workers start. Real processes; the port is one this test holds (bound on port 0), so it is taken for
+// certain. What that message advises, `PORT=0 ./scripts/start`, takes a free port and serves the URL of the
+// port it got.
 import { afterAll, expect, test } from 'bun:test'
 import { createServer, type Server } from 'node:net'
 import { cleanup, embeddedEnv, runCommand, seededDataDir, startEmbedded } from '../harness/embedded-process.ts'
@@ -29,7 +30,7 @@ for (const [setting, extra] of [
     `${setting} taken: one line naming ${setting} and what to do, exit 1, no stack`,
     async () => {
       const port = await heldPort()
-      const env = embeddedEnv(await seededDataDir(), { HOST: '127.0.0.1', ...extra, [setting]: String(port) })
+      const env = embeddedEnv(await seededDataDir(), { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extra, [setting]: String(port) })
       const r = await runCommand([process.execPath, 'server/main.ts'], env)
       expect(r.code).toBe(1)
       expect(r.err).toContain(
@@ -38,6 +39,8 @@ for (const [setting, extra] of [
       expect(r.err).not.toContain('Bun.serve')
       expect(r.err).not.toMatch(/\n\s+at /)
       expect(r.out).not.toContain('App Audit is running')
+      // Said before the crawler's browser and workers start, not a second or two into the start.
+      expect(r.out).not.toContain('worker started')
     },
     machineDeadline(120_000),
   )
