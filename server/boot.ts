@@ -175,7 +175,7 @@ function lifecycle(config: Config, log: Logger, stores: Stores): Lifecycle {
 async function startCrawlerRole(config: Config, log: Logger, stores: Stores, life: Lifecycle): Promise<Bun.Server<undefined> | null> {
   const { startCrawler } = await import('../crawler/start.ts')
   let crawler: Awaited<ReturnType<typeof startCrawler>> | null = null
-  life.addProbe({ name: 'browser', check: async () => (crawler ? crawler.browser.check() : Promise.reject(new Error('starting'))) })
+  life.addProbe({ name: 'browser', check: () => (crawler ? crawler.browser.check() : Promise.reject(new Error('starting'))) })
   const server = config.ROLE === 'crawler' ? listenHealth(config, life) : null
   try {
     crawler = await startCrawler({ config, db: stores.db, infra: stores.infra, log })

@@ -8,6 +8,7 @@ import { afterEach, expect, test } from 'bun:test'
 import net from 'node:net'
 import { postgresClient } from '../../../shared/db/index.ts'
 import { PG_ADMIN_URL } from '../../harness/service.ts'
+import { within } from '../../harness/wait.ts'
 
 const upstream = new URL(PG_ADMIN_URL)
 
@@ -68,7 +69,7 @@ test('a connection lost as it starts fails its query and leaves no unhandled rej
       () => 'answered',
       (e: { code?: string }) => e.code ?? 'rejected',
     )
-    const first = await relay.cut
+    const first = await within(relay.cut, 10_000, 'the relay cutting the connection')
     // The query got the connection's failure (lost under it, or the reconnect refused), not an answer.
     expect(['CONNECTION_CLOSED', 'ECONNREFUSED']).toContain(outcome)
     // The client's first question was the query itself, not the array types.
