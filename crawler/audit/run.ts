@@ -27,6 +27,8 @@ export class CrawlRun {
   /** Lanes waiting for work sleep here; anything that may give them work wakes them. */
   private waiters: Array<() => void> = []
   private readonly timer: ReturnType<typeof setTimeout>
+  /** The wall-time cap on the clock: a timer fires late on a busy machine, the clock does not. */
+  private readonly deadlineAt: number
   private readonly onAbort = () => this.stop('aborted')
   scanned = 0
   failed = 0
@@ -40,6 +42,7 @@ export class CrawlRun {
     maxDurationMs: number,
   ) {
     caller.addEventListener('abort', this.onAbort, { once: true })
+    this.deadlineAt = performance.now() + maxDurationMs
     this.timer = setTimeout(() => this.stop('maxDuration'), maxDurationMs)
     if (caller.aborted) this.stop('aborted')
   }
@@ -48,7 +51,9 @@ export class CrawlRun {
     return this.halt.signal
   }
 
+  /** Whether the run has stopped; past the wall-time cap it stops here, whether or not its timer has fired. */
   get halted(): boolean {
+    if (!this.halt.signal.aborted && performance.now() >= this.deadlineAt) this.stop('maxDuration')
     return this.halt.signal.aborted
   }
 
