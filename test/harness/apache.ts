@@ -1,5 +1,6 @@
 // A minimal httpd.conf for Debian's Apache run in the foreground on a loopback port, serving one directory whose
-// .htaccess the test writes: what the tests of the Apache snippets in our advice start.
+// .htaccess the test writes: what the tests of the Apache snippets in our advice start, on a port held for it
+// (reservedPort in test/harness/ports.ts).
 export const APACHE = '/usr/sbin/apache2'
 export const APACHE_MODULES = '/usr/lib/apache2/modules'
 
@@ -16,6 +17,9 @@ export function apacheConfig(o: {
   return [
     `ServerRoot ${o.root}`,
     `Listen 127.0.0.1:${o.port}`,
+    // Any ratio makes apache2 set SO_REUSEPORT, so it binds beside the port's hold (reservedPort in
+    // test/harness/ports.ts); one as large as this gives one listener bucket on any machine.
+    'ListenCoresBucketsRatio 1024',
     'ServerName 127.0.0.1',
     `PidFile ${o.root}/httpd.pid`,
     `ErrorLog ${o.root}/error.log`,

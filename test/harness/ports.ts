@@ -4,14 +4,14 @@
 //   port it got is read from the kernel: listeningPorts() below;
 // - nginx, which refuses port 0, adopts a socket bound here on port 0 and handed over as a file descriptor
 //   (its NGINX environment variable, what its binary upgrade uses): listenerForChild();
-// - a server that can do neither (Debian's apache2: "Invalid address or port" for port 0, and built without
-//   systemd's socket activation) gets unusedPort(), a port free a moment ago that another process may take
-//   before the server binds it; its callers say so when its bind fails and start it again on another port
-//   (test/fixtures/sites/lib/real-server.ts; bench/real-apps/apps.sh does the same for the Debian
-//   applications behind apache2).
-// unusedPort() also names a port for a Kubernetes manifest's probes (the pods run on the host's network; they
-// are played again on other ports when one says its port was taken: test/k8s/images.test.ts) and an address
-// nothing listens on. PostgREST listens on a Unix socket of its own (test/fixtures/postgrest.ts).
+// - Debian's apache2, which can do neither ("Invalid address or port" for port 0, and built without systemd's
+//   socket activation), binds a port held for it here: reservedPort(), a socket on port 0 with SO_REUSEPORT,
+//   which keeps every other process off the port while apache2, told to set that option too
+//   (`ListenCoresBucketsRatio`, test/harness/apache.ts), binds beside it.
+// unusedPort(), a port that was free a moment ago, is left for what binds nothing: an address nothing listens
+// on, and a Kubernetes manifest's probes (the pods run on the host's network; they are played again on other
+// ports when one says its port was taken: test/k8s/images.test.ts). PostgREST listens on a Unix socket of its
+// own (test/fixtures/postgrest.ts).
 import { createServer } from 'node:net'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { descendants } from '../crawler/audit/procs.ts'
@@ -27,6 +27,58 @@ export function unusedPort(): Promise<number> {
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port from listen(0)'))))
     })
   })
+}
+
+/** A port held for a server that binds it with SO_REUSEPORT (reservedPort). */
+export interface ReservedPort {
+  port: number
+  /** Drops the hold: call it once the server listens on the port (untilListening) and before anything connects. */
+  release(): Promise<void>
+}
+
+/**
+ * A port on 127.0.0.1 held for a server that can neither bind port 0 nor adopt a socket (Debian's apache2). The
+ * hold is a socket listening here with SO_REUSEPORT: the kernel refuses the port to any bind without that
+ * option, and to any socket of another user, while a server of this user that sets it (apache2 with
+ * `ListenCoresBucketsRatio`) binds beside it. Until release(), the kernel may hand a connection to the port to
+ * this socket, which closes it: nothing connects before the server listens and the hold is released.
+ */
+export function reservedPort(): Promise<ReservedPort> {
+  return new Promise((resolve, reject) => {
+    const hold = createServer((socket) => socket.destroy())
+    hold.once('error', reject)
+    hold.listen({ port: 0, host: '127.0.0.1', reusePort: true }, () => {
+      const address = hold.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      if (port <= 0) {
+        hold.close()
+        reject(new Error('no port from listen(0)'))
+        return
+      }
+      let released: Promise<void> | null = null
+      resolve({ port, release: () => (released ??= new Promise<void>((r) => hold.close(() => r()))) })
+    })
+  })
+}
+
+/**
+ * Waits until pid or a process below it listens on port of 127.0.0.1 (read from the kernel, nothing connects);
+ * throws when stop() says to give up (the server exited) or after ms.
+ */
+export async function untilListening(
+  pid: number,
+  port: number,
+  ms: number,
+  what: string,
+  stop: () => boolean = () => false,
+): Promise<void> {
+  const deadline = performance.now() + ms
+  for (;;) {
+    if (listeningPorts(pid).includes(port)) return
+    if (stop()) throw new Error(`${what} stopped before it listened on 127.0.0.1:${port}`)
+    if (performance.now() > deadline) throw new Error(`${what} does not listen on 127.0.0.1:${port} after ${ms} ms`)
+    await Bun.sleep(50)
+  }
 }
 
 /** The inodes of the sockets a process holds open. */

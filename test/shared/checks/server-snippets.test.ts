@@ -14,7 +14,7 @@ import { buildCsp, cspAdviceText, pageSources } from '../../../shared/checks/uti
 import { cookieFixes, headerFixes } from '../../../shared/checks/util/fix.ts'
 import { until } from '../../harness/wait.ts'
 import { APACHE, apacheConfig } from '../../harness/apache.ts'
-import { boundPort, unusedPort } from '../../harness/ports.ts'
+import { boundPort, reservedPort, untilListening } from '../../harness/ports.ts'
 
 const CADDY = '/usr/bin/caddy'
 
@@ -103,7 +103,8 @@ describe.skipIf(!existsSync(APACHE))('Apache: .htaccess snippets in a real Apach
     writeFileSync(join(www, '.git', 'config'), '[core]')
     mkdirSync(join(www, 'files'))
     writeFileSync(join(www, 'files', 'a.txt'), 'a')
-    const port = await unusedPort()
+    const { port, release } = await reservedPort()
+    stops.push(() => void release())
     const apacheCookie = cookieFixes('Secure').apache
     const htaccess = [
       block(headerFixes(HEADERS).apache, '<IfModule', '</IfModule>'),
@@ -125,6 +126,8 @@ describe.skipIf(!existsSync(APACHE))('Apache: .htaccess snippets in a real Apach
     writeFileSync(join(root, 'httpd.conf'), apacheConfig({ root, port, www, modules: mods, directory: ['Options +Indexes'] }))
     const proc = Bun.spawn([APACHE, '-f', join(root, 'httpd.conf'), '-DFOREGROUND'], { stdout: 'pipe', stderr: 'pipe' })
     stops.push(() => proc.kill())
+    await untilListening(proc.pid, port, 10_000, 'Apache', () => proc.exitCode !== null)
+    await release()
     base = `http://127.0.0.1:${port}`
     await until(async () => (await fetch(`${base}/`, { redirect: 'manual' }).catch(() => null)) !== null, 10_000, 'Apache to answer')
   }, 20_000)

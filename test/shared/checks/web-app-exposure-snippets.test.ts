@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { webAppExposure } from '../../../shared/checks/exposure/web-app-exposure.ts'
-import { listenerForChild, unusedPort } from '../../harness/ports.ts'
+import { listenerForChild, reservedPort, untilListening } from '../../harness/ports.ts'
 import { until } from '../../harness/wait.ts'
 import { APACHE, apacheConfig } from '../../harness/apache.ts'
 
@@ -103,7 +103,8 @@ describe.skipIf(!existsSync(APACHE))('the Apache advice in a real Apache (.htacc
   test('refuses every path the check reads, serves the rest', async () => {
     const { root, www } = webRoot()
     writeFileSync(join(www, '.htaccess'), snippet('apache'))
-    const port = await unusedPort()
+    const { port, release } = await reservedPort()
+    stops.push(release)
     const mods = ['mpm_event', 'authz_core', 'rewrite', 'alias', 'dir', 'mime']
     writeFileSync(join(root, 'httpd.conf'), apacheConfig({ root, port, www, modules: mods, server: ['DirectoryIndex index.html'] }))
     const proc = Bun.spawn([APACHE, '-f', join(root, 'httpd.conf'), '-DFOREGROUND'], { stdout: 'ignore', stderr: 'pipe' })
@@ -111,6 +112,8 @@ describe.skipIf(!existsSync(APACHE))('the Apache advice in a real Apache (.htacc
       proc.kill()
       return proc.exited
     })
+    await untilListening(proc.pid, port, 10_000, 'Apache', () => proc.exitCode !== null)
+    await release()
     const base = `http://127.0.0.1:${port}`
     await until(async () => (await fetch(`${base}/`).catch(() => null)) !== null, 10_000, 'Apache to answer')
     expectAdviceHolds(await statuses(base, [...REFUSED, ...SERVED]))
