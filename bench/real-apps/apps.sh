@@ -3,8 +3,10 @@
 # service) with Debian's default modules and settings and one virtual host per application, each on its own
 # port and with the application's own Debian config, and one nginx instance in front of each application in
 # the careful configuration (bench/real-apps/nginx-hardened.conf.in). Juice Shop runs under node when it has
-# been built (juice-shop.sh). Ports are picked at random in a high range; a server that does not get its
-# port is retried on others. The URLs go to $REALAPPS_DIR/state.json.
+# been built (juice-shop.sh). Apache's and nginx's ports are held for them until they listen (hold-ports.ts:
+# sockets with SO_REUSEPORT, which they bind beside and no other process can take); Juice Shop, which cannot
+# bind beside one, gets a port at random in a high range and is started again on another when it does not get
+# it. The URLs go to $REALAPPS_DIR/state.json.
 #
 #   bench/real-apps/apps.sh start | stop | status
 #   (state.json: {"wordpress": {"default": "http://127.0.0.1:P/", "hardened": "http://127.0.0.1:Q/"}, ...})
@@ -18,6 +20,43 @@ declare -A PATHS=([wordpress]=/ [dokuwiki]=/dokuwiki/ [phpmyadmin]=/phpmyadmin/ 
 
 rand_port() { echo $((20000 + RANDOM % 40000)); }
 listening() { ss -ltnH "sport = :$1" | grep -q "127.0.0.1:$1"; }
+listening_by() { ss -ltnpH "sport = :$1" | grep -q "\"$2\""; } # port program: that program listens on it
+BUN=${BUN:-bun}
+
+# Holds n ports (HELD_PORTS) until release_ports; HOLD_PID is the holder.
+hold_ports() {
+  local f="$DIR/held-ports" i
+  rm -f "$f"
+  "$BUN" "$HERE/hold-ports.ts" "$1" >"$f" 2>>"$DIR/hold-ports.log" &
+  HOLD_PID=$!
+  for i in $(seq 1 100); do grep -q $'\n' "$f" 2>/dev/null && break; sleep 0.1; done
+  read -r -a HELD_PORTS <"$f" || true
+  [ ${#HELD_PORTS[@]} -eq "$1" ] || { echo "could not hold $1 ports: $DIR/hold-ports.log" >&2; release_ports; return 1; }
+}
+release_ports() { [ -n "${HOLD_PID:-}" ] && { kill "$HOLD_PID" 2>/dev/null; wait "$HOLD_PID" 2>/dev/null; }; HOLD_PID=; }
+
+# Waits (bounded) until program listens on every port given; 0 when it does.
+until_listening() { # program port...
+  local program=$1 i p ok
+  shift
+  for i in $(seq 1 100); do
+    ok=1
+    for p in "$@"; do listening_by "$p" "$program" || ok=0; done
+    [ $ok = 1 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# Waits (bounded) until a pid file is written; 0 when it is.
+pid_file() {
+  local i
+  for i in $(seq 1 100); do
+    [ -s "$1" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
 installed() {
   case $1 in
     wordpress) [ -f /etc/wordpress/config-127.0.0.1.php ] ;;
@@ -62,6 +101,8 @@ apache_conf() { # "app:port ..."
   cat <<CONF
 # Debian's /etc/apache2/apache2.conf, with paths of our own instance.
 ServerRoot /etc/apache2
+# SO_REUSEPORT, to bind beside the ports' holds (hold-ports.ts); one listener bucket on any machine.
+ListenCoresBucketsRatio 1024
 ServerName 127.0.0.1
 PidFile $DIR/apache.pid
 DefaultRuntimeDir $DIR
@@ -141,20 +182,21 @@ CONF
 }
 
 start_apache() {
-  local tries specs
-  for tries in 1 2 3 4 5; do
-    specs=()
-    for app in "${APPS[@]}"; do installed "$app" && specs+=("$app:$(rand_port)"); done
-    [ ${#specs[@]} -eq 0 ] && { APACHE_SPECS=(); return 0; } # none selected or installed
-    apache_conf "${specs[@]}" >"$DIR/apache.conf"
-    apache2 -f "$DIR/apache.conf" -k start 2>>"$DIR/apache-start.log"
-    sleep 2
-    local ok=1
-    for s in "${specs[@]}"; do listening "${s##*:}" || ok=0; done
-    if [ $ok = 1 ] && [ -s "$DIR/apache.pid" ]; then APACHE_SPECS=("${specs[@]}"); return 0; fi
-    [ -s "$DIR/apache.pid" ] && kill "$(cat "$DIR/apache.pid")" 2>/dev/null
-    sleep 1
-  done
+  local apps=() specs=() i
+  for app in "${APPS[@]}"; do installed "$app" && apps+=("$app"); done
+  [ ${#apps[@]} -eq 0 ] && { APACHE_SPECS=(); return 0; } # none selected or installed
+  hold_ports ${#apps[@]} || return 1
+  for i in "${!apps[@]}"; do specs+=("${apps[$i]}:${HELD_PORTS[$i]}"); done
+  apache_conf "${specs[@]}" >"$DIR/apache.conf"
+  apache2 -f "$DIR/apache.conf" -k start 2>>"$DIR/apache-start.log"
+  # apache2 -k start listens, then writes its pid file from the daemon it forks.
+  if until_listening apache2 "${HELD_PORTS[@]}" && pid_file "$DIR/apache.pid"; then
+    release_ports
+    APACHE_SPECS=("${specs[@]}")
+    return 0
+  fi
+  release_ports
+  pid_file "$DIR/apache.pid" && kill "$(cat "$DIR/apache.pid")" 2>/dev/null
   echo "apache did not start: $DIR/apache-start.log" >&2
   return 1
 }
@@ -181,19 +223,18 @@ start_juice() {
 }
 
 start_nginx() { # specs "app:upstreamport"
-  local tries specs
-  for tries in 1 2 3 4 5; do
-    specs=()
-    for s in "$@"; do specs+=("${s%%:*}:$(rand_port):127.0.0.1:${s##*:}"); done
-    nginx_conf "${specs[@]}" >"$DIR/nginx.conf"
-    nginx -c "$DIR/nginx.conf" -p "$DIR" 2>>"$DIR/nginx-start.log"
-    sleep 1
-    local ok=1
-    for s in "${specs[@]}"; do IFS=: read -r _ p _ <<<"$s"; listening "$p" || ok=0; done
-    if [ $ok = 1 ]; then NGINX_SPECS=("${specs[@]}"); return 0; fi
-    [ -s "$DIR/nginx.pid" ] && kill "$(cat "$DIR/nginx.pid")" 2>/dev/null
-    sleep 1
-  done
+  local specs=() s i=0
+  hold_ports $# || return 1
+  for s in "$@"; do specs+=("${s%%:*}:${HELD_PORTS[$i]}:127.0.0.1:${s##*:}"); i=$((i + 1)); done
+  nginx_conf "${specs[@]}" >"$DIR/nginx.conf"
+  nginx -c "$DIR/nginx.conf" -p "$DIR" 2>>"$DIR/nginx-start.log"
+  if until_listening nginx "${HELD_PORTS[@]}" && pid_file "$DIR/nginx.pid"; then
+    release_ports
+    NGINX_SPECS=("${specs[@]}")
+    return 0
+  fi
+  release_ports
+  pid_file "$DIR/nginx.pid" && kill "$(cat "$DIR/nginx.pid")" 2>/dev/null
   echo "nginx did not start: $DIR/nginx-start.log" >&2
   return 1
 }

@@ -46,7 +46,7 @@ describe.skipIf(why !== '')(
   `real WordPress from Debian's package (skipped unless bench/real-apps/install.sh ran${why ? `: ${why}` : ''})`,
   () => {
     const dir = mkdtempSync(join(tmpdir(), 'appaudit-realapps-test-'))
-    const env = { ...process.env, REALAPPS_DIR: dir, REALAPPS_APPS: 'wordpress', REALAPPS_NO_NGINX: '1' }
+    const env = { ...process.env, BUN: process.execPath, REALAPPS_DIR: dir, REALAPPS_APPS: 'wordpress', REALAPPS_NO_NGINX: '1' }
     let svc: TestService
     let client: Client
     let url = ''

@@ -7,7 +7,8 @@
 // - Debian's apache2, which can do neither ("Invalid address or port" for port 0, and built without systemd's
 //   socket activation), binds a port held for it here: reservedPort(), a socket on port 0 with SO_REUSEPORT,
 //   which keeps every other process off the port while apache2, told to set that option too
-//   (`ListenCoresBucketsRatio`, test/harness/apache.ts), binds beside it.
+//   (`ListenCoresBucketsRatio`, test/harness/apache.ts), binds beside it. bench/real-apps/apps.sh holds its
+//   Apache's and nginx's ports the same way (hold-ports.ts; nginx with `listen ... reuseport`).
 // unusedPort(), a port that was free a moment ago, is left for what binds nothing: an address nothing listens
 // on, and a Kubernetes manifest's probes (the pods run on the host's network; they are played again on other
 // ports when one says its port was taken: test/k8s/images.test.ts). PostgREST listens on a Unix socket of its
