@@ -31,7 +31,7 @@ hold_ports() {
   HOLD_PID=$!
   for i in $(seq 1 100); do grep -q $'\n' "$f" 2>/dev/null && break; sleep 0.1; done
   read -r -a HELD_PORTS <"$f" || true
-  [ ${#HELD_PORTS[@]} -eq "$1" ] || { echo "could not hold $1 ports: $DIR/hold-ports.log" >&2; release_ports; return 1; }
+  [ ${#HELD_PORTS[@]} -eq "$1" ] || { echo "the servers' ports could not be held: $DIR/hold-ports.log" >&2; release_ports; return 1; }
 }
 release_ports() { [ -n "${HOLD_PID:-}" ] && { kill "$HOLD_PID" 2>/dev/null; wait "$HOLD_PID" 2>/dev/null; }; HOLD_PID=; }
 
@@ -45,6 +45,23 @@ until_listening() { # program port...
     [ $ok = 1 ] && return 0
     sleep 0.1
   done
+  return 1
+}
+
+# Runs a daemon's start command for the held ports (HELD_PORTS): 0 once the program listens on every one of
+# them and has written its pid file (both start, then fork a daemon that writes it), the holds then dropped;
+# otherwise the holds are dropped, the daemon is stopped and the log named.
+on_held_ports() { # program pidfile log command...
+  local program=$1 pidfile=$2 log=$3
+  shift 3
+  "$@" 2>>"$log"
+  if until_listening "$program" "${HELD_PORTS[@]}" && pid_file "$pidfile"; then
+    release_ports
+    return 0
+  fi
+  release_ports
+  pid_file "$pidfile" && kill "$(cat "$pidfile")" 2>/dev/null
+  echo "$program did not start: $log" >&2
   return 1
 }
 
@@ -188,17 +205,8 @@ start_apache() {
   hold_ports ${#apps[@]} || return 1
   for i in "${!apps[@]}"; do specs+=("${apps[$i]}:${HELD_PORTS[$i]}"); done
   apache_conf "${specs[@]}" >"$DIR/apache.conf"
-  apache2 -f "$DIR/apache.conf" -k start 2>>"$DIR/apache-start.log"
-  # apache2 -k start listens, then writes its pid file from the daemon it forks.
-  if until_listening apache2 "${HELD_PORTS[@]}" && pid_file "$DIR/apache.pid"; then
-    release_ports
-    APACHE_SPECS=("${specs[@]}")
-    return 0
-  fi
-  release_ports
-  pid_file "$DIR/apache.pid" && kill "$(cat "$DIR/apache.pid")" 2>/dev/null
-  echo "apache did not start: $DIR/apache-start.log" >&2
-  return 1
+  on_held_ports apache2 "$DIR/apache.pid" "$DIR/apache-start.log" apache2 -f "$DIR/apache.conf" -k start || return 1
+  APACHE_SPECS=("${specs[@]}")
 }
 
 start_juice() {
@@ -227,16 +235,8 @@ start_nginx() { # specs "app:upstreamport"
   hold_ports $# || return 1
   for s in "$@"; do specs+=("${s%%:*}:${HELD_PORTS[$i]}:127.0.0.1:${s##*:}"); i=$((i + 1)); done
   nginx_conf "${specs[@]}" >"$DIR/nginx.conf"
-  nginx -c "$DIR/nginx.conf" -p "$DIR" 2>>"$DIR/nginx-start.log"
-  if until_listening nginx "${HELD_PORTS[@]}" && pid_file "$DIR/nginx.pid"; then
-    release_ports
-    NGINX_SPECS=("${specs[@]}")
-    return 0
-  fi
-  release_ports
-  pid_file "$DIR/nginx.pid" && kill "$(cat "$DIR/nginx.pid")" 2>/dev/null
-  echo "nginx did not start: $DIR/nginx-start.log" >&2
-  return 1
+  on_held_ports nginx "$DIR/nginx.pid" "$DIR/nginx-start.log" nginx -c "$DIR/nginx.conf" -p "$DIR" || return 1
+  NGINX_SPECS=("${specs[@]}")
 }
 
 start() {
