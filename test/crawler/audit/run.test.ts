@@ -10,9 +10,9 @@ function block(ms: number): void {
 
 describe('CrawlRun', () => {
   test('past the cap it is halted by maxDuration even before its timer has had a chance to fire', () => {
-    const run = new CrawlRun(new AbortController().signal, 20)
+    const run = new CrawlRun(new AbortController().signal, 200)
     expect(run.halted).toBe(false)
-    block(30)
+    block(300)
     expect(run.halted).toBe(true)
     expect(run.signal.aborted).toBe(true)
     expect(run.summary(0, []).stoppedBy).toBe('maxDuration')
@@ -21,9 +21,9 @@ describe('CrawlRun', () => {
 
   test("the caller's abort is the reason when it comes first, and the cap does not replace it", () => {
     const caller = new AbortController()
-    const run = new CrawlRun(caller.signal, 20)
+    const run = new CrawlRun(caller.signal, 200)
     caller.abort()
-    block(30)
+    block(300)
     expect(run.halted).toBe(true)
     expect(run.summary(0, []).stoppedBy).toBe('aborted')
     run.end()
