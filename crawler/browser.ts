@@ -68,6 +68,20 @@ export const CHROMIUM_OFF_FEATURES = [
 export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...CHROMIUM_OFF_FEATURES].join(',')}`]
 
 /**
+ * Pages of one site in one context share a renderer. With a renderer-process limit of 1, Chromium puts a new
+ * page in an existing renderer that is suitable for it: one of the same context whose process is locked to
+ * the same site. A crawl's lanes share a context and crawl one site, so they share one renderer (V8's heap and
+ * caches, axe compiled once) instead of one each; scans keep a renderer each (every scan has a context of its
+ * own, and no renderer of another context is ever suitable), and so does every other site a page frames
+ * (site isolation's locks still hold). The limit is soft: a page with no suitable renderer gets a new one.
+ * bench/crawl-throughput --quick: at c=4 the peak 798-809 MB against 1099-1102 (four renderers of 119-120 MB
+ * against one of 166-170) at 789-886 pages a minute against 697-709; at c=2 752-753 against 859 MB at 724-811
+ * against 676. The price: a page whose script never yields holds up the other lanes' pages too, until a lane's
+ * deadline ends that script (crawler/audit/lane.ts, dropTab). docs/decisions.md.
+ */
+export const CHROMIUM_PROCESS_ARGS = ['--renderer-process-limit=1']
+
+/**
  * Debian's old headless shell (package chromium-headless-shell), the Chromium a scan runs in when present:
  * the same version and engine as the full browser, without its windows. The full browser in headless mode
  * makes a window with its toolbar and tab strip for every context and composites it; a scan paid that in the
@@ -120,6 +134,7 @@ export class BrowserPool {
         args: [
           ...CHROMIUM_ARGS,
           ...CHROMIUM_FEATURE_ARGS,
+          ...CHROMIUM_PROCESS_ARGS,
           ...CHROMIUM_EGRESS_ARGS,
           ...(this.trustedSpki.length ? [`--ignore-certificate-errors-spki-list=${this.trustedSpki.join(',')}`] : []),
         ],

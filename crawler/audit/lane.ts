@@ -57,6 +57,9 @@ export async function openLaneTab(context: BrowserContext, blockMedia: boolean):
  */
 export const COLLECT_GARBAGE_EVERY = 3
 
+/** A renderer that does not answer a bare evaluation within this is held by a script (see freeRenderer). */
+export const UNRESPONSIVE_MS = 2_000
+
 /**
  * With more lanes than this, a lane's tab is emptied before its next page: its document's content is replaced
  * by nothing (Playwright's setContent: document.open, write and close, run in its own world, which the page's
@@ -231,9 +234,26 @@ export class PageLane {
     await this.contexts.release(hold, broken || !closed)
   }
 
+  /**
+   * Ends the script that holds the tab's renderer, when one does. The crawl's lanes share that renderer
+   * (crawler/browser.ts, CHROMIUM_PROCESS_ARGS), so a page whose script never yields holds up every lane's
+   * page, and closing its tab would not end it while another tab keeps the renderer. A renderer that does
+   * not answer a bare evaluation within UNRESPONSIVE_MS is told to stop the script it runs
+   * (`Runtime.terminateExecution`, which Chromium carries out while that script runs); one that answers is
+   * left alone, so a tab given up for a slow network never stops another lane's script.
+   */
+  private async freeRenderer(tab: LaneTab): Promise<void> {
+    const settled = () => true
+    const answered = await within(tab.cdp.send('Runtime.evaluate', { expression: '0' }).then(settled, settled), UNRESPONSIVE_MS, false)
+    if (answered) return
+    this.log.warn('a renderer did not answer; its running script is stopped', { lane: this.index })
+    await within(tab.cdp.send('Runtime.terminateExecution').then(settled, settled), this.settings.closeTimeoutMs, false)
+  }
+
   /** Closes the tab (bounded); a tab that will not close takes its context with it (no lane gets it again). */
   private async dropTab(): Promise<void> {
     const t = this.tab
+    if (t) await this.freeRenderer(t)
     this.tab = null
     this.showsPage = false
     this.pagesSinceCollection = 0
