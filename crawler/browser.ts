@@ -68,18 +68,20 @@ export const CHROMIUM_OFF_FEATURES = [
 export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...CHROMIUM_OFF_FEATURES].join(',')}`]
 
 /**
- * Pages of one site in one context share a renderer. With a renderer-process limit of 1, Chromium puts a new
- * page in an existing renderer that is suitable for it: one of the same context whose process is locked to
- * the same site. A crawl's lanes share a context and crawl one site, so they share one renderer (V8's heap and
- * caches, axe compiled once) instead of one each; scans keep a renderer each (every scan has a context of its
- * own, and no renderer of another context is ever suitable), and so does every other site a page frames
- * (site isolation's locks still hold). The limit is soft: a page with no suitable renderer gets a new one.
- * bench/crawl-throughput --quick: at c=4 the peak 798-809 MB against 1099-1102 (four renderers of 119-120 MB
- * against one of 166-170) at 789-886 pages a minute against 697-709; at c=2 752-753 against 859 MB at 724-811
- * against 676. The price: a page whose script never yields holds up the other lanes' pages too, until a lane's
- * deadline ends that script (crawler/audit/lane.ts, dropTab). docs/decisions.md.
+ * With `CRAWL_SHARED_RENDERER`, pages of one site in one context share a renderer. With a renderer-process
+ * limit of 1, Chromium puts a new page in an existing renderer suitable for it: one of the same context whose
+ * process is locked to the same site. A crawl's lanes share a context and crawl one site, so they share one
+ * renderer instead of one each; scans keep a renderer each (every scan has a context of its own, and no
+ * renderer of another context is ever suitable), and so does every other site a page frames (site
+ * isolation's locks still hold). The limit is soft: a page with no suitable renderer gets a new one.
+ * bench/crawl-throughput --quick: at c=4 the peak 778-816 MB against 1072-1110 (one renderer of about 170 MB
+ * against four of 114-122), at c=2 741-750 against 853-863. The price is one main thread for every lane: a
+ * watched crawl (bench/viewer-fps) took 45-80% longer, at c=4 a 200-page crawl made 743 pages a minute
+ * against 766 at c=2, and a page whose script never yields holds up the other lanes' pages until a lane's
+ * deadline ends it (crawler/audit/lane.ts, freeRenderer). So it is for pods short of memory, off by default.
+ * docs/decisions.md.
  */
-export const CHROMIUM_PROCESS_ARGS = ['--renderer-process-limit=1']
+export const SHARED_RENDERER_ARGS = ['--renderer-process-limit=1']
 
 /**
  * Debian's old headless shell (package chromium-headless-shell), the Chromium a scan runs in when present:
@@ -125,6 +127,8 @@ export class BrowserPool {
     private log: Logger,
     /** Certificates (by SPKI hash) trusted besides the public CAs. */
     private trustedSpki: string[] = [],
+    /** sharedRenderer: a crawl's lanes share one renderer (SHARED_RENDERER_ARGS). */
+    private options: { sharedRenderer?: boolean } = {},
   ) {}
 
   private launch(): Promise<Browser> {
@@ -134,7 +138,7 @@ export class BrowserPool {
         args: [
           ...CHROMIUM_ARGS,
           ...CHROMIUM_FEATURE_ARGS,
-          ...CHROMIUM_PROCESS_ARGS,
+          ...(this.options.sharedRenderer ? SHARED_RENDERER_ARGS : []),
           ...CHROMIUM_EGRESS_ARGS,
           ...(this.trustedSpki.length ? [`--ignore-certificate-errors-spki-list=${this.trustedSpki.join(',')}`] : []),
         ],

@@ -13,7 +13,9 @@ import { startPodCost } from './pod-cost.ts'
 import { warmUp } from './warm-up.ts'
 
 export async function startCrawler(given: { config: Config; db: Database; infra: Infra; log: Logger }) {
-  const browser = new BrowserPool(chromiumPath(given.config.CHROMIUM_PATH), given.log, trustedSpki(given.config))
+  const browser = new BrowserPool(chromiumPath(given.config.CHROMIUM_PATH), given.log, trustedSpki(given.config), {
+    sharedRenderer: given.config.CRAWL_SHARED_RENDERER,
+  })
   await browser.warm()
   const { config } = given
   // On Kubernetes the pod says how busy it is (its deletion cost), so a scale-down takes an idle one first.

@@ -49,6 +49,10 @@ export const ConfigSchema = Type.Object({
     true,
     'Before a crawler says it is ready, scan a page it serves itself on loopback once and open the first page for a real scan, so the first scan is not the slow one.',
   ),
+  CRAWL_SHARED_RENDERER: Bool(
+    false,
+    "A crawl's lanes share one Chromium renderer instead of one each: about 300 MB less at 4 lanes, but one main thread for all of them (a watched crawl is slower). For crawler pods short of memory; scans keep a renderer each.",
+  ),
   WARM_SLOTS: Int(
     2,
     1,

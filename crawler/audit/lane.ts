@@ -235,9 +235,9 @@ export class PageLane {
   }
 
   /**
-   * Ends the script that holds the tab's renderer, when one does. The crawl's lanes share that renderer
-   * (crawler/browser.ts, CHROMIUM_PROCESS_ARGS), so a page whose script never yields holds up every lane's
-   * page, and closing its tab would not end it while another tab keeps the renderer. A renderer that does
+   * Ends the script that holds the tab's renderer, when one does. When the crawl's lanes share that renderer
+   * (CRAWL_SHARED_RENDERER; crawler/browser.ts, SHARED_RENDERER_ARGS), a page whose script never yields holds
+   * up every lane's page, and closing its tab would not end it while another tab keeps the renderer. A renderer that does
    * not answer a bare evaluation within UNRESPONSIVE_MS is told to stop the script it runs
    * (`Runtime.terminateExecution`, which Chromium carries out while that script runs); one that answers is
    * left alone, so a tab given up for a slow network never stops another lane's script.

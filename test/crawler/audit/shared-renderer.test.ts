@@ -1,6 +1,7 @@
-// A crawl's lanes share one renderer (crawler/browser.ts, CHROMIUM_PROCESS_ARGS); contexts never do; and a
-// page whose script never yields does not hold the shared renderer past a lane's deadline (lane.ts,
-// freeRenderer). Real Chromium, real fixture sites on port 0.
+// With CRAWL_SHARED_RENDERER a crawl's lanes share one renderer (crawler/browser.ts, SHARED_RENDERER_ARGS);
+// contexts never do; without it each lane has its own; and a page whose script never yields does not hold
+// the shared renderer past a lane's deadline (lane.ts, freeRenderer). Real Chromium, real fixture sites on
+// port 0.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { crawlSite, type CrawledPage, type CrawlOptions } from '../../../crawler/audit/crawl.ts'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
@@ -11,10 +12,12 @@ import { startCrawlSite, type CrawlSite } from '../../fixtures/crawl-site.ts'
 import { renderersBelow } from './procs.ts'
 
 const log = createLogger('error')
-const pool = new BrowserPool(chromiumPath(''), log)
+const pool = new BrowserPool(chromiumPath(''), log, [], { sharedRenderer: true })
+const ownRenderers = new BrowserPool(chromiumPath(''), log)
 const sites: CrawlSite[] = []
 afterAll(async () => {
   await pool.close()
+  await ownRenderers.close()
   for (const s of sites) await s.stop()
 })
 
@@ -24,7 +27,7 @@ function site(options: Parameters<typeof startCrawlSite>[0]): CrawlSite {
   return s
 }
 
-async function crawl(s: CrawlSite, options: Partial<CrawlOptions>, onPageStart: () => void = () => {}) {
+async function crawl(s: CrawlSite, options: Partial<CrawlOptions>, onPageStart: () => void = () => {}, browser = pool) {
   const pages: CrawledPage[] = []
   const summary = await crawlSite(
     {
@@ -37,26 +40,36 @@ async function crawl(s: CrawlSite, options: Partial<CrawlOptions>, onPageStart: 
       signal: new AbortController().signal,
       ...options,
     },
-    { browser: pool, policy: { allowPrivate: true, trustedHosts: [] }, log, trustedSpki: [], probeTimeoutMs: 2_000 },
+    { browser, policy: { allowPrivate: true, trustedHosts: [] }, log, trustedSpki: [], probeTimeoutMs: 2_000 },
     { onDiscovered: () => {}, onPageStart, onPage: async (p) => void pages.push(p) },
   )
   return { summary, pages }
 }
 
 describe('renderers', () => {
-  test('three lanes crawl in one renderer; two contexts on the same site never share one', async () => {
+  /** The most renderers seen as pages started, from the fourth page on (every lane has its tab by then). */
+  async function renderersWhileCrawling(browser: BrowserPool): Promise<number> {
     // Each document answers after 150 ms, so the three lanes' pages overlap.
     const s = site({ pages: 15, extras: false, pageDelayMs: 150 })
     const seen: number[] = []
     let started = 0
-    const { summary, pages } = await crawl(s, {}, () => {
-      // From the fourth page on every lane has its tab; the site-level scan's context is closed by then.
+    const onPageStart = () => {
       if (++started > 3) seen.push(renderersBelow(process.pid).length)
-    })
+    }
+    const { summary, pages } = await crawl(s, {}, onPageStart, browser)
     expect(summary.stoppedBy).toBe('done')
     expect(pages.every((p) => p.ok)).toBe(true)
     expect(seen.length).toBeGreaterThan(5)
-    expect(Math.max(...seen)).toBe(1)
+    return Math.max(...seen)
+  }
+
+  test('without the option each of three lanes has a renderer of its own', async () => {
+    expect(await renderersWhileCrawling(ownRenderers)).toBeGreaterThanOrEqual(3)
+  }, 120_000)
+
+  test('with it three lanes crawl in one renderer; two contexts on the same site never share one', async () => {
+    expect(await renderersWhileCrawling(pool)).toBe(1)
+    const s = site({ pages: 2, extras: false })
 
     // Two scans' contexts on the same page: a renderer each.
     const proxy = await startEgressProxy({ allowPrivate: true, trustedHosts: [] })
