@@ -47,10 +47,12 @@ interface Outcome {
 async function viaAudit(): Promise<{ run(): Promise<Outcome>; stop(): Promise<void> }> {
   const { startService } = await import('../test/harness/service.ts')
   const { connectClient, payload } = await import('../test/harness/client.ts')
+  const { settingsFromEnv } = await import('./lib/service.ts')
   const svc = await startService('production', {
     AUDIT_CONCURRENCY: String(concurrency),
     AUDIT_MAX_DURATION_S: '900',
     LOG_LEVEL: 'error',
+    ...settingsFromEnv(),
   })
   const client = await connectClient(svc.mcpUrl, await svc.key('scale'))
   return {

@@ -32,7 +32,7 @@ import { createAccount, createApiKey } from '../shared/db/accounts.ts'
 import { connectClient, textJson } from '../test/harness/client.ts'
 import { jpegInfo } from '../shared/lib/jpeg.ts'
 import { startCrawlSite } from './lib/crawl-site.ts'
-import { startBenchService } from './lib/service.ts'
+import { settingsFromEnv, startBenchService } from './lib/service.ts'
 import { flag, fmtMs, fmtRatio, intFlag, summarize, table, writeResult } from './lib/stats.ts'
 
 export const TARGETS = { fpsMedian: 10, fpsP10: 5, firstFrameMs: 1_000, framesPerPage: 1 } as const
@@ -334,7 +334,7 @@ async function runOf(
 const fmtLoad = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ')
 const load0 = loadavg()
 console.log(`viewer-fps: load average ${fmtLoad(load0)}${busy ? ', with two CPU burners' : ''}`)
-const svc = await startBenchService('production', { ROLE: 'all', LOG_LEVEL: 'error', AUDIT_CONCURRENCY: '2' })
+const svc = await startBenchService('production', { ROLE: 'all', LOG_LEVEL: 'error', AUDIT_CONCURRENCY: '2', ...settingsFromEnv() })
 const stopBurning = busy ? burners() : () => {}
 const runs: ViewerRun[] = []
 try {

@@ -75,9 +75,9 @@ export const CHROMIUM_FEATURE_ARGS = [`--disable-features=${[...PLAYWRIGHT_DISAB
  * renderer of another context is ever suitable), and so does every other site a page frames (site
  * isolation's locks still hold). The limit is soft: a page with no suitable renderer gets a new one.
  * bench/crawl-throughput --quick: at c=4 the peak 778-816 MB against 1072-1110 (one renderer of about 170 MB
- * against four of 114-122), at c=2 741-750 against 853-863. The price is one main thread for every lane: a
- * watched crawl (bench/viewer-fps) took 45-80% longer, at c=4 a 200-page crawl made 743 pages a minute
- * against 766 at c=2, and a page whose script never yields holds up the other lanes' pages until a lane's
+ * against four of 114-122), at c=2 741-750 against 853-863. The price is one main thread for every lane: at
+ * c=4 a 200-page crawl made 743-806 pages a minute against 865 without it (1.90-2.10x Crawlee's, where the
+ * target is 2x), and a page whose script never yields holds up the other lanes' pages until a lane's
  * deadline ends it (crawler/audit/lane.ts, freeRenderer). So it is for pods short of memory, off by default.
  * docs/decisions.md.
  */

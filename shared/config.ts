@@ -51,7 +51,7 @@ export const ConfigSchema = Type.Object({
   ),
   CRAWL_SHARED_RENDERER: Bool(
     false,
-    "A crawl's lanes share one Chromium renderer instead of one each: about 300 MB less at 4 lanes, but one main thread for all of them (a watched crawl is slower). For crawler pods short of memory; scans keep a renderer each.",
+    "A crawl's lanes share one Chromium renderer instead of one each: about 300 MB less at 4 lanes, but one main thread for all of them (fewer pages a minute at 4 lanes). For crawler pods short of memory; scans keep a renderer each.",
   ),
   WARM_SLOTS: Int(
     2,
