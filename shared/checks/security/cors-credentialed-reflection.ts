@@ -103,7 +103,12 @@ function withApiPaths(main: CheckOutcome, probes: readonly ApiProbe[]): CheckOut
       : { status: 'warn' as const, severity: p.origin === 'null' ? ('low' as const) : ('medium' as const) }
     allowed.push({ url: p.url, method: p.method, origin: p.origin, credentials, outcome })
   }
-  allowed.sort((a, b) => rank(b.outcome) - rank(a.outcome))
+  // The worst first; among equals, each path's first answer before a second origin on a path already listed:
+  // the evidence lists five, and a fix is made per path, so five paths say more than two paths twice. The
+  // order the page's calls were seen in (which moves with the machine's load) then decides nothing more.
+  const seen = new Set<string>()
+  const repeat = new Map(allowed.map((a) => [a, seen.has(a.url) || !seen.add(a.url)]))
+  allowed.sort((a, b) => rank(b.outcome) - rank(a.outcome) || Number(repeat.get(a)) - Number(repeat.get(b)))
   const apiPaths: Record<string, unknown> = {
     probed: new Set(sent.map((p) => p.url)).size,
     requests: sent.length,

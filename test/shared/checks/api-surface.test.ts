@@ -173,6 +173,25 @@ describe('cors-credentialed-reflection on the API paths the page used', () => {
     expect(r.status).toBe('fail')
     expect(r.evidence.apiPaths).toMatchObject({ probed: 1, requests: 2, allowed: [{ origin: 'null', credentials: true }] })
   })
+  test('the evidence lists distinct paths first, whatever order the page called them in', () => {
+    const reflects = (path: string, origin: string) =>
+      apiProbe('cors', path, '', {
+        origin,
+        headers: { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true' },
+        source: 'traffic',
+        contentType: '',
+      })
+    const paths = ['/api/boom', '/api/graphql', '/api/me', '/api/users']
+    for (const order of [paths, [...paths].reverse()]) {
+      const probes = order.flatMap((p) => [reflects(p, 'https://appaudit-cors-probe.example'), reflects(p, 'null')])
+      const r = runCheck(corsCredentialedReflection, makeArtifacts({ apiProbes: probes }))
+      expect(r.status).toBe('fail')
+      const listed = (r.evidence.apiPaths as { allowed: Array<{ url: string }> }).allowed.map((a) => new URL(a.url).pathname)
+      expect(listed).toHaveLength(5)
+      expect(new Set(listed.slice(0, 4))).toEqual(new Set(paths))
+      expect(r.summary).toContain('7 other API answer(s) allow it too')
+    }
+  })
   test('"*" with credentials on an API path is a note, not a finding', () => {
     const star = cors('https://appaudit-cors-probe.example', {
       'access-control-allow-origin': '*',
