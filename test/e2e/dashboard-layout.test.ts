@@ -75,6 +75,9 @@ beforeAll(async () => {
     'the scan and the audit to complete',
     { everyMs: 250 },
   )
+  // The audit's report page, where start() left the tab, reloads itself once its poll sees the audit ended
+  // (api/report-pages/live-client.ts): a goto racing that reload got no response. Wait for the reloaded page.
+  await page.waitForSelector('#live', { state: 'detached', timeout: machineDeadline(30_000) })
   const [user] = await sql<{ account_id: string }[]>`SELECT account_id FROM users WHERE issuer = ${svc.idp.issuer}`
   const settings = { url: scanUrl, schedule: 'weekly', hour: 9, weekday: 1, notifyOn: 'regression', enabled: true } as const
   const { monitor } = await saveMonitor(sql, user!.account_id, new URL(weak.url).origin, () => settings)
