@@ -92,7 +92,8 @@ describe('renderers', () => {
     expect(summary.stoppedBy).toBe('done')
     expect(new Set(pages.map((p) => p.url))).toEqual(s.expected)
     expect(pages).toHaveLength(s.expected.size)
-    expect(failed.map((p) => p.url)).toContain(`${s.origin}/busy`)
+    // Which pages fail depends on which lane's deadline comes first: one lane's stop can free the busy page's
+    // own read. Without any stop the crawl ran on to its wall-time cap (stoppedBy 'maxDuration').
     // At most the busy page and the page each other lane had in flight while it spun.
     expect(failed.length).toBeLessThanOrEqual(3)
   }, 120_000)
