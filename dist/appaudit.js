@@ -12875,9 +12875,14 @@ function withApiPaths(main, probes) {
     const outcome = credentials ? { status: "fail" } : { status: "warn", severity: p.origin === "null" ? "low" : "medium" };
     allowed.push({ url: p.url, method: p.method, origin: p.origin, credentials, outcome });
   }
+  allowed.sort((a, b) => rank2(b.outcome) - rank2(a.outcome));
   const seen = new Set;
-  const repeat = new Map(allowed.map((a) => [a, seen.has(a.url) || !seen.add(a.url)]));
-  allowed.sort((a, b) => rank2(b.outcome) - rank2(a.outcome) || Number(repeat.get(a)) - Number(repeat.get(b)));
+  const repeat = new Map;
+  for (const a of allowed) {
+    repeat.set(a, seen.has(a.url) ? 1 : 0);
+    seen.add(a.url);
+  }
+  allowed.sort((a, b) => rank2(b.outcome) - rank2(a.outcome) || repeat.get(a) - repeat.get(b));
   const apiPaths = {
     probed: new Set(sent.map((p) => p.url)).size,
     requests: sent.length,

@@ -106,9 +106,15 @@ function withApiPaths(main: CheckOutcome, probes: readonly ApiProbe[]): CheckOut
   // The worst first; among equals, each path's first answer before a second origin on a path already listed:
   // the evidence lists five, and a fix is made per path, so five paths say more than two paths twice. The
   // order the page's calls were seen in (which moves with the machine's load) then decides nothing more.
+  // A path's first answer is its worst one, so the repeats are marked in that order.
+  allowed.sort((a, b) => rank(b.outcome) - rank(a.outcome))
   const seen = new Set<string>()
-  const repeat = new Map(allowed.map((a) => [a, seen.has(a.url) || !seen.add(a.url)]))
-  allowed.sort((a, b) => rank(b.outcome) - rank(a.outcome) || Number(repeat.get(a)) - Number(repeat.get(b)))
+  const repeat = new Map<(typeof allowed)[number], number>()
+  for (const a of allowed) {
+    repeat.set(a, seen.has(a.url) ? 1 : 0)
+    seen.add(a.url)
+  }
+  allowed.sort((a, b) => rank(b.outcome) - rank(a.outcome) || repeat.get(a)! - repeat.get(b)!)
   const apiPaths: Record<string, unknown> = {
     probed: new Set(sent.map((p) => p.url)).size,
     requests: sent.length,

@@ -191,6 +191,22 @@ describe('cors-credentialed-reflection on the API paths the page used', () => {
       expect(new Set(listed.slice(0, 4))).toEqual(new Set(paths))
       expect(r.summary).toContain('7 other API answer(s) allow it too')
     }
+    // A path whose first answer seen only warns, seen last, still has its failing one listed among the first.
+    const warnOnly = (path: string) =>
+      apiProbe('cors', path, '', {
+        origin: 'https://appaudit-cors-probe.example',
+        headers: { 'access-control-allow-origin': 'https://appaudit-cors-probe.example' },
+        source: 'traffic',
+        contentType: '',
+      })
+    const probes = [
+      ...paths.filter((p) => p !== '/api/me').flatMap((p) => [reflects(p, 'https://appaudit-cors-probe.example'), reflects(p, 'null')]),
+      warnOnly('/api/me'),
+      reflects('/api/me', 'null'),
+    ]
+    const r = runCheck(corsCredentialedReflection, makeArtifacts({ apiProbes: probes }))
+    const listed = (r.evidence.apiPaths as { allowed: Array<{ url: string }> }).allowed.map((a) => new URL(a.url).pathname)
+    expect(new Set(listed.slice(0, 4))).toEqual(new Set(paths))
   })
   test('"*" with credentials on an API path is a note, not a finding', () => {
     const star = cors('https://appaudit-cors-probe.example', {
