@@ -35,6 +35,25 @@ const STILL_EVERY_MS = Math.ceil(1000 / MAX_FPS)
  */
 const SCREENCAST_QUIET_MS = 120
 /**
+ * A tab whose screencast streams (STREAM_FRAMES frames in a row of the same page, each within STREAM_GAP_MS
+ * of the one before: a page that repaints by itself) is left to the stream until it has been quiet
+ * STREAM_GAP_MS. A still in the gaps of a stream is a second capture of the same tab beside the stream's own,
+ * on the same cores: beside two CPU-bound processes an animated site's view got 8.0 and 8.0 frames a second
+ * with them and 9.0 and 10.0 without (bench/viewer-fps --busy, alternating; docs/operations.md, "On a seventh
+ * kind"). A page that does not repaint sends a frame or two as it loads, never three in a row of one page, so
+ * its stills are unchanged (two in a row held a static site's stills back).
+ */
+const STREAM_GAP_MS = 300
+const STREAM_FRAMES = 3
+
+/** Whether the ticker takes a still now (times are performance.now() readings; `lastScreencast` 0: none yet). */
+export function stillDue(now: number, at: { lastStill: number; lastScreencast: number; streamFrames: number }): boolean {
+  if (now - at.lastStill < STILL_EVERY_MS) return false
+  const streaming = at.lastScreencast > 0 && at.streamFrames >= STREAM_FRAMES
+  return now - at.lastScreencast >= (streaming ? STREAM_GAP_MS : SCREENCAST_QUIET_MS)
+}
+
+/**
  * Stills on their way at once, one on each of the tab's still sessions (capture.ts): on a loaded machine a
  * still waits mostly for its turn on the CPU, and three overlapping kept a static site's view at 10-11
  * frames a second where two gave 9 (bench/viewer-fps --busy).
@@ -85,6 +104,9 @@ export class AuditCast {
   private lastLatestAt = 0
   private lastStillAt = 0
   private lastScreencastAt = 0
+  /** The focused tab's screencast frames in a row of one page, each within STREAM_GAP_MS of the one before, and that page. */
+  private streamFrames = 0
+  private streamUrl = ''
   /** Stills on their way, and when the newest one published was started. */
   private stills = 0
   private lastStillShown = 0
@@ -167,7 +189,7 @@ export class AuditCast {
     const cast = this.focused
     if (!cast || !this.watching || this.stills >= STILLS_IN_FLIGHT || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
     const now = performance.now()
-    if (now - this.lastStillAt < STILL_EVERY_MS || now - this.lastScreencastAt < SCREENCAST_QUIET_MS) return
+    if (!stillDue(now, { lastStill: this.lastStillAt, lastScreencast: this.lastScreencastAt, streamFrames: this.streamFrames })) return
     this.lastStillAt = now
     await this.still(
       cast.page,
@@ -200,8 +222,12 @@ export class AuditCast {
   }
 
   /** A screencast frame came from the focused tab (published or not): the page repaints by itself. */
-  screencastFrame() {
-    this.lastScreencastAt = performance.now()
+  screencastFrame(url: string) {
+    const now = performance.now()
+    const inRow = url === this.streamUrl && this.lastScreencastAt > 0 && now - this.lastScreencastAt < STREAM_GAP_MS
+    this.streamFrames = inRow ? this.streamFrames + 1 : 1
+    this.streamUrl = url
+    this.lastScreencastAt = now
   }
 
   /**
@@ -271,6 +297,7 @@ export class AuditCast {
     this.focusedAt = performance.now()
     // The new tab's screencast has yet to send anything: a still may come at once.
     this.lastScreencastAt = 0
+    this.streamFrames = 0
     this.lastStillAt = 0
     void previous?.sync()
     void next?.sync()

@@ -35,7 +35,7 @@ export interface CastStream {
   readonly focused: LaneCast | null
   readonly quality: Quality
   publish(lane: number, url: string, data: string, ts: number): boolean
-  screencastFrame(): void
+  screencastFrame(url: string): void
   remove(c: LaneCast): void
   release(): void
 }
@@ -108,7 +108,7 @@ export class LaneCast {
     castStats.screencastFrames++
     const url = this.url()
     if (!this.casting || !this.wanted() || !url) return
-    this.audit.screencastFrame()
+    this.audit.screencastFrame(url)
     this.audit.publish(this.lane, url, f.data, f.metadata.timestamp ? Math.round(f.metadata.timestamp * 1000) : Date.now())
   }
 

@@ -1,0 +1,31 @@
+// When the live view's ticker takes a still of the focused tab (crawler/viewer/audit-cast.ts stillDue): the
+// rule alone, on times given by hand. bench/viewer-fps measures what it does to frames a second.
+import { expect, test } from 'bun:test'
+import { MAX_FPS, stillDue } from '../../../crawler/viewer/audit-cast.ts'
+
+const EVERY = Math.ceil(1000 / MAX_FPS)
+
+test('a tab that has sent no screencast frame gets a still every 1/MAX_FPS s', () => {
+  const none = { lastScreencast: 0, streamFrames: 0 }
+  expect(stillDue(10_000, { lastStill: 0, ...none })).toBe(true)
+  expect(stillDue(10_000, { lastStill: 10_000 - EVERY + 1, ...none })).toBe(false)
+  expect(stillDue(10_000, { lastStill: 10_000 - EVERY, ...none })).toBe(true)
+})
+
+test('after a page that painted as it loaded (one or two frames) a still comes 120 ms after its last frame', () => {
+  for (const streamFrames of [1, 2]) {
+    const loaded = { lastStill: 0, lastScreencast: 10_000, streamFrames }
+    expect(stillDue(10_119, loaded)).toBe(false)
+    expect(stillDue(10_120, loaded)).toBe(true)
+  }
+})
+
+test('a page whose screencast streams (three frames in a row) is left to it until the stream has paused 300 ms', () => {
+  const streaming = { lastStill: 0, lastScreencast: 10_000, streamFrames: 3 }
+  expect(stillDue(10_120, streaming)).toBe(false)
+  expect(stillDue(10_299, streaming)).toBe(false)
+  expect(stillDue(10_300, streaming)).toBe(true)
+  expect(stillDue(10_120, { ...streaming, streamFrames: 40 })).toBe(false)
+  // The rate of stills holds whatever the screencast does.
+  expect(stillDue(10_400, { ...streaming, lastStill: 10_400 - EVERY + 1 })).toBe(false)
+})
