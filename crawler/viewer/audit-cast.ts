@@ -35,17 +35,18 @@ const STILL_EVERY_MS = Math.ceil(1000 / MAX_FPS)
  */
 const SCREENCAST_QUIET_MS = 120
 /**
- * A tab whose screencast streams (STREAM_FRAMES frames in a row of the same page, each within STREAM_GAP_MS
- * of the one before: a page that repaints by itself) is left to the stream until it has been quiet
- * STREAM_GAP_MS. A still in the gaps of a stream is a second capture of the same tab beside the stream's own,
- * on the same cores: beside two CPU-bound processes an animated site's view got 8.0 and 8.0 frames a second
- * with them and 9.0 and 10.0 without (bench/viewer-fps --busy, alternating; docs/operations.md, "On a seventh
- * kind"). A page that does not repaint sends a frame or two as it loads, never three in a row of one page, so
- * its stills are unchanged (two in a row held a static site's stills back).
+ * A page whose screencast streams (STREAM_FRAMES frames in a row of it, each within STREAM_GAP_MS of the one
+ * before) is left to the stream until it has paused STREAM_GAP_MS: a still in its gaps is a second capture of
+ * the same tab on the same cores (an animated site beside two CPU-bound processes: 8.0 and 8.0 frames a second
+ * with them, 9.0 and 10.0 without; docs/operations.md, "On a seventh kind"). A page that does not repaint sends
+ * a frame or two as it loads, never three in a row, so its stills are unchanged.
  */
 const STREAM_GAP_MS = 300
 const STREAM_FRAMES = 3
-
+/** Frames in a row of one page, each within STREAM_GAP_MS of the one before, with one more of `url` at `now`. */
+export function framesInRow(last: { url: string; at: number; frames: number }, url: string, now: number): number {
+  return url === last.url && last.at > 0 && now - last.at < STREAM_GAP_MS ? last.frames + 1 : 1
+}
 /** Whether the ticker takes a still now (times are performance.now() readings; `lastScreencast` 0: none yet). */
 export function stillDue(now: number, at: { lastStill: number; lastScreencast: number; streamFrames: number }): boolean {
   if (now - at.lastStill < STILL_EVERY_MS) return false
@@ -104,9 +105,8 @@ export class AuditCast {
   private lastLatestAt = 0
   private lastStillAt = 0
   private lastScreencastAt = 0
-  /** The focused tab's screencast frames in a row of one page, each within STREAM_GAP_MS of the one before, and that page. */
-  private streamFrames = 0
-  private streamUrl = ''
+  /** The focused tab's screencast frames in a row of one page (framesInRow), and that page. */
+  private stream = { url: '', frames: 0 }
   /** Stills on their way, and when the newest one published was started. */
   private stills = 0
   private lastStillShown = 0
@@ -189,7 +189,7 @@ export class AuditCast {
     const cast = this.focused
     if (!cast || !this.watching || this.stills >= STILLS_IN_FLIGHT || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
     const now = performance.now()
-    if (!stillDue(now, { lastStill: this.lastStillAt, lastScreencast: this.lastScreencastAt, streamFrames: this.streamFrames })) return
+    if (!stillDue(now, { lastStill: this.lastStillAt, lastScreencast: this.lastScreencastAt, streamFrames: this.stream.frames })) return
     this.lastStillAt = now
     await this.still(
       cast.page,
@@ -224,9 +224,7 @@ export class AuditCast {
   /** A screencast frame came from the focused tab (published or not): the page repaints by itself. */
   screencastFrame(url: string) {
     const now = performance.now()
-    const inRow = url === this.streamUrl && this.lastScreencastAt > 0 && now - this.lastScreencastAt < STREAM_GAP_MS
-    this.streamFrames = inRow ? this.streamFrames + 1 : 1
-    this.streamUrl = url
+    this.stream = { url, frames: framesInRow({ ...this.stream, at: this.lastScreencastAt }, url, now) }
     this.lastScreencastAt = now
   }
 
@@ -297,7 +295,7 @@ export class AuditCast {
     this.focusedAt = performance.now()
     // The new tab's screencast has yet to send anything: a still may come at once.
     this.lastScreencastAt = 0
-    this.streamFrames = 0
+    this.stream = { url: '', frames: 0 }
     this.lastStillAt = 0
     void previous?.sync()
     void next?.sync()

@@ -1,7 +1,7 @@
-// When the live view's ticker takes a still of the focused tab (crawler/viewer/audit-cast.ts stillDue): the
-// rule alone, on times given by hand. bench/viewer-fps measures what it does to frames a second.
+// When the live view's ticker takes a still of the focused tab (crawler/viewer/audit-cast.ts stillDue, and
+// framesInRow, which counts a stream): the rules alone, on times given by hand. bench/viewer-fps measures what it does to frames a second.
 import { expect, test } from 'bun:test'
-import { MAX_FPS, stillDue } from '../../../crawler/viewer/audit-cast.ts'
+import { framesInRow, MAX_FPS, stillDue } from '../../../crawler/viewer/audit-cast.ts'
 
 const EVERY = Math.ceil(1000 / MAX_FPS)
 
@@ -28,4 +28,17 @@ test('a page whose screencast streams (three frames in a row) is left to it unti
   expect(stillDue(10_120, { ...streaming, streamFrames: 40 })).toBe(false)
   // The rate of stills holds whatever the screencast does.
   expect(stillDue(10_400, { ...streaming, lastStill: 10_400 - EVERY + 1 })).toBe(false)
+})
+
+test('frames in a row count only frames of one page, each within 300 ms of the one before', () => {
+  // An animated page: frames 100-250 ms apart make a stream.
+  let last = { url: '', at: 0, frames: 0 }
+  for (const at of [1_000, 1_100, 1_350, 1_599]) last = { url: '/a', at, frames: framesInRow(last, '/a', at) }
+  expect(last.frames).toBe(4)
+  // A pause of 300 ms ends it.
+  expect(framesInRow(last, '/a', 1_899)).toBe(1)
+  // So does another page, however soon (a crawl moving on: each page paints once or twice as it loads).
+  expect(framesInRow(last, '/b', 1_650)).toBe(1)
+  // The first frame after a refocus (no frame yet: at 0) starts a count.
+  expect(framesInRow({ url: '/a', at: 0, frames: 9 }, '/a', 50)).toBe(1)
 })
