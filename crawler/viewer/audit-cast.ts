@@ -104,9 +104,8 @@ export class AuditCast {
   private lastPublishAt = 0
   private lastLatestAt = 0
   private lastStillAt = 0
-  private lastScreencastAt = 0
-  /** The focused tab's screencast frames in a row of one page (framesInRow), and that page. */
-  private stream = { url: '', frames: 0 }
+  /** The focused tab's last screencast frame (at 0: none yet), its page, and how many came in a row of it (framesInRow). */
+  private stream = { url: '', at: 0, frames: 0 }
   /** Stills on their way, and when the newest one published was started. */
   private stills = 0
   private lastStillShown = 0
@@ -189,7 +188,7 @@ export class AuditCast {
     const cast = this.focused
     if (!cast || !this.watching || this.stills >= STILLS_IN_FLIGHT || this.inFlight >= MAX_IN_FLIGHT || !cast.url()) return
     const now = performance.now()
-    if (!stillDue(now, { lastStill: this.lastStillAt, lastScreencast: this.lastScreencastAt, streamFrames: this.stream.frames })) return
+    if (!stillDue(now, { lastStill: this.lastStillAt, lastScreencast: this.stream.at, streamFrames: this.stream.frames })) return
     this.lastStillAt = now
     await this.still(
       cast.page,
@@ -224,8 +223,7 @@ export class AuditCast {
   /** A screencast frame came from the focused tab (published or not): the page repaints by itself. */
   screencastFrame(url: string) {
     const now = performance.now()
-    this.stream = { url, frames: framesInRow({ ...this.stream, at: this.lastScreencastAt }, url, now) }
-    this.lastScreencastAt = now
+    this.stream = { url, at: now, frames: framesInRow(this.stream, url, now) }
   }
 
   /**
@@ -294,8 +292,7 @@ export class AuditCast {
     this.focused = next
     this.focusedAt = performance.now()
     // The new tab's screencast has yet to send anything: a still may come at once.
-    this.lastScreencastAt = 0
-    this.stream = { url: '', frames: 0 }
+    this.stream = { url: '', at: 0, frames: 0 }
     this.lastStillAt = 0
     void previous?.sync()
     void next?.sync()

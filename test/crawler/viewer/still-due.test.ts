@@ -1,5 +1,6 @@
 // When the live view's ticker takes a still of the focused tab (crawler/viewer/audit-cast.ts stillDue, and
-// framesInRow, which counts a stream): the rules alone, on times given by hand. bench/viewer-fps measures what it does to frames a second.
+// framesInRow, which counts a stream): the rules alone, on times given by hand. bench/viewer-fps measures
+// what they do to frames a second.
 import { expect, test } from 'bun:test'
 import { framesInRow, MAX_FPS, stillDue } from '../../../crawler/viewer/audit-cast.ts'
 
