@@ -142,7 +142,7 @@ function patientFrameInject(builder: AxeBuilder): void {
   internals.inject = async (frames, shouldThrow) => {
     for (const frame of frames) {
       try {
-        await withDeadline(frame.evaluate(internals.script()), FRAME_INJECT_MS, 'axe in a frame')
+        await withDeadline(frame.evaluate(withoutErrorStacks(internals.script())), FRAME_INJECT_MS, 'axe in a frame')
         await frame.evaluate(await internals.axeConfigure())
       } catch (e) {
         if (shouldThrow) throw e
