@@ -79,10 +79,9 @@ export async function evaluateAxe(page: Page, source = AXE_SOURCE): Promise<void
  * it (or leaves it absent, as the page had it), in the same script: no code of the page runs in between.
  * axe's bundled core-js checks at load whether `Function.prototype.call` is a constructor by constructing it,
  * and the TypeError that throws is made with axe's two outermost functions on the stack, each the whole
- * 654 KB. In a page driven over the protocol (Playwright enables the Runtime domain in every page), V8 then
- * records that error's stack with lines and columns, and finding them parses both functions again: 46-54 ms
- * of the 135-155 ms a fresh renderer spent evaluating axe on an Intel Xeon at 2.8 GHz. With no limit, no stack
- * is recorded. The block's one name is unlikely to meet a free name in the source (axe's are all its own).
+ * 654 KB. In a page driven over the protocol, as every page here is, V8 records that error's stack with lines
+ * and columns when it is made, and finding them parses both functions again: 46-54 ms of the 135-155 ms a
+ * fresh renderer spent evaluating axe on an Intel Xeon at 2.8 GHz. With no limit, no stack is recorded. The block's one name is unlikely to meet a free name in the source (axe's are all its own).
  */
 export function withoutErrorStacks(source: string): string {
   return `{ const __appauditStackLimit = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit'); delete Error.stackTraceLimit; try {
