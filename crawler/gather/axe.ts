@@ -81,7 +81,9 @@ export async function evaluateAxe(page: Page, source = AXE_SOURCE): Promise<void
  * and the TypeError that throws is made with axe's two outermost functions on the stack, each the whole
  * 654 KB. In a page driven over the protocol, as every page here is, V8 records that error's stack with lines
  * and columns when it is made, and finding them parses both functions again: 46-54 ms of the 135-155 ms a
- * fresh renderer spent evaluating axe on an Intel Xeon at 2.8 GHz. With no limit, no stack is recorded. The block's one name is unlikely to meet a free name in the source (axe's are all its own).
+ * fresh renderer spent evaluating axe on an Intel Xeon at 2.8 GHz. With no limit, no stack is recorded. The
+ * block's one name is unlikely to meet a free name in the source (axe's are all its own). A page that froze
+ * `Error` keeps its limit: the delete fails quietly and the same descriptor is defined again.
  */
 export function withoutErrorStacks(source: string): string {
   return `{ const __appauditStackLimit = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit'); delete Error.stackTraceLimit; try {

@@ -67,7 +67,7 @@ describe("axe's evaluation in a page", () => {
     expect(ours).toBe(0)
   }, 60_000)
 
-  test("leaves the page's Error.stackTraceLimit as the page had it: its own value, the default, or none", async () => {
+  test("leaves the page's Error.stackTraceLimit as the page had it: its own value, the default, none, or frozen", async () => {
     const limitAfter = (setup: string, source = 'window.__ran = true') =>
       onPage(`<script>${setup}</script>`, async (page) => {
         const threw = await evaluateAxe(page, source).then(
@@ -84,6 +84,8 @@ describe("axe's evaluation in a page", () => {
     expect(await limitAfter('')).toEqual({ threw: false, own: true, limit: 10, stack: 'string' })
     expect(await limitAfter('Error.stackTraceLimit = 42')).toEqual({ threw: false, own: true, limit: 42, stack: 'string' })
     expect(await limitAfter('delete Error.stackTraceLimit')).toEqual({ threw: false, own: false, limit: undefined, stack: 'undefined' })
+    // A page that froze Error: the delete fails quietly, the source runs, the limit stays.
+    expect(await limitAfter('Object.freeze(Error)')).toEqual({ threw: false, own: true, limit: 10, stack: 'string' })
     // A source that throws: the error still reaches the caller and the limit is back.
     expect(await limitAfter('Error.stackTraceLimit = 7', 'throw new Error("broken")')).toEqual({
       threw: true,
