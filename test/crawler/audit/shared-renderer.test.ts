@@ -85,18 +85,22 @@ describe('renderers', () => {
   }, 120_000)
 
   test("a page whose script never yields is stopped at a lane's deadline: the other lanes go on and the crawl ends done", async () => {
-    const s = site({ pages: 9, busy: true, extras: false })
+    const fanout = 3
+    const s = site({ pages: 9, fanout, busy: true, extras: false })
     const { summary, pages } = await crawl(s, { navTimeoutMs: 1_500 })
     const failed = pages.filter((p) => !p.ok)
     console.log(`failed: ${failed.map((p) => `${new URL(p.url).pathname} (${p.error})`).join(', ')}`)
     expect(summary.stoppedBy).toBe('done')
-    // Every page crawled once, and every page whose parent was read (the tree's fanout is 3): a page that failed
-    // at its deadline before its links were read, as one may under load, hides its children.
+    // Every page crawled once, and every page whose parent was read: a page that failed at its deadline before
+    // its links were read, as one may under load, hides its children.
     const crawled = new Set(pages.map((p) => p.url))
     expect(pages).toHaveLength(crawled.size)
     for (const url of crawled) expect(s.expected.has(url)).toBe(true)
     const ok = new Set(pages.filter((p) => p.ok).map((p) => p.url))
-    const parentOf = (n: number) => (n <= 3 ? `${s.origin}/` : `${s.origin}/p/${Math.floor((n - 1) / 3)}`)
+    const parentOf = (n: number) => {
+      const parent = Math.floor((n - 1) / fanout)
+      return parent === 0 ? `${s.origin}/` : `${s.origin}/p/${parent}`
+    }
     for (const url of s.expected) {
       const n = Number(/\/p\/(\d+)$/.exec(url)?.[1] ?? 0)
       if (n > 0 && ok.has(parentOf(n))) expect(crawled).toContain(url)
