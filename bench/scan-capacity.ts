@@ -22,6 +22,7 @@
 //   options: --seconds=S (per run) --sites=N --workers=N (WORKER_CONCURRENCY) --lh-runs=N --no-lighthouse
 //            --no-rates (skip b and c: the rate, CPU per scan and sequence alone, for a before/after) --result=FILE
 //            --lighthouse-in-shell (Lighthouse in the headless shell our scans use, not the full browser its users run)
+//            --sequence=N (isolated and back-to-back scans in f; ten move the ratio by a fifth beside other work)
 import { availableParallelism, loadavg } from 'node:os'
 import { type StartedFixture, startFixtures, stopFixtures } from './compare-lib/fixtures.ts'
 import { type CpuTimes, kernelSharePct, machineCpuTimes } from './capacity-lib/cpu.ts'
@@ -59,6 +60,8 @@ export interface CapacityOptions {
   rates?: boolean
   /** Lighthouse in the headless shell our scans run in, instead of the full browser its users run. */
   lighthouseInShell?: boolean
+  /** Scans in each half of phase f (isolated, then back to back); 10 by default, 2 with quick. */
+  sequence?: number
   log?: (l: string) => void
 }
 
@@ -130,7 +133,7 @@ async function phases(layout: Layout, urls: string[], o: Required<Omit<CapacityO
   const best = sat.reduce((a, b) => (b.perMinute > a.perMinute ? b : a))
   log(`   saturation: ${best.perMinute.toFixed(1)} scans/min (${best.inFlight} in flight)`)
   const { open, overload } = o.rates ? await rates(layout, urls, best.perMinute, ms, log) : { open: [], overload: null }
-  const n = o.quick ? 2 : 10
+  const n = o.sequence
   log(`f. ${n} isolated scans (each after a wait for a quiet machine), then ${n} back to back`)
   const seq: Sequence = await backToBack(layout, urls, n)
   log(rep.sequenceTable(seq))
@@ -149,6 +152,7 @@ export async function benchScanCapacity(opts: CapacityOptions = {}): Promise<Cap
     lighthouse: opts.lighthouse ?? true,
     rates: opts.rates ?? true,
     lighthouseInShell: opts.lighthouseInShell ?? false,
+    sequence: opts.sequence ?? (quick ? 2 : 10),
   }
   const loadStart = loadavg()[0]!
   const cpuStart = machineCpuTimes()
@@ -267,6 +271,7 @@ if (import.meta.main) {
     lighthouse: flag('no-lighthouse') !== true,
     rates: flag('no-rates') !== true,
     lighthouseInShell: flag('lighthouse-in-shell') === true,
+    sequence: flag('sequence') ? intFlag('sequence', 10, 1, 100) : undefined,
   })
   await writeResult(result)
   process.exit(0)
