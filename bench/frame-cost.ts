@@ -8,7 +8,7 @@
 // share of a core that ten frames a second take on each side. bench/viewer-fps measures the whole; this
 // says what a frame costs on this machine.
 //
-//   bun bench/frame-cost.ts [--frames=N (default 40)] [--rounds=N (default 2)]
+//   bun bench/frame-cost.ts [--frames=N (default 40)] [--rounds=N (default 2)] [--chromium=PATH (the crawler's)]
 import { readFileSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { BrowserPool, CHROMIUM_ARGS, chromiumPath, fullChromiumPath } from '../crawler/browser.ts'
@@ -21,7 +21,7 @@ import { createLogger } from '../shared/lib/log.ts'
 import { descendantsOf, readAll } from './capacity-lib/cpu.ts'
 import { startCrawlSite } from './lib/crawl-site.ts'
 import { kindFromCmdline } from './lib/proc-memory.ts'
-import { intFlag, settle, table } from './lib/stats.ts'
+import { flag, intFlag, settle, table } from './lib/stats.ts'
 
 const HZ = 100
 
@@ -132,7 +132,8 @@ async function main(): Promise<void> {
   const frames = intFlag('frames', 40, 5, 1_000)
   const rounds = intFlag('rounds', 2, 1, 10)
   const site = startCrawlSite(10)
-  const pool = new BrowserPool(chromiumPath(''), createLogger('warn'))
+  const given = flag('chromium')
+  const pool = new BrowserPool(chromiumPath(typeof given === 'string' ? given : ''), createLogger('warn'))
   const proxy = await startEgressProxy({ allowPrivate: true, trustedHosts: [] })
   let viewer: Browser | null = null
   try {
