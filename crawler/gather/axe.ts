@@ -26,7 +26,7 @@ import type { AccessibilityArtifact } from '../../shared/checks/types.ts'
  * to send over the protocol and compile, in the scanned page and in the finisher (0.66 s against 1.0 s per
  * page on the slower 2-core machine). test/crawler/gather/axe.test.ts holds the results equal.
  */
-export const AXE_SOURCE = asciiOnly(minifiedAxe())
+export const AXE_SOURCE = oneByteString(asciiOnly(minifiedAxe()))
 
 /**
  * axe's minified build as the package ships it (its readable one when the two differ in version). Neither
@@ -59,6 +59,16 @@ export function asciiOnly(source: string): string {
 }
 
 /**
+ * An ASCII string stored one byte a character, in one piece. Bun's engine keeps a string two bytes a character
+ * once it was (axe's file, read with its 17 characters past ASCII, stays so after asciiOnly), and a template
+ * that embeds it is a rope joined on every use: each send of axe then copied 1.3 MB before JSON.stringify
+ * read it again. Read back from its bytes, the same text is one byte a character and flat.
+ */
+export function oneByteString(ascii: string): string {
+  return Buffer.from(ascii, 'latin1').toString('latin1')
+}
+
+/**
  * Evaluates axe's source in the page's main world as a script of its own (the protocol's Runtime.evaluate),
  * not through Playwright's page.evaluate, which hands the source to an indirect eval in its utility script:
  * compiled as eval code, axe cost a fresh renderer's main thread 80 ms against 65 as a script, and 21 ms
@@ -67,7 +77,7 @@ export function asciiOnly(source: string): string {
 export async function evaluateAxe(page: Page, source = AXE_SOURCE): Promise<void> {
   const session = await page.context().newCDPSession(page)
   try {
-    const r = await session.send('Runtime.evaluate', { expression: withoutErrorStacks(source), silent: true })
+    const r = await session.send('Runtime.evaluate', { expression: axeExpression(source), silent: true })
     if (r.exceptionDetails) throw new Error(`axe did not evaluate: ${r.exceptionDetails.text}`)
   } finally {
     await session.detach().catch(() => {})
@@ -90,6 +100,11 @@ export function withoutErrorStacks(source: string): string {
 ${source}
 } finally { if (__appauditStackLimit) Object.defineProperty(Error, 'stackTraceLimit', __appauditStackLimit) } }`
 }
+
+/** AXE_SOURCE as it is sent, made once (see oneByteString). */
+const AXE_EXPRESSION = oneByteString(withoutErrorStacks(AXE_SOURCE))
+/** A source as it is sent: withoutErrorStacks, made once for AXE_SOURCE. */
+const axeExpression = (source: string): string => (source === AXE_SOURCE ? AXE_EXPRESSION : withoutErrorStacks(source))
 
 const AXE_IMPACTS = new Set(['minor', 'moderate', 'serious', 'critical'])
 export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']
@@ -143,7 +158,7 @@ function patientFrameInject(builder: AxeBuilder): void {
   internals.inject = async (frames, shouldThrow) => {
     for (const frame of frames) {
       try {
-        await withDeadline(frame.evaluate(withoutErrorStacks(internals.script())), FRAME_INJECT_MS, 'axe in a frame')
+        await withDeadline(frame.evaluate(axeExpression(internals.script())), FRAME_INJECT_MS, 'axe in a frame')
         await frame.evaluate(await internals.axeConfigure())
       } catch (e) {
         if (shouldThrow) throw e

@@ -2,6 +2,7 @@
 // with and without frames, and AxeBuilder's own finish when the finisher is missing or gone. Real Chromium,
 // real pages on 127.0.0.1 through the egress proxy, as a scan loads them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import * as jsc from 'bun:jsc'
 import type { Page } from 'playwright-core'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import axe from 'axe-core'
@@ -10,6 +11,7 @@ import {
   AXE_SOURCE,
   AXE_TAGS,
   asciiOnly,
+  oneByteString,
   axeRunOptions,
   evaluateAxe,
   minifiedAxe,
@@ -145,6 +147,16 @@ describe('axe as sent to a page', () => {
     expect(run(escaped)).toEqual(run(source))
     expect(run(escaped)).toEqual([`${copy} 2013${dash}2025`, copy, `${bs}${copy}`, true, 1, 2, 2])
     expect(asciiOnly('plain ascii')).toBe('plain ascii')
+  })
+
+  test('the axe sent is kept one byte a character, in one piece, and is the escaped build', () => {
+    // bun:jsc's describe (not in its types): how the engine stores a string.
+    const layout = (v: string) => (jsc as unknown as { describe(v: unknown): string }).describe(v).slice(0, 16)
+    // Two bytes a character, it was copied to a rope's full length and read again on every send (axe.ts).
+    expect(layout(AXE_SOURCE)).toBe('String,8Bit:(1),') // a rope's starts 'String (rope)'
+    expect(layout(asciiOnly(minifiedAxe()))).toBe('String,8Bit:(0),') // what it is without oneByteString
+    expect(AXE_SOURCE).toBe(asciiOnly(minifiedAxe()))
+    expect(oneByteString('plain ascii')).toBe('plain ascii')
   })
 
   test("the axe sent is ASCII only and loads the package's own rules, checks and messages", async () => {
