@@ -113,6 +113,7 @@ async function rates(layout: Layout, urls: string[], satPerMinute: number, ms: n
     log(`   ${Math.round(share * 100)}%: ${rep.queueLine(open.at(-1)!)}`)
   }
   log(rep.openTable(open))
+  if (open.at(-1)?.slowest.length) log(`   slowest at 80%: ${rep.slowestLine(open.at(-1)!)}`)
   log(`c. above saturation: 150% for ${ms / 1000} s`)
   await drain(layout)
   const overload = await openRate(layout, urls, 1.5, satPerMinute, ms)

@@ -86,6 +86,25 @@ export interface OpenRun {
   cpu: CpuSpent
   /** Error details, the first few. */
   details: string[]
+  /** The slowest completed calls, slowest first: where a long tail went (report.ts slowestLine). */
+  slowest: SlowCall[]
+}
+
+export interface SlowCall {
+  ms: number
+  /** s since the phase started, when the call was sent. */
+  sentS: number
+  /** The worker's timings from its report. */
+  timings: Record<string, number>
+}
+
+/** The `n` slowest completed calls, slowest first. */
+export function slowestCalls(calls: ScanCall[], n = 3): SlowCall[] {
+  return calls
+    .filter((c) => c.outcome === 'completed')
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, n)
+    .map((c) => ({ ms: c.ms, sentS: c.sentAt / 1000, timings: c.timings ?? {} }))
 }
 
 export async function openRate(layout: Layout, urls: string[], share: number, satPerMinute: number, durationMs: number): Promise<OpenRun> {
@@ -107,6 +126,7 @@ export async function openRate(layout: Layout, urls: string[], share: number, sa
     queue: { ...queueBounded(r.samples, durationMs / 1000), max: Math.max(0, ...r.samples.map((s) => s.queued)) },
     cpu,
     details: [...new Set(r.calls.filter((c) => c.detail && c.outcome !== 'completed').map((c) => `${c.outcome}: ${c.detail}`))].slice(0, 5),
+    slowest: slowestCalls(r.calls),
   }
 }
 

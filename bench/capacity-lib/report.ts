@@ -56,6 +56,20 @@ export function openTable(runs: OpenRun[]): string {
 }
 
 /** The queue depth every `every` seconds, as "t=5s q=0 r=2". */
+/**
+ * A run's slowest calls, each with where its time went: waiting before the worker took it (the call's wall
+ * time less the report's `total`) and the worker's phases over 50 ms.
+ */
+export function slowestLine(r: OpenRun): string {
+  return r.slowest
+    .map((c) => {
+      const waited = Math.max(0, c.ms - (c.timings.total ?? 0))
+      const phases = PHASES.filter((p) => p !== 'total' && p !== 'browser' && (c.timings[p] ?? 0) > 50).map((p) => `${p} ${c.timings[p]}`)
+      return `${fmtMs(c.ms)} sent at ${c.sentS.toFixed(1)} s: ${fmtMs(waited)} before the worker, ${phases.join(', ') || 'no phase over 50 ms'}`
+    })
+    .join(' | ')
+}
+
 export function queueLine(r: OpenRun, every = 10): string {
   const picked = r.samples.filter((s, i) => i === 0 || Math.floor(s.atS / every) !== Math.floor(r.samples[i - 1]!.atS / every))
   return picked.map((s) => `t=${Math.round(s.atS)}s q=${s.queued} r=${s.running}`).join(', ')

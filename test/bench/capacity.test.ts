@@ -7,7 +7,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { groupSeconds, parseStat, type ProcStat, reapedChildrenSeconds, spent } from '../../bench/capacity-lib/cpu.ts'
 import { classify, closedLoop, openLoop, queueBounded, tally } from '../../bench/capacity-lib/drive.ts'
 import type { Account } from '../../bench/capacity-lib/layout.ts'
-import { machinesFor } from '../../bench/capacity-lib/report.ts'
+import { slowestCalls, type OpenRun } from '../../bench/capacity-lib/phases.ts'
+import { machinesFor, slowestLine } from '../../bench/capacity-lib/report.ts'
 
 const text = (body: unknown, isError = false) => ({ isError, content: [{ type: 'text', text: JSON.stringify(body) }] })
 
@@ -128,6 +129,31 @@ describe('loops', () => {
     expect(queueBounded(flat, 30).bounded).toBe(true)
     expect(queueBounded(growing, 30).bounded).toBe(false)
   })
+})
+
+test("a run's slowest completed calls, and where their time went", () => {
+  const call = (ms: number, outcome: 'completed' | 'timeout', timings?: Record<string, number>) => ({
+    outcome,
+    ms,
+    sentAt: ms * 10,
+    timings,
+  })
+  const calls = [
+    call(500, 'completed', { pageOpen: 0, pageLoad: 60, axe: 100, browser: 400, total: 450 }),
+    call(75_000, 'timeout'),
+    call(2_200, 'completed', { pageOpen: 1_400, pageLoad: 70, axe: 120, browser: 1_700, total: 1_800 }),
+    call(900, 'completed', { pageOpen: 20, pageLoad: 40, total: 880 }),
+    call(600, 'completed'),
+  ]
+  const slow = slowestCalls(calls)
+  expect(slow.map((c) => c.ms)).toEqual([2_200, 900, 600]) // a timeout is not a completed call
+  expect(slow[0]).toEqual({ ms: 2_200, sentS: 22, timings: calls[2]!.timings! })
+  const line = slowestLine({ slowest: slow } as OpenRun)
+  expect(line.split(' | ')).toEqual([
+    '2200 ms sent at 22.0 s: 400 ms before the worker, pageOpen 1400, pageLoad 70, axe 120',
+    '900 ms sent at 9.0 s: 20 ms before the worker, no phase over 50 ms',
+    '600 ms sent at 6.0 s: 600 ms before the worker, no phase over 50 ms', // a report without timings
+  ])
 })
 
 test('machines for 1,000 scans an hour, by rate and by CPU', () => {
