@@ -20,13 +20,15 @@ export interface ScanCall {
   detail?: string
   /** ms since the phase started, when the call was sent. */
   sentAt: number
+  /** The scan's id, from a completed call's report. */
+  scanId?: string
 }
 
 /** How long the bench waits for one call: past the service's own wait (SCAN_TIMEOUT_MS, 45 s by default). */
 export const CALL_TIMEOUT_MS = 75_000
 
 /** Sorts a tool answer (or a thrown error) into an outcome. */
-export function classify(result: unknown, thrown: unknown): Pick<ScanCall, 'outcome' | 'timings' | 'detail'> {
+export function classify(result: unknown, thrown: unknown): Pick<ScanCall, 'outcome' | 'timings' | 'detail' | 'scanId'> {
   if (thrown !== undefined) {
     const msg = errorMessage(thrown)
     return { outcome: /timed out|no answer within|timeout/i.test(msg) ? 'timeout' : 'error', detail: msg.slice(0, 200) }
@@ -39,7 +41,8 @@ export function classify(result: unknown, thrown: unknown): Pick<ScanCall, 'outc
   }
   if ((result as { isError?: boolean }).isError !== true) {
     const timings = (body?.timings ?? {}) as Record<string, number>
-    return typeof body?.score === 'number' ? { outcome: 'completed', timings } : { outcome: 'error', detail: 'an answer without a report' }
+    if (typeof body?.score !== 'number') return { outcome: 'error', detail: 'an answer without a report' }
+    return { outcome: 'completed', timings, ...(typeof body.id === 'string' ? { scanId: body.id } : {}) }
   }
   const code = String(body?.error?.code ?? body?.code ?? 'unknown')
   if (code === 'rate_limited') return { outcome: 'rate_limited', detail: code }
@@ -115,9 +118,10 @@ export async function openLoop(
   urls: string[],
   opts: { perMinute: number; durationMs: number; maxOutstanding: number; sampleMs: number },
   queue: () => Promise<{ queued: number; running: number }>,
-): Promise<{ calls: ScanCall[]; samples: QueueSample[]; notSent: number; wallMs: number }> {
+): Promise<{ calls: ScanCall[]; samples: QueueSample[]; notSent: number; wallMs: number; owners: Map<string, Client> }> {
   const t0 = performance.now()
   const gap = 60_000 / opts.perMinute
+  const owners = new Map<string, Client>()
   const arrivals = Math.max(1, Math.floor(opts.durationMs / gap))
   const calls: ScanCall[] = []
   const samples: QueueSample[] = []
@@ -142,6 +146,7 @@ export async function openLoop(
     const account = accounts[i % accounts.length]!
     const p = scanCall(account.client, urls[i % urls.length]!, t0).then((c) => {
       calls.push(c)
+      if (c.scanId) owners.set(c.scanId, account.client)
     })
     const tracked = p.finally(() => open.delete(tracked))
     open.add(tracked)
@@ -149,7 +154,25 @@ export async function openLoop(
   await withTimeout(Promise.all([...open]), CALL_TIMEOUT_MS + 10_000, 'the last calls').catch(() => {})
   done = true
   await sampling
-  return { calls, samples, notSent, wallMs: performance.now() - t0 }
+  return { calls, samples, notSent, wallMs: performance.now() - t0, owners }
+}
+
+/**
+ * A completed scan's own account of its time, asked for after the run (get_scan, detail "full"): the worker's
+ * timings and how long the scan was queued before a worker took it. null when the answer has neither.
+ */
+export async function scanRecord(
+  client: Client,
+  scanId: string,
+): Promise<{ timings: Record<string, number>; queuedMs: number | null } | null> {
+  try {
+    const result = await withTimeout(client.callTool({ name: 'get_scan', arguments: { scanId, detail: 'full' } }), 15_000, 'get_scan')
+    const body = payload(result) as { createdAt?: string; startedAt?: string | null; report?: { timings?: Record<string, number> } }
+    const queuedMs = body.createdAt && body.startedAt ? Date.parse(body.startedAt) - Date.parse(body.createdAt) : Number.NaN
+    return { timings: body.report?.timings ?? {}, queuedMs: Number.isFinite(queuedMs) ? queuedMs : null }
+  } catch {
+    return null
+  }
 }
 
 /**

@@ -5,7 +5,8 @@ import { CHROMIUM_ARGS, chromiumPath, fullChromiumPath } from '../../crawler/bro
 import { runLighthouseCli, startLighthouseApi } from '../compare-lib/lighthouse.ts'
 import { settle, withTimeout } from '../lib/stats.ts'
 import { machineBusySeconds, reapedChildrenSeconds, snapshot, spent, type GroupSpec } from './cpu.ts'
-import { closedLoop, openLoop, queueBounded, scanCall, tally, type Outcome, type QueueSample, type ScanCall } from './drive.ts'
+import { closedLoop, openLoop, queueBounded, scanCall, scanRecord, tally, type Outcome, type QueueSample, type ScanCall } from './drive.ts'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { type Layout, pidOf } from './layout.ts'
 import { errorMessage } from '../../shared/errors.ts'
 
@@ -96,15 +97,28 @@ export interface SlowCall {
   sentS: number
   /** The worker's timings from its report. */
   timings: Record<string, number>
+  /** How long the scan waited for a worker (its startedAt less its createdAt), when known. */
+  queuedMs: number | null
 }
 
-/** The `n` slowest completed calls, slowest first. */
-export function slowestCalls(calls: ScanCall[], n = 3): SlowCall[] {
+/** The `n` slowest completed calls, slowest first, with the timings their answers carried. */
+export function slowestCalls(calls: ScanCall[], n = 3): Array<SlowCall & { scanId?: string }> {
   return calls
     .filter((c) => c.outcome === 'completed')
     .sort((a, b) => b.ms - a.ms)
     .slice(0, n)
-    .map((c) => ({ ms: c.ms, sentS: c.sentAt / 1000, timings: c.timings ?? {} }))
+    .map((c) => ({ ms: c.ms, sentS: c.sentAt / 1000, timings: c.timings ?? {}, queuedMs: null, ...(c.scanId ? { scanId: c.scanId } : {}) }))
+}
+
+/** The slowest calls with each scan's own record (drive.ts scanRecord), asked for once the run is over. */
+async function explainSlowest(calls: ScanCall[], owners: Map<string, Client>): Promise<SlowCall[]> {
+  const out: SlowCall[] = []
+  for (const { scanId, ...c } of slowestCalls(calls)) {
+    const owner = scanId ? owners.get(scanId) : undefined
+    const record = owner && scanId ? await scanRecord(owner, scanId) : null
+    out.push(record ? { ...c, timings: { ...c.timings, ...record.timings }, queuedMs: record.queuedMs } : c)
+  }
+  return out
 }
 
 export async function openRate(layout: Layout, urls: string[], share: number, satPerMinute: number, durationMs: number): Promise<OpenRun> {
@@ -126,7 +140,7 @@ export async function openRate(layout: Layout, urls: string[], share: number, sa
     queue: { ...queueBounded(r.samples, durationMs / 1000), max: Math.max(0, ...r.samples.map((s) => s.queued)) },
     cpu,
     details: [...new Set(r.calls.filter((c) => c.detail && c.outcome !== 'completed').map((c) => `${c.outcome}: ${c.detail}`))].slice(0, 5),
-    slowest: slowestCalls(r.calls),
+    slowest: await explainSlowest(r.calls, r.owners),
   }
 }
 

@@ -57,15 +57,19 @@ export function openTable(runs: OpenRun[]): string {
 
 /** The queue depth every `every` seconds, as "t=5s q=0 r=2". */
 /**
- * A run's slowest calls, each with where its time went: waiting before the worker took it (the call's wall
- * time less the report's `total`) and the worker's phases over 50 ms.
+ * A run's slowest calls, each with where its time went: queued before a worker took it (the scan's record),
+ * the worker's `total` and its phases over 50 ms, and the rest of the call's wall time (the api and the
+ * protocol both ways, and the wait for a worker when the record did not say).
  */
 export function slowestLine(r: OpenRun): string {
   return r.slowest
     .map((c) => {
-      const waited = Math.max(0, c.ms - (c.timings.total ?? 0))
+      const head = `${fmtMs(c.ms)} sent at ${c.sentS.toFixed(1)} s`
+      const total = c.timings.total
+      if (total === undefined) return `${head}: no timings`
       const phases = PHASES.filter((p) => p !== 'total' && p !== 'browser' && (c.timings[p] ?? 0) > 50).map((p) => `${p} ${c.timings[p]}`)
-      return `${fmtMs(c.ms)} sent at ${c.sentS.toFixed(1)} s: ${fmtMs(waited)} before the worker, ${phases.join(', ') || 'no phase over 50 ms'}`
+      const queued = c.queuedMs === null ? 'queued ?' : `queued ${fmtMs(c.queuedMs)}`
+      return `${head}: ${queued}, worker ${fmtMs(total)} (${phases.join(', ') || 'no phase over 50 ms'}), the rest ${fmtMs(Math.max(0, c.ms - total))}`
     })
     .join(' | ')
 }

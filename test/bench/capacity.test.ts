@@ -141,18 +141,18 @@ test("a run's slowest completed calls, and where their time went", () => {
   const calls = [
     call(500, 'completed', { pageOpen: 0, pageLoad: 60, axe: 100, browser: 400, total: 450 }),
     call(75_000, 'timeout'),
-    call(2_200, 'completed', { pageOpen: 1_400, pageLoad: 70, axe: 120, browser: 1_700, total: 1_800 }),
+    { ...call(2_200, 'completed', { pageOpen: 1_400, pageLoad: 70, axe: 120, browser: 1_700, total: 1_800 }), scanId: 'scn_1' },
     call(900, 'completed', { pageOpen: 20, pageLoad: 40, total: 880 }),
     call(600, 'completed'),
   ]
   const slow = slowestCalls(calls)
   expect(slow.map((c) => c.ms)).toEqual([2_200, 900, 600]) // a timeout is not a completed call
-  expect(slow[0]).toEqual({ ms: 2_200, sentS: 22, timings: calls[2]!.timings! })
-  const line = slowestLine({ slowest: slow } as OpenRun)
+  expect(slow[0]).toEqual({ ms: 2_200, sentS: 22, timings: calls[2]!.timings!, queuedMs: null, scanId: 'scn_1' })
+  const line = slowestLine({ slowest: [{ ...slow[0]!, queuedMs: 150 }, slow[1]!, slow[2]!] } as OpenRun)
   expect(line.split(' | ')).toEqual([
-    '2200 ms sent at 22.0 s: 400 ms before the worker, pageOpen 1400, pageLoad 70, axe 120',
-    '900 ms sent at 9.0 s: 20 ms before the worker, no phase over 50 ms',
-    '600 ms sent at 6.0 s: 600 ms before the worker, no phase over 50 ms', // a report without timings
+    '2200 ms sent at 22.0 s: queued 150 ms, worker 1800 ms (pageOpen 1400, pageLoad 70, axe 120), the rest 400 ms',
+    '900 ms sent at 9.0 s: queued ?, worker 880 ms (no phase over 50 ms), the rest 20 ms',
+    '600 ms sent at 6.0 s: no timings', // an answer without them, and no record asked for
   ])
 })
 
