@@ -55,7 +55,6 @@ export function openTable(runs: OpenRun[]): string {
   return table(rows)
 }
 
-/** The queue depth every `every` seconds, as "t=5s q=0 r=2". */
 /**
  * A run's slowest calls, each with where its time went: queued before a worker took it (the scan's record),
  * the worker's `total` and its phases over 50 ms, and the rest of the call's wall time (the api and the
@@ -74,6 +73,7 @@ export function slowestLine(r: OpenRun): string {
     .join(' | ')
 }
 
+/** The queue depth every `every` seconds, as "t=5s q=0 r=2". */
 export function queueLine(r: OpenRun, every = 10): string {
   const picked = r.samples.filter((s, i) => i === 0 || Math.floor(s.atS / every) !== Math.floor(r.samples[i - 1]!.atS / every))
   return picked.map((s) => `t=${Math.round(s.atS)}s q=${s.queued} r=${s.running}`).join(', ')
