@@ -109,7 +109,7 @@ async function rates(layout: Layout, urls: string[], satPerMinute: number, ms: n
   log(`b. open loop: arrivals at a fixed rate for ${ms / 1000} s each, from ${layout.accounts.length} accounts in turn`)
   for (const share of [0.25, 0.5, 0.8]) {
     await drain(layout)
-    open.push(await openRate(layout, urls, share, satPerMinute, ms))
+    open.push(await openRate(layout, urls, share, satPerMinute, ms, share === 0.8))
     log(`   ${Math.round(share * 100)}%: ${rep.queueLine(open.at(-1)!)}`)
   }
   log(rep.openTable(open))
