@@ -49,7 +49,14 @@ export function startScanWorker(given: WorkerDeps): RunningWorker {
   const abort = new AbortController()
   // The first scan's page opens now; each scan opens the next one's when it ends.
   const warm =
-    given.warm ?? new WarmPages(given.browser, policyFromConfig(given.config), given.config.WARM_SLOTS, given.config.WORKER_CONCURRENCY)
+    given.warm ??
+    new WarmPages(
+      given.browser,
+      policyFromConfig(given.config),
+      given.config.WARM_SLOTS,
+      given.config.WORKER_CONCURRENCY,
+      given.config.SCAN_PAGES_KEPT,
+    )
   warm.prepare()
   const deps = { ...given, warm }
   const done = deps.infra.queue.consume('scan', (d) => handleScan(deps, d, consumer, log), {
@@ -109,7 +116,7 @@ async function scanOnce(deps: WorkerDeps, scan: ScanRow, d: Delivery, log: Logge
     probeTimeoutMs: config.PROBE_TIMEOUT_MS,
     trustedSpki: trustedSpki(config),
     progress: (p, message) => void publish({ type: 'progress', progress: p, total: 100, message }),
-    ...(deps.warm ? { warm: deps.warm } : {}),
+    ...(deps.warm ? { warm: deps.warm, owner: scan.accountId } : {}),
   })
   const tJudge = performance.now()
   const results = runChecks(artifacts)

@@ -33,7 +33,7 @@ export async function startCrawler(given: { config: Config; db: Database; infra:
   const jobs = { inFlight: 0 }
   const deps = { ...given, infra: { ...given.infra, queue: countingQueue(given.infra.queue, jobs, (n) => cost.set(n)) } }
   // Scans' pages made ahead, set aside while an audit crawls (audit-crawl.ts).
-  const warm = new WarmPages(browser, policyFromConfig(config), config.WARM_SLOTS, config.WORKER_CONCURRENCY)
+  const warm = new WarmPages(browser, policyFromConfig(config), config.WARM_SLOTS, config.WORKER_CONCURRENCY, config.SCAN_PAGES_KEPT)
   // Ready only once the first scan's costs are paid: code run once, the first page made ahead (warm-up.ts).
   // Before the workers start, so no job is taken by a process that is not ready (nor yet stops on SIGTERM).
   if (config.WARM_UP) {

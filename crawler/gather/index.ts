@@ -28,6 +28,8 @@ export interface GatherOptions {
   progress?: (progress: number, message: string) => void
   /** Pages opened ahead of scans, made with the same policy. */
   warm?: WarmPages
+  /** The account the scan is for: its page may be kept for that account's next scan (kept-pages.ts). */
+  owner?: string
   /** false: no axe run (a crawl's site level judges no accessibility; its pages do). Default true. */
   axe?: boolean
 }
@@ -54,7 +56,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
   const mark = (name: string, since: number) => (timings[name] = Math.round(performance.now() - since))
   const target = new URL(rawUrl)
   // A page a worker opened while it waited (crawler/gather/warm-page.ts), with its own proxy, or new ones.
-  const slot = opts.warm ? await opts.warm.take().catch(() => null) : null
+  const slot = opts.warm ? await opts.warm.take(opts.owner).catch(() => null) : null
   const proxy = slot?.proxy ?? (await startEgressProxy(opts.policy))
   mark('pageOpen', t0)
   try {
@@ -122,7 +124,7 @@ export async function gather(rawUrl: string, opts: GatherOptions): Promise<Gathe
     timings.gather = Math.round(performance.now() - t0)
     return { artifacts, timings, probes: probeCounts(pathProbes.sent + sourceMaps.length + folders.length, apiProbes, apps) }
   } finally {
-    if (slot) opts.warm!.giveBack(slot)
+    if (slot) opts.warm!.giveBack(slot, opts.owner)
     else await proxy.stop().catch(() => {})
     // The next scan's page opens once the worker waits for work (or in the next scan's own quiet wait).
     opts.warm?.prepareWhenIdle()

@@ -180,7 +180,10 @@ export async function loadPage(
     } catch (e) {
       error = errorMessage(e).split('\n')[0] ?? 'navigation failed'
     }
-    if (status === 0) return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response', phases }
+    if (status === 0) {
+      rec.detach()
+      return { page: null, scripts: [], accessibility: null, performance: null, error: error ?? 'no response', phases }
+    }
     const axeFinisher = opts.opened?.finisher
     const read = await readLoadedPage(
       page,
@@ -188,7 +191,7 @@ export async function loadPage(
       rec,
       { status, error },
       { axe: opts.axe ?? true, ...(axeFinisher ? { axeFinisher } : {}) },
-    )
+    ).finally(() => rec.detach())
     return { ...read, phases: { ...phases, ...read.phases } }
   } finally {
     if (!opts.opened) await context.close().catch(() => {})

@@ -27,6 +27,7 @@ import type { EgressPolicy } from '../../shared/egress/guard.ts'
 import { startEgressProxy, type EgressProxy } from '../../shared/egress/proxy.ts'
 import type { BrowserPool } from '../browser.ts'
 import { evaluateAxe, openFinisher } from './axe.ts'
+import { KeptPages, logOrigins, type OriginLog } from './kept-pages.ts'
 import { scanContextOptions } from './page-reader.ts'
 
 /** How long a slot made ahead may take to compile axe in its blank page before it is handed out anyway. */
@@ -166,6 +167,10 @@ export class WarmPages {
   /** Used slots still closing (release), so close() waits for them. */
   private closing = new Set<Promise<void>>()
   private unsubscribe: () => void
+  /** Used pages kept for their account's next scan (kept-pages.ts); none when `keep` is 0. */
+  private readonly kept: KeptPages<Prepared>
+  /** The origins each slot handed to a scan of an account has been on, for clearing it after. */
+  private origins = new WeakMap<PageSlot, OriginLog>()
 
   /**
    * `depth`: slots kept made ahead. With two, a scan that follows another at once takes a slot that is
@@ -173,18 +178,23 @@ export class WarmPages {
    * back to back against isolated).
    * `compileBelow`: a slot gets axe compiled in it while fewer scans than this run (the worker's concurrency:
    * a worker with a scan slot free has the CPU to spare; a full one does not). 1: only while none runs.
+   * `keep`: used pages kept for their account's next scan, at most (kept-pages.ts); 0: every slot is closed
+   * after its scan.
    */
   constructor(
     private browser: BrowserPool,
     private policy: EgressPolicy,
     private readonly depth = 1,
     private readonly compileBelow = 1,
+    keep = 0,
   ) {
     this.finisher = new SharedFinisher(browser)
+    this.kept = new KeptPages<Prepared>(keep, (slot) => this.release(slot))
     // A slot made ahead on a browser that a crawl has since recycled would keep that whole Chromium up
     // until the next scan: it is closed at once and made again on the new browser.
     this.unsubscribe = browser.onRecycle(() => {
       this.finisher.drop()
+      this.kept.releaseAll()
       if (this.made.length === 0 || this.closed) return
       this.releaseMade()
       this.prepare()
@@ -227,6 +237,7 @@ export class WarmPages {
   suspend(): () => void {
     this.suspended++
     this.releaseMade()
+    this.kept.releaseAll()
     // axe's shared finishing page goes too (a slot made ahead does not ask for it while suspended, see
     // prepare()); a scan during the crawl makes it again when it needs it.
     this.finisher.drop()
@@ -254,22 +265,39 @@ export class WarmPages {
   }
 
   /**
-   * The oldest slot made ahead when it is still good, else a new one. The scan gives it back with giveBack();
-   * until then it counts as running. A compile of axe still running in it is waited for: the page's load
-   * would wait for the renderer's main thread anyway.
+   * The page the owner's last scan used, kept and cleared (kept-pages.ts), else the oldest slot made ahead
+   * when it is still good, else a new one. The scan gives it back with giveBack(); until then it counts as
+   * running. A compile of axe still running in it is waited for: the page's load would wait for the
+   * renderer's main thread anyway.
    */
-  async take(): Promise<PageSlot> {
+  async take(owner?: string): Promise<PageSlot> {
+    const slot = await this.takeSlot(owner)
+    if (owner && this.kept.enabled) this.origins.set(slot, logOrigins(slot.page))
+    return slot
+  }
+
+  private async takeSlot(owner?: string): Promise<Prepared> {
+    const current = (s: Prepared) => s.generation === this.browser.generation && s.context.browser()?.isConnected() === true
+    const kept = owner ? await this.kept.take(owner, current) : null
+    if (kept) {
+      this.running++
+      // The shared finishing page it was made with may have been made again since.
+      kept.finisher = this.finisher.get()
+      return kept
+    }
     const pending = this.made.shift()
     // Counted as running once its slot is there: a slot still being made for it counts the scans before it only.
     const ready = pending ? await pending : null
     this.running++
     try {
-      if (ready && ready.generation === this.browser.generation && ready.context.browser()?.isConnected() && !ready.page.isClosed()) {
+      if (ready && current(ready) && !ready.page.isClosed()) {
         await ready.compiled
         return ready
       }
       if (ready) await closeSlot(ready)
-      return await openSlot(this.browser, this.policy, { finisher: () => this.finisher.get() })
+      const generation = this.browser.generation
+      const opened = await openSlot(this.browser, this.policy, { finisher: () => this.finisher.get() })
+      return { ...opened, generation, compiled: null }
     } catch (e) {
       this.running--
       throw e
@@ -298,9 +326,13 @@ export class WarmPages {
    * A scan is done with the slot take() gave it: closed in the background (release). When the worker has
    * room again, the slots made while it had none get axe compiled in them, once it has kept the room a moment.
    */
-  giveBack(slot: PageSlot): void {
+  giveBack(slot: PageSlot, owner?: string): void {
     this.running = Math.max(0, this.running - 1)
-    this.release(slot)
+    const origins = this.origins.get(slot)
+    origins?.stop()
+    const keep = owner && origins && !this.closed && this.suspended === 0 && (slot as Prepared).generation === this.browser.generation
+    if (keep) this.kept.keep(owner, slot as Prepared, origins.origins)
+    else this.release(slot)
     if (this.running >= this.compileBelow) return
     // Not at once: scans back to back leave the worker's slot free for the few milliseconds between one
     // answer and the next call, and the next scan would then wait for a compile started in that gap.
@@ -327,7 +359,10 @@ export class WarmPages {
    */
   settled(ms: number): Promise<boolean> {
     return within(
-      Promise.all([...this.closing, this.finisher.settled()]).then(() => true),
+      this.kept
+        .drained()
+        .then(() => Promise.all([...this.closing, this.finisher.settled()]))
+        .then(() => true),
       ms,
       false,
     )
@@ -337,6 +372,8 @@ export class WarmPages {
     this.closed = true
     this.unsubscribe()
     this.releaseMade()
+    this.kept.releaseAll()
+    await this.kept.drained()
     await Promise.all([...this.closing])
     await this.finisher.close()
   }
