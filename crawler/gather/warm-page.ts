@@ -1,10 +1,11 @@
 // A scan's browser page made ready before the scan asks for it. Opening a context and its first page costs
 // a new renderer process (about half a second on 2 cores, most of a small page's load); a worker makes the
 // next one while it waits for work, or, when scans come back to back, while a scan's loaded page waits for
-// network quiet (its CPU mostly idle then), so a scan starts with a page already open. Each slot is used once: its
-// own egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan. axe's
-// finisher (axe.ts), a blank page with axe loaded, is ready before it is needed, so axe's last step, after
-// the page has been read, does not wait for a new renderer and a second load of axe.
+// network quiet (its CPU mostly idle then), so a scan starts with a page already open. Each slot is its own
+// egress proxy, a fresh context (no cookies, no cache) and a blank page, closed with its scan, or kept, cleared,
+// for the same account's next scan (kept-pages.ts). axe's finisher (axe.ts), a blank page with axe loaded, is
+// ready before it is needed, so axe's last step, after the page has been read, does not wait for a new
+// renderer and a second load of axe.
 //
 // axe's finisher is not made per slot: one blank page per browser, in a context of its own that reaches no
 // network, serves every scan of the worker (SharedFinisher). finishRun only merges the partial results it is
@@ -323,8 +324,9 @@ export class WarmPages {
   }
 
   /**
-   * A scan is done with the slot take() gave it: closed in the background (release). When the worker has
-   * room again, the slots made while it had none get axe compiled in them, once it has kept the room a moment.
+   * A scan is done with the slot take() gave it: kept for the owner's next scan (kept-pages.ts), or closed in
+   * the background (release). When the worker has room again, the slots made while it had none get axe
+   * compiled in them, once it has kept the room a moment.
    */
   giveBack(slot: PageSlot, owner?: string): void {
     this.running = Math.max(0, this.running - 1)
