@@ -63,7 +63,7 @@ export const ConfigSchema = Type.Object({
     4,
     0,
     16,
-    "Used scan pages a crawler keeps, cleared, for the same account's next scan within 30 s (one per account, each a renderer of some 60-100 MB): a scan that finds one skips a new renderer and axe's compile. 0: every scan opens a fresh context.",
+    "Used scan pages a crawler keeps, cleared, for the same account's next scan within 2 minutes (one per account, each a renderer of some 60-100 MB): a scan that finds one skips a new renderer and axe's compile. 0: every scan opens a fresh context.",
   ),
   WORKER_CONCURRENCY: Int(2, 1, 64, 'Scan jobs one crawler process runs at once.'),
   SCAN_TIMEOUT_MS: Int(45_000, 1_000, 600_000, 'How long scan_app waits for a worker before answering scanner_unavailable.'),

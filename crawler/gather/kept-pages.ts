@@ -16,8 +16,11 @@
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import { within } from '../../shared/lib/async.ts'
 
-/** How long a page is kept for its account's next scan. */
-export const KEEP_MS = 30_000
+/**
+ * How long a page is kept for its account's next scan: an agent's loop of a fix, a rebuild and a rescan takes
+ * minutes more often than seconds, and a kept page costs only memory (bounded by SCAN_PAGES_KEPT).
+ */
+export const KEEP_MS = 120_000
 /** Scans one kept context serves before it is closed (what a renderer accumulates stays bounded). */
 export const KEEP_USES = 20
 /** How long clearing a page may take before it is closed instead. */
@@ -72,7 +75,7 @@ interface Entry<S extends Keepable> {
 }
 
 /**
- * Pages kept per account, at most `max` in all (the oldest let go first), each for KEEP_MS. `release`
+ * Pages kept per account, at most `max` in all (the oldest let go first), each for `keepMs`. `release`
  * closes a page that is let go: expired, pushed out, or not clean.
  */
 export class KeptPages<S extends Keepable> {
@@ -84,6 +87,7 @@ export class KeptPages<S extends Keepable> {
   constructor(
     private readonly max: number,
     private readonly release: (slot: S) => void,
+    private readonly keepMs = KEEP_MS,
   ) {}
 
   get enabled(): boolean {
@@ -125,7 +129,7 @@ export class KeptPages<S extends Keepable> {
         this.release(slot)
         return null
       }
-      const timer = setTimeout(() => this.expire(owner, pending), KEEP_MS)
+      const timer = setTimeout(() => this.expire(owner, pending), this.keepMs)
       timer.unref?.()
       return { slot, uses, cdp, timer }
     })().catch(() => {

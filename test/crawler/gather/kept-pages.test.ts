@@ -3,8 +3,11 @@
 // storage, IndexedDB, the HTTP and memory caches); no other account ever gets it; kept pages are bounded in
 // number, closed when they cannot be used, and let go when a crawl starts. Real Chromium, a page on 127.0.0.1.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
 import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
-import { KEEP_USES } from '../../../crawler/gather/kept-pages.ts'
+import { KEEP_USES, KeptPages } from '../../../crawler/gather/kept-pages.ts'
+import { scanContextOptions } from '../../../crawler/gather/page-reader.ts'
+import { startEgressProxy } from '../../../shared/egress/proxy.ts'
 import { loadPage } from '../../../crawler/gather/page-reader.ts'
 import { type PageSlot, WarmPages } from '../../../crawler/gather/warm-page.ts'
 import { createLogger } from '../../../shared/lib/log.ts'
@@ -185,4 +188,32 @@ describe("a scan's page kept for its account's next scan", () => {
       await warm.close()
     }
   }, 180_000)
+
+  test('is let go once its time is up: closed, and not handed out after', async () => {
+    const proxy = await startEgressProxy(policy)
+    const released: unknown[] = []
+    const kept = new KeptPages<{ context: Awaited<ReturnType<BrowserPool['newContext']>>; page: Page }>(
+      2,
+      (slot) => {
+        released.push(slot)
+        void slot.context.close()
+      },
+      300,
+    )
+    try {
+      const context = await pool.newContext(scanContextOptions(proxy))
+      const slot = { context, page: await context.newPage() }
+      await slot.page.goto(`http://127.0.0.1:${site.port}/`)
+      kept.keep('acct-a', slot, new Set([`http://127.0.0.1:${site.port}`]))
+      expect(kept.size).toBe(1)
+      for (let i = 0; i < 100 && released.length === 0; i++) await Bun.sleep(100)
+      expect(released).toEqual([slot])
+      expect(kept.size).toBe(0)
+      expect(await kept.take('acct-a', () => true)).toBeNull()
+    } finally {
+      kept.releaseAll()
+      await kept.drained()
+      await proxy.stop()
+    }
+  }, 60_000)
 })
