@@ -57,7 +57,11 @@ export async function clearForNextScan(kept: Keepable, cdp: CDPSession, origins:
   if (origins.size > MAX_KEPT_ORIGINS || kept.page.isClosed()) return false
   const steps = async () => {
     // Leaving the document for about:blank also leaves the tab's session storage behind (the test checks it).
-    await kept.page.goto('about:blank', { timeout: CLEAN_DEADLINE_MS })
+    // A page whose load failed may still be committing its error page, which stops the first navigation away
+    // (and the second is then said to be stopped by the first, which did arrive): where the tab is counts.
+    const away = () => kept.page.goto('about:blank', { timeout: CLEAN_DEADLINE_MS }).catch(() => null)
+    for (let i = 0; i < 2 && kept.page.url() !== 'about:blank'; i++) await away()
+    if (kept.page.url() !== 'about:blank') return false
     // Every cookie of the context, those of subresources on other sites too, not only the frames' origins'.
     await kept.context.clearCookies()
     await cdp.send('Network.clearBrowserCache')

@@ -8,7 +8,10 @@ import { BrowserPool, chromiumPath } from '../../../crawler/browser.ts'
 import { KEEP_USES, KeptPages } from '../../../crawler/gather/kept-pages.ts'
 import { scanContextOptions } from '../../../crawler/gather/page-reader.ts'
 import { startEgressProxy } from '../../../shared/egress/proxy.ts'
+import { gather } from '../../../crawler/gather/index.ts'
 import { loadPage } from '../../../crawler/gather/page-reader.ts'
+import { runChecks } from '../../../shared/checks/runner.ts'
+import { testCertificate } from '../../fixtures/sites.ts'
 import { type PageSlot, WarmPages } from '../../../crawler/gather/warm-page.ts'
 import { createLogger } from '../../../shared/lib/log.ts'
 import { renderersBelow } from '../audit/procs.ts'
@@ -216,4 +219,34 @@ describe("a scan's page kept for its account's next scan", () => {
       await proxy.stop()
     }
   }, 60_000)
+
+  test("judges an account's rescan of a page as its first scan, in a fresh context, judged it", async () => {
+    // cookies-bad is https with a certificate this browser is not told to trust: its load ends on an error page.
+    const names = ['careless-api-spa', 'third-party', 'cookies-bad', 'seo-a11y-poor']
+    const sites = await Promise.all(names.map(async (n) => (await import(`../../fixtures/sites/${n}.ts`)).start()))
+    const warm = new WarmPages(pool, policy, 1, 1, 1)
+    const opts = { policy, browser: pool, navTimeoutMs: 15_000, probeTimeoutMs: 8_000, warm, trustedSpki: [testCertificate().spki] }
+    // The contexts the scans got, to check that each second scan had its first one's.
+    const contexts: unknown[] = []
+    const take = warm.take.bind(warm)
+    warm.take = async (owner) => {
+      const slot = await take(owner)
+      contexts.push(slot.context)
+      return slot
+    }
+    const judged = async (url: string, owner: string) =>
+      runChecks((await gather(url, { ...opts, owner })).artifacts).map((r) => `${r.id} ${r.status} ${r.severity}`)
+    try {
+      for (const [i, site] of sites.entries()) {
+        // A new account for each page: its first scan opens a fresh context, its second finds it kept.
+        const first = await judged(site.url, `acct-${i}`)
+        const again = await judged(site.url, `acct-${i}`)
+        expect({ site: names[i], checks: again }).toEqual({ site: names[i], checks: first })
+        expect({ site: names[i], same: contexts[2 * i + 1] === contexts[2 * i] }).toEqual({ site: names[i], same: true })
+      }
+    } finally {
+      await warm.close()
+      for (const site of sites) await site.stop()
+    }
+  }, 180_000)
 })
