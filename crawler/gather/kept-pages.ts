@@ -72,8 +72,6 @@ export async function clearForNextScan(kept: Keepable, cdp: CDPSession, origins:
 
 interface Entry<S extends Keepable> {
   slot: S
-  uses: number
-  cdp: CDPSession
   timer: ReturnType<typeof setTimeout>
 }
 
@@ -83,6 +81,7 @@ interface Entry<S extends Keepable> {
  */
 export class KeptPages<S extends Keepable> {
   private entries = new Map<string, Promise<Entry<S> | null>>()
+  /** Each page's scans so far and the protocol session that clears it, from its first keep() on. */
   private uses = new WeakMap<S, { uses: number; cdp: CDPSession }>()
   /** Pages let go and not yet handed to `release` (still being cleared). */
   private letGo = new Set<Promise<void>>()
@@ -112,7 +111,6 @@ export class KeptPages<S extends Keepable> {
       this.release(entry.slot)
       return null
     }
-    this.uses.set(entry.slot, { uses: entry.uses, cdp: entry.cdp })
     return entry.slot
   }
 
@@ -126,15 +124,16 @@ export class KeptPages<S extends Keepable> {
     // Whoever takes it out of `entries` (take, letGoOf) has it once it is cleared; one not cleared is closed here.
     let pending!: Promise<Entry<S> | null>
     pending = (async (): Promise<Entry<S> | null> => {
-      const cdp = used?.cdp ?? (await slot.context.newCDPSession(slot.page))
-      const clean = uses < KEEP_USES && (await clearForNextScan(slot, cdp, origins))
+      const cdp = used?.cdp ?? (await within(slot.context.newCDPSession(slot.page), CLEAN_DEADLINE_MS, null))
+      if (cdp) this.uses.set(slot, { uses, cdp })
+      const clean = cdp !== null && uses < KEEP_USES && (await clearForNextScan(slot, cdp, origins))
       if (!clean) {
         this.release(slot)
         return null
       }
       const timer = setTimeout(() => this.expire(owner, pending), this.keepMs)
       timer.unref?.()
-      return { slot, uses, cdp, timer }
+      return { slot, timer }
     })().catch(() => {
       this.release(slot)
       return null
