@@ -414,7 +414,8 @@ function report(all: ViewerRun[], endLoad: number[]) {
   for (const r of all) {
     const c = r.crawler
     console.log(
-      `${r.site}: crawler ${c.screencastFrames} screencast frames, ${c.stills} stills (${Math.round(c.stillMs / Math.max(1, c.stills))} ms each), ` +
+      `${r.site}: crawler ${c.screencastFrames} screencast frames, ${c.stills} stills (${Math.round(c.stillMs / Math.max(1, c.stills))} ms each; not shown: ` +
+        `${c.stillsMovedOn} after the view moved on, ${c.stillsOutOfOrder} after a later one, ${c.stillsEmpty} empty), ` +
         `${c.published} published (${c.skippedRate} held for the rate cap and replaced by a newer one, ${c.skippedInFlight} with 4 in flight, ${c.skippedNarrow} too narrow); relay ${r.relay.sent} sent to ` +
         `both viewers, ${r.relay.dropped} dropped for a full buffer, ${r.relay.lowRequests} requests for lighter frames; replay ` +
         `${r.replayFrames} frames, ${Math.round(r.replayBytes / 1024)} KB; the service's process: timers late by ${r.loop.lagMedianMs} ms ` +

@@ -9,6 +9,9 @@ import { errorMessage } from '../../shared/errors.ts'
 import { jpegInfo } from '../../shared/lib/jpeg.ts'
 import { captureJpeg, castStats, STILL_SESSIONS } from './capture.ts'
 import { LIVE_FRAME, type LaneCast, type Quality } from './lane-cast.ts'
+import { framesInRow, MAX_FPS, stillDue, tickerStillWanted } from './still-rules.ts'
+
+export { MAX_FPS } from './still-rules.ts'
 
 export interface ScreencastDeps {
   auditId: string
@@ -17,43 +20,8 @@ export interface ScreencastDeps {
   log: Logger
 }
 
-/** Frames published per second at most, screencast and stills together. */
-export const MAX_FPS = 15
 /** The ticker's period while someone watches. */
 const TICK_MS = 20
-/**
- * A still is taken this long after the previous one started (MAX_FPS a second, or as fast as Chromium makes
- * them when each takes longer, STILLS_IN_FLIGHT at most at once)...
- */
-const STILL_EVERY_MS = Math.ceil(1000 / MAX_FPS)
-/**
- * ...and only when no screencast frame came for this long: a page that repaints is shown by its screencast.
- * A still is a one-frame screencast (capture.ts), cheap beside the live one, so the wait is short: each page
- * a crawl loads sends a screencast frame or two, and waiting 250 ms after each (with 80 ms between stills and
- * two on their way) left a static site's view at 7-8.5 frames a second on a busy machine; 120 ms, MAX_FPS
- * and three on their way gave 10-11 (bench/viewer-fps --busy --quick).
- */
-const SCREENCAST_QUIET_MS = 120
-/**
- * A page whose screencast streams (STREAM_FRAMES frames in a row of it, each within STREAM_GAP_MS of the one
- * before) is left to the stream until it has paused STREAM_GAP_MS: a still in its gaps is a second capture of
- * the same tab on the same cores (an animated site beside two CPU-bound processes: 8.0 and 8.0 frames a second
- * with them, 9.0 and 10.0 without; docs/operations.md, "On a seventh kind"). A page that does not repaint sends
- * a frame or two as it loads, never three in a row, so its stills are unchanged.
- */
-const STREAM_GAP_MS = 300
-const STREAM_FRAMES = 3
-/** Frames in a row of one page, each within STREAM_GAP_MS of the one before, with one more of `url` at `now`. */
-export function framesInRow(last: { url: string; at: number; frames: number }, url: string, now: number): number {
-  return url === last.url && last.at > 0 && now - last.at < STREAM_GAP_MS ? last.frames + 1 : 1
-}
-/** Whether the ticker takes a still now (times are performance.now() readings; `lastScreencast` 0: none yet). */
-export function stillDue(now: number, at: { lastStill: number; lastScreencast: number; streamFrames: number }): boolean {
-  if (now - at.lastStill < STILL_EVERY_MS) return false
-  const streaming = at.lastScreencast > 0 && at.streamFrames >= STREAM_FRAMES
-  return now - at.lastScreencast >= (streaming ? STREAM_GAP_MS : SCREENCAST_QUIET_MS)
-}
-
 /**
  * Stills on their way at once, one on each of the tab's still sessions (capture.ts): on a loaded machine a
  * still waits mostly for its turn on the CPU, and three overlapping kept a static site's view at 10-11
@@ -109,6 +77,8 @@ export class AuditCast {
   /** Stills on their way, and when the newest one published was started. */
   private stills = 0
   private lastStillShown = 0
+  /** The lane of the last frame published (-1: none yet). */
+  private shownLane = -1
   private focusedAt = 0
   private refocusTimer: ReturnType<typeof setTimeout> | null = null
   /** A frame that came too soon after the last one, sent when the rate cap allows; its timer. */
@@ -182,7 +152,10 @@ export class AuditCast {
 
   /**
    * While watched: a still of the focused tab when its screencast is quiet (a page that does not repaint),
-   * one every STILL_EVERY_MS, at most STILLS_IN_FLIGHT at once.
+   * one every STILL_EVERY_MS, at most STILLS_IN_FLIGHT at once. One that comes back after the view moved to
+   * another lane is still shown until that lane has shown a frame (tickerStillWanted): on a loaded machine a
+   * still took 0.6 s and the view moved between a crawl's two lanes every second or so, and dropping them
+   * threw away 37% of a static site's stills (bench/viewer-fps --busy --quick).
    */
   private async tick() {
     const cast = this.focused
@@ -192,7 +165,7 @@ export class AuditCast {
     this.lastStillAt = now
     await this.still(
       cast.page,
-      () => this.focused === cast,
+      () => tickerStillWanted(this.focused === cast, cast.lane, this.shownLane),
       cast.lane,
       () => cast.url(),
     )
@@ -211,8 +184,18 @@ export class AuditCast {
       const data = await captureJpeg(page, LIVE_FRAME[this.quality].scale, LIVE_FRAME[this.quality].quality)
       castStats.stills++
       castStats.stillMs += performance.now() - t0
-      if (!data) return false
-      if (!this.watching || !stillWanted() || (inOrder && t0 < this.lastStillShown)) return true
+      if (!data) {
+        castStats.stillsEmpty++
+        return false
+      }
+      if (!this.watching || !stillWanted()) {
+        castStats.stillsMovedOn++
+        return true
+      }
+      if (inOrder && t0 < this.lastStillShown) {
+        castStats.stillsOutOfOrder++
+        return true
+      }
       if (this.publish(lane, url(), data, Date.now(), true)) this.lastStillShown = Math.max(this.lastStillShown, t0)
       return true
     } finally {
@@ -323,6 +306,7 @@ export class AuditCast {
       return false
     }
     this.lastPublishAt = now
+    this.shownLane = lane
     // A frame held back is older than this one: it is never sent after it.
     this.held = null
     castStats.published++

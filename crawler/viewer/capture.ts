@@ -16,6 +16,12 @@ export const castStats = {
   stillMs: 0,
   /** Still frames that came at another size than asked and were asked for again (capture.ts). */
   stillsResized: 0,
+  /** Stills that came back empty (the tab closed, or busy past STILL_TIMEOUT_MS). */
+  stillsEmpty: 0,
+  /** Stills not published because a later one went out first. */
+  stillsOutOfOrder: 0,
+  /** Stills not published because another lane's frames were shown meanwhile (or nobody watched any more). */
+  stillsMovedOn: 0,
   /** Judged pages whose still came back empty at both tries (audit-cast.ts showJudged): not shown. */
   judgedUnshown: 0,
   published: 0,

@@ -1,8 +1,8 @@
-// When the live view's ticker takes a still of the focused tab (crawler/viewer/audit-cast.ts stillDue, and
-// framesInRow, which counts a stream): the rules alone, on times given by hand. bench/viewer-fps measures
-// what they do to frames a second.
+// When the live view's ticker takes a still of the focused tab (crawler/viewer/still-rules.ts stillDue, and
+// framesInRow, which counts a stream), and whether one back late is shown (tickerStillWanted): the rules
+// alone, on times and lanes given by hand. bench/viewer-fps measures what they do to frames a second.
 import { expect, test } from 'bun:test'
-import { framesInRow, MAX_FPS, stillDue } from '../../../crawler/viewer/audit-cast.ts'
+import { framesInRow, MAX_FPS, stillDue, tickerStillWanted } from '../../../crawler/viewer/still-rules.ts'
 
 const EVERY = Math.ceil(1000 / MAX_FPS)
 
@@ -42,4 +42,16 @@ test('frames in a row count only frames of one page, each within 300 ms of the o
   expect(framesInRow(last, '/b', 1_650)).toBe(1)
   // The first frame after a refocus (no frame yet: at 0) starts a count.
   expect(framesInRow({ url: '/a', at: 0, frames: 9 }, '/a', 50)).toBe(1)
+})
+
+test("a ticker's still is shown while its lane has the view, and after a move until the new lane has shown a frame", () => {
+  // Lane 0 has the view: its stills are shown.
+  expect(tickerStillWanted(true, 0, 0)).toBe(true)
+  expect(tickerStillWanted(true, 0, -1)).toBe(true)
+  // The view moved to lane 1, which has shown nothing yet: lane 0's stills on their way still show.
+  expect(tickerStillWanted(false, 0, 0)).toBe(true)
+  // Once lane 1 has shown a frame, lane 0's late stills never take the view back.
+  expect(tickerStillWanted(false, 0, 1)).toBe(false)
+  // A lane that never showed anything and has lost the view: not shown.
+  expect(tickerStillWanted(false, 2, -1)).toBe(false)
 })
