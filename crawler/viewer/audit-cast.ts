@@ -7,7 +7,7 @@ import type { Logger } from '../../shared/lib/log.ts'
 import { parseViewerControl, VIEWER_LATEST_TTL_S, viewerChannels, viewerKeys } from '../../shared/protocol/viewer.ts'
 import { errorMessage } from '../../shared/errors.ts'
 import { jpegInfo } from '../../shared/lib/jpeg.ts'
-import { captureJpeg, castStats, STILL_SESSIONS } from './capture.ts'
+import { captureStill, castStats, STILL_SESSIONS } from './capture.ts'
 import { LIVE_FRAME, type LaneCast, type Quality } from './lane-cast.ts'
 import { framesInRow, MAX_FPS, stillDue, tickerStillWanted } from './still-rules.ts'
 
@@ -74,7 +74,7 @@ export class AuditCast {
   private lastStillAt = 0
   /** The focused tab's last screencast frame (at 0: none yet), its page, and how many came in a row of it (framesInRow). */
   private stream = { url: '', at: 0, frames: 0 }
-  /** Stills on their way, and when the newest one published was started. */
+  /** Stills on their way, and the time of the newest picture published by one (epoch ms). */
   private stills = 0
   private lastStillShown = 0
   /** The lane of the last frame published (-1: none yet). */
@@ -173,7 +173,10 @@ export class AuditCast {
 
   /**
    * A still of `page` published if `stillWanted()` holds once it is taken and, for the ticker's stills of the
-   * focused tab (`inOrder`), no later still went out first. A judged page's still is not in that order: it
+   * focused tab (`inOrder`), no still of a later picture went out first. Ordered by the picture's time, not by
+   * when each was asked for: stills on several sessions come back in either order, and about two thirds of
+   * those that came back after a later-asked one held the newer picture (bench/viewer-fps --busy --quick on a
+   * loaded machine). A judged page's still is not in that order: it
    * shows another page, once, whatever the focused tab's stills did meanwhile. False when none could be
    * taken (the tab closed, or the machine too busy to take it within its bound).
    */
@@ -181,10 +184,10 @@ export class AuditCast {
     this.stills++
     const t0 = performance.now()
     try {
-      const data = await captureJpeg(page, LIVE_FRAME[this.quality].scale, LIVE_FRAME[this.quality].quality)
+      const still = await captureStill(page, LIVE_FRAME[this.quality].scale, LIVE_FRAME[this.quality].quality)
       castStats.stills++
       castStats.stillMs += performance.now() - t0
-      if (!data) {
+      if (!still) {
         castStats.stillsEmpty++
         return false
       }
@@ -192,11 +195,11 @@ export class AuditCast {
         castStats.stillsMovedOn++
         return true
       }
-      if (inOrder && t0 < this.lastStillShown) {
+      if (inOrder && still.takenAt < this.lastStillShown) {
         castStats.stillsOutOfOrder++
         return true
       }
-      if (this.publish(lane, url(), data, Date.now(), true)) this.lastStillShown = Math.max(this.lastStillShown, t0)
+      if (this.publish(lane, url(), still.data, Date.now(), true)) this.lastStillShown = Math.max(this.lastStillShown, still.takenAt)
       return true
     } finally {
       this.stills--

@@ -18,7 +18,7 @@ export const castStats = {
   stillsResized: 0,
   /** Stills that came back empty (the tab closed, or busy past STILL_TIMEOUT_MS). */
   stillsEmpty: 0,
-  /** Stills not published because a later one went out first. */
+  /** Stills not published because one of a later picture went out first. */
   stillsOutOfOrder: 0,
   /** Stills not published because another lane's frames were shown meanwhile (or nobody watched any more). */
   stillsMovedOn: 0,
@@ -61,8 +61,19 @@ interface StillSlot {
 }
 const stillSlots = new WeakMap<Page, StillSlot[]>()
 
+/** A still: the JPEG (base64), and when Chromium made the picture (epoch ms: the frame's own time, else when it came). */
+export interface Still {
+  data: string
+  takenAt: number
+}
+
 /** A JPEG of the tab's viewport (base64), scaled; null when the tab is gone or busy past the timeout. */
-export function captureJpeg(page: Page, scale: number, quality: number): Promise<string | null> {
+export async function captureJpeg(page: Page, scale: number, quality: number): Promise<string | null> {
+  return (await captureStill(page, scale, quality))?.data ?? null
+}
+
+/** captureJpeg with the picture's time: stills on several sessions can come back in another order than asked. */
+export function captureStill(page: Page, scale: number, quality: number): Promise<Still | null> {
   let slots = stillSlots.get(page)
   if (!slots) {
     slots = Array.from({ length: STILL_SESSIONS }, () => ({ session: null, turn: Promise.resolve(), queued: 0 }))
@@ -86,9 +97,9 @@ function slotSession(page: Page, slot: StillSlot): Promise<CDPSession> {
   return slot.session
 }
 
-type Frame = { data: string; sessionId: number }
+type Frame = { data: string; sessionId: number; metadata?: { timestamp?: number } }
 
-async function shoot(page: Page, slot: StillSlot, scale: number, quality: number): Promise<string | null> {
+async function shoot(page: Page, slot: StillSlot, scale: number, quality: number): Promise<Still | null> {
   if (page.isClosed()) return null
   let cdp: CDPSession
   try {
@@ -105,9 +116,9 @@ async function shoot(page: Page, slot: StillSlot, scale: number, quality: number
     maxHeight: Math.round(viewport.height * scale),
     everyNthFrame: 1,
   }
-  const data = await new Promise<string | null>((resolve) => {
+  const data = await new Promise<Still | null>((resolve) => {
     let finished = false
-    const done = (d: string | null) => {
+    const done = (d: Still | null) => {
       finished = true
       clearTimeout(timer)
       cdp.off('Page.screencastFrame', onFrame)
@@ -135,7 +146,8 @@ async function shoot(page: Page, slot: StillSlot, scale: number, quality: number
             .then(start)
         return
       }
-      done(f.data)
+      const at = f.metadata?.timestamp
+      done({ data: f.data, takenAt: at ? at * 1000 : Date.now() })
     }
     const timer = setTimeout(() => done(null), STILL_TIMEOUT_MS)
     cdp.on('Page.screencastFrame', onFrame)

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { chromium, type Browser } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../../../crawler/browser.ts'
 import { liveAuditCast } from '../../../crawler/viewer/audit-cast.ts'
-import { castStats } from '../../../crawler/viewer/capture.ts'
+import { captureStill, castStats } from '../../../crawler/viewer/capture.ts'
 import { READABLE } from '../../../crawler/viewer/lane-cast.ts'
 import { captureReplayFrame } from '../../../crawler/viewer/replay.ts'
 import { attachScreencast } from '../../../crawler/viewer/screencast.ts'
@@ -164,6 +164,29 @@ describe('live frames are readable on a fast link', () => {
   )
 
   test(
+    "a still carries its picture's time, in the clock of the machine, later for a later still",
+    async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      opened.push(() => context.close())
+      const page = await context.newPage()
+      await page.goto(`${web.url}/animated/clock`)
+      const before = Date.now()
+      const first = await captureStill(page, 1, 60)
+      const second = await captureStill(page, 1, 60)
+      const after = Date.now()
+      // The ordering of stills (audit-cast.ts) compares these times: epoch milliseconds, not seconds or a
+      // clock of Chromium's own. A bound of a minute either way leaves room for any machine.
+      for (const still of [first, second]) {
+        expect(still?.data.length).toBeGreaterThan(1_000)
+        expect(still!.takenAt).toBeGreaterThan(before - 60_000)
+        expect(still!.takenAt).toBeLessThan(after + 60_000)
+      }
+      expect(second!.takenAt).toBeGreaterThanOrEqual(first!.takenAt)
+    },
+    machineDeadline(60_000),
+  )
+
+  test(
     "a judged page's still shows even when the focused tab's stills went out after it was started",
     async () => {
       const { auditId, deps, frames, lane1 } = await watchedAudit()
@@ -172,13 +195,13 @@ describe('live frames are readable on a fast link', () => {
       await lane1.goto(`${web.url}/judged`)
       const c1 = await attachScreencast(lane1, deps, 1)
       opened.push(() => c1.detach())
-      // What a busy machine does now and then: a still of the focused tab, started after the judged page's
-      // still, goes out before it. The focused tab's stills keep their order; the judged page's shows anyway.
+      // What a busy machine does now and then: a still of the focused tab, of a later picture than the judged
+      // page's still, goes out before it. The focused tab's stills keep their order; the judged page's shows anyway.
       const cast = liveAuditCast(deps) as unknown as {
         lastStillShown: number
         showJudged: (p: typeof lane1, l: number, u: string) => Promise<void>
       }
-      cast.lastStillShown = performance.now() + 3_600_000
+      cast.lastStillShown = Date.now() + 3_600_000
       await judgedShown(() => cast.showJudged(lane1, 1, `${web.url}/judged`), frames)
     },
     machineDeadline(60_000),
