@@ -155,7 +155,7 @@ export class AuditCast {
    * one every STILL_EVERY_MS, at most STILLS_IN_FLIGHT at once. One that comes back after the view moved to
    * another lane is still shown until that lane has shown a frame (tickerStillWanted): on a loaded machine a
    * still took 0.6 s and the view moved between a crawl's two lanes every second or so, and dropping them
-   * threw away 37% of a static site's stills (bench/viewer-fps --busy --quick).
+   * threw away 51 of a static site's 139 stills in a run of bench/viewer-fps --busy --quick.
    */
   private async tick() {
     const cast = this.focused
@@ -174,9 +174,8 @@ export class AuditCast {
   /**
    * A still of `page` published if `stillWanted()` holds once it is taken and, for the ticker's stills of the
    * focused tab (`inOrder`), no still of a later picture went out first. Ordered by the picture's time, not by
-   * when each was asked for: stills on several sessions come back in either order, and about two thirds of
-   * those that came back after a later-asked one held the newer picture (bench/viewer-fps --busy --quick on a
-   * loaded machine). A judged page's still is not in that order: it
+   * when each was asked for: stills on several sessions come back in either order, and 7 of the 11 that came
+   * back after a later-asked one held the newer picture (one run of bench/viewer-fps --busy --quick). A judged page's still is not in that order: it
    * shows another page, once, whatever the focused tab's stills did meanwhile. False when none could be
    * taken (the tab closed, or the machine too busy to take it within its bound).
    */
